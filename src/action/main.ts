@@ -1,0 +1,58 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import * as core from '@actions/core'
+import { messageOf } from '../errors.js'
+import { loadManifest } from '../manifest/load.js'
+import { resolvePanel } from '../panel/resolve.js'
+import { buildPlan } from '../plan/plan.js'
+import { strictJson } from '../util/json.js'
+import { type ActionInputs, readInputs, required } from './inputs.js'
+
+/** The action's one entry: dispatch on `command`. Never throws: failures become core.setFailed. */
+export async function run(): Promise<void> {
+  try {
+    const inputs = readInputs()
+    core.debug(`command=${inputs.command}`)
+    switch (inputs.command) {
+      case 'plan':
+        return await plan(inputs)
+      default:
+        core.setFailed(`command "${inputs.command}" is not available in this version of harness-watch`)
+    }
+  } catch (e) {
+    core.setFailed(messageOf(e))
+  }
+}
+
+async function plan(inputs: ActionInputs): Promise<void> {
+  const file = required(inputs, 'manifest')
+  const loaded = await loadManifest(file)
+  const panel = await resolvePanel(loaded.manifest, loaded.dir, file)
+  const cells = inputs.cells
+    ? inputs.cells
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : undefined
+  const p = buildPlan(loaded, panel, { seed: inputs.seed ? Number(inputs.seed) : undefined, cells })
+  await mkdir(inputs.out, { recursive: true })
+  const planPath = path.join(inputs.out, 'plan.json')
+  await writeFile(planPath, strictJson(p))
+  core.setOutput('matrix', JSON.stringify(p.matrix))
+  core.setOutput('has-work', p.legs.length > 0 ? 'true' : 'false')
+  core.setOutput('plan-path', planPath)
+  core.setOutput('legs', String(p.legs.length))
+  if (p.shards.note) core.warning(p.shards.note)
+  core.info(
+    `planned ${p.legs.length} legs (${p.cells.length} cells × ${p.shards.count} shards); wrote ${planPath}`,
+  )
+  await core.summary
+    .addHeading(`Harness Watch plan: ${p.experiment_id}`, 3)
+    .addRaw(
+      p.legs.length === 0
+        ? 'No cells scheduled: nothing to run.'
+        : `${p.legs.length} legs: ${p.cells.map((c) => `${c.id} (${c.harness}@${c.version})`).join(', ')} × ${p.shards.count} shard(s), ${p.panel.instances.length} instances, k=${p.trials}.`,
+      true,
+    )
+    .write()
+}

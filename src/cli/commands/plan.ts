@@ -1,0 +1,50 @@
+import { mkdir, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { Command } from 'commander'
+import { HwError } from '../../errors.js'
+import { loadManifest } from '../../manifest/load.js'
+import { resolvePanel } from '../../panel/resolve.js'
+import { buildPlan } from '../../plan/plan.js'
+import { strictJson } from '../../util/json.js'
+
+export function registerPlan(program: Command): void {
+  program
+    .command('plan')
+    .description('Turn a manifest into plan.json and a GitHub Actions job matrix (cells × shards)')
+    .argument('<manifest>', 'manifest file (YAML or JSON)')
+    .option('--out <dir>', 'folder to write plan.json into', 'hw-out')
+    .option('--seed <n>', 'override the manifest seed', parseIntOption)
+    .option('--cells <ids>', 'comma-separated cells to plan (others are skipped)')
+    .option('--matrix', 'print the matrix JSON on stdout')
+    .action(async (file: string, opts: { out: string; seed?: number; cells?: string; matrix?: boolean }) => {
+      const loaded = await loadManifest(file)
+      const panel = await resolvePanel(loaded.manifest, loaded.dir, file)
+      const plan = buildPlan(loaded, panel, {
+        seed: opts.seed,
+        cells: opts.cells
+          ? opts.cells
+              .split(',')
+              .map((s) => s.trim())
+              .filter(Boolean)
+          : undefined,
+      })
+      await mkdir(opts.out, { recursive: true })
+      const out = path.join(opts.out, 'plan.json')
+      await writeFile(out, strictJson(plan))
+      if (opts.matrix) {
+        process.stdout.write(`${JSON.stringify(plan.matrix)}\n`)
+      } else {
+        const note = plan.shards.note ? ` (${plan.shards.note})` : ''
+        process.stdout.write(
+          `planned ${plan.legs.length} legs: ${plan.cells.length} cells × ${plan.shards.count} shards, ` +
+            `${plan.panel.instances.length} instances × ${plan.trials} trial(s)${note}\nwrote ${out}\n`,
+        )
+      }
+    })
+}
+
+export function parseIntOption(v: string): number {
+  const n = Number(v)
+  if (!Number.isInteger(n)) throw new HwError('usage', `expected an integer, got "${v}"`)
+  return n
+}

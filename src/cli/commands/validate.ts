@@ -1,0 +1,23 @@
+import type { Command } from 'commander'
+import { loadManifest } from '../../manifest/load.js'
+import { summarizeManifest } from '../../manifest/summary.js'
+import { resolvePanel } from '../../panel/resolve.js'
+
+export function registerValidate(program: Command): void {
+  program
+    .command('validate')
+    .description('Validate a manifest; print a one-screen summary (exit 0) or every problem (exit 2)')
+    .argument('<manifest>', 'manifest file (YAML or JSON)')
+    .option('--json', 'print the resolved manifest as JSON instead of the summary')
+    .action(async (file: string, opts: { json?: boolean }) => {
+      const loaded = await loadManifest(file)
+      const panel = await resolvePanel(loaded.manifest, loaded.dir, file)
+      if (opts.json) {
+        process.stdout.write(
+          `${JSON.stringify({ manifest: loaded.manifest, config_hashes: loaded.configHashes, panel }, null, 2)}\n`,
+        )
+      } else {
+        process.stdout.write(`${summarizeManifest(loaded, panel)}\n`)
+      }
+    })
+}

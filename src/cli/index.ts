@@ -1,0 +1,44 @@
+import { Command, CommanderError } from 'commander'
+import { EXIT, isHwError } from '../errors.js'
+import { registerPlan } from './commands/plan.js'
+import { registerValidate } from './commands/validate.js'
+
+/** Build the `harness-watch` program. Each command lives in src/cli/commands/<name>.ts. */
+export function buildProgram(): Command {
+  const program = new Command('harness-watch')
+    .description('Paired, proxy-measured comparisons of AI coding-agent harnesses on identical work.')
+    .option('--verbose', 'show stack traces and debug output')
+    .showHelpAfterError('(run with --help for usage)')
+    .exitOverride()
+  registerValidate(program)
+  registerPlan(program)
+  return program
+}
+
+/**
+ * Run the CLI. Returns the exit code instead of exiting so tests can call it.
+ * A user mistake (HwError) prints its message and exits 2; any other failure prints one line and
+ * exits 1 (the stack only with --verbose).
+ */
+export async function main(argv: string[]): Promise<number> {
+  const program = buildProgram()
+  try {
+    await program.parseAsync(argv, { from: 'user' })
+    return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok
+  } catch (e) {
+    if (e instanceof CommanderError) {
+      // --help and --version land here with exitCode 0.
+      return e.exitCode === 0 ? EXIT.ok : EXIT.usage
+    }
+    if (isHwError(e)) {
+      process.stderr.write(`error: ${e.format()}\n`)
+      if (program.opts().verbose && e.stack) process.stderr.write(`${e.stack}\n`)
+      return EXIT.usage
+    }
+    const err = e instanceof Error ? e : new Error(String(e))
+    process.stderr.write(`error: ${err.message}\n`)
+    if (program.opts().verbose && err.stack) process.stderr.write(`${err.stack}\n`)
+    else process.stderr.write('(run with --verbose for details)\n')
+    return EXIT.failure
+  }
+}

@@ -1,0 +1,139 @@
+import { readFile } from 'node:fs/promises'
+import path from 'node:path'
+import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'yaml'
+import type { z } from 'zod'
+import { HwError } from '../errors.js'
+import { canonicalJson, sha256 } from '../util/json.js'
+import { type Cell, cellApi, type Manifest, ManifestSchema } from './schema.js'
+
+/** A manifest read from disk and validated: the text, its sha256, the typed value, and cell config hashes. */
+export interface LoadedManifest {
+  /** Path as given by the user (used in messages). */
+  file: string
+  /** Absolute folder of the manifest; relative paths in it resolve against this. */
+  dir: string
+  /** sha256 hex of the file's bytes. */
+  sha256: string
+  manifest: Manifest
+  /** cell id → sha256 hex of the cell's canonical {harness, version, api, config}. */
+  configHashes: Record<string, string>
+}
+
+/**
+ * Read and validate a manifest (YAML or JSON). Throws HwError `manifest_invalid` whose details are one
+ * line per problem, each `file:line:column field.path: message`; `manifest_unreadable` when the file
+ * cannot be read.
+ */
+export async function loadManifest(file: string): Promise<LoadedManifest> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (e) {
+    throw new HwError(
+      'manifest_unreadable',
+      `cannot read manifest: ${(e as NodeJS.ErrnoException).code ?? e}`,
+      {
+        where: file,
+        help: 'pass the path of a manifest file (YAML or JSON)',
+      },
+    )
+  }
+  const manifest = parseManifestText(text, file)
+  return {
+    file,
+    dir: path.resolve(path.dirname(file)),
+    sha256: sha256(text),
+    manifest,
+    configHashes: Object.fromEntries(manifest.cells.map((c) => [c.id, configHash(c, manifest)])),
+  }
+}
+
+/** Parse and validate manifest text; `file` is only used in messages. Throws HwError `manifest_invalid`. */
+export function parseManifestText(text: string, file: string): Manifest {
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true })
+  if (doc.errors.length > 0) {
+    const details = doc.errors.map((e) => {
+      const pos = e.linePos?.[0]
+      const where = pos ? `${file}:${pos.line}:${pos.col}` : file
+      return `${where} ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`
+    })
+    throw new HwError('manifest_invalid', `${file}: not valid YAML/JSON`, {
+      details,
+      help: 'fix the syntax at the position shown',
+    })
+  }
+  const value = doc.toJS({ maxAliasCount: 100 })
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    throw new HwError('manifest_invalid', `${file}: expected a mapping at the top level`, {
+      help: 'a manifest starts with schema_version, experiment, model, benchmark, panel, cells, baseline',
+    })
+  }
+  const result = ManifestSchema.safeParse(value)
+  if (result.success) return result.data
+  const details = result.error.issues.map((issue) => {
+    const { line, col } = locate(doc.contents, issue.path, lineCounter)
+    return `${file}:${line}:${col} ${fieldPath(issue.path)}: ${describeIssue(issue)}`
+  })
+  throw new HwError('manifest_invalid', `${file}: ${details.length} problem(s) in the manifest`, {
+    details,
+    help: 'see manifests/schema.json or the README manifest reference',
+  })
+}
+
+/** `cells[1].harness` style path. */
+export function fieldPath(p: readonly PropertyKey[]): string {
+  let out = ''
+  for (const k of p) {
+    if (typeof k === 'number') out += `[${k}]`
+    else out += out ? `.${String(k)}` : String(k)
+  }
+  return out || '(top level)'
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  switch (issue.code) {
+    case 'invalid_type':
+      return (issue as { input?: unknown }).input === undefined
+        ? `required field is missing (expected ${issue.expected})`
+        : issue.message
+    case 'unrecognized_keys':
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+    default:
+      return issue.message
+  }
+}
+
+/** Line and column of the deepest existing node on `p` (1-based), or 1:1. */
+function locate(root: unknown, p: readonly PropertyKey[], lc: LineCounter): { line: number; col: number } {
+  let node = root as Node | null | undefined
+  let best = node
+  for (const key of p) {
+    if (!node) break
+    let next: Node | undefined
+    if (isMap(node)) {
+      const pair = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(key))
+      // A bad key points at the key itself; a bad value at the value.
+      next = (pair?.value as Node | undefined) ?? (pair?.key as Node | undefined)
+    } else if (isSeq(node) && typeof key === 'number') {
+      next = node.items[key] as Node | undefined
+    }
+    if (!next) break
+    node = next
+    best = next
+  }
+  const offset = best?.range?.[0] ?? 0
+  return lc.linePos(offset)
+}
+
+/** sha256 hex of the canonical JSON of what makes a cell behave: harness, version, wire API, config. */
+export function configHash(cell: Cell, m: Manifest): string {
+  return sha256(
+    canonicalJson({
+      harness: cell.harness,
+      version: cell.version,
+      api: cellApi(cell, m.model),
+      config: cell.config,
+    }),
+  )
+}

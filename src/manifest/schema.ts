@@ -1,0 +1,370 @@
+import { z } from 'zod'
+import { HARNESS_NAMES, HARNESSES, isHarnessName } from '../harnesses/names.js'
+
+/**
+ * The experiment manifest: the committed, versioned declaration of one paired comparison.
+ * Types flow from this schema (`Manifest = z.infer<typeof ManifestSchema>`); the JSON Schema for
+ * editors (manifests/schema.json) is generated from it. Cross-field rules (duplicates, baseline is a
+ * cell, harness supports the wire API…) live in `checkManifest` below so their messages can point at
+ * the offending field.
+ */
+export const MANIFEST_SCHEMA_VERSION = 1
+
+const idPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
+const idMessage = 'letters, digits, ".", "_" or "-", starting with a letter or digit, at most 64 characters'
+
+/** Cell and experiment ids: they become parts of artifact names and folder names. */
+export const Id = z.string().regex(idPattern, { message: `expected an id: ${idMessage}` })
+
+/** Instance ids come from benchmarks (e.g. `django__django-11099`); they name per-instance folders. */
+export const InstanceId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._+@=-]{0,199}$/, {
+    message: 'expected an instance id: letters, digits, ".", "_", "-", "+", "@", "=", no "/" or spaces',
+  })
+  .refine((s) => !s.includes('..'), { message: 'instance ids may not contain ".." (they name folders)' })
+
+export const WireApiSchema = z.enum(['chat', 'responses', 'anthropic', 'gemini'])
+export const ExitClassSchema = z.enum(['clean', 'timeout', 'budget', 'error', 'infra'])
+export type ExitClass = z.infer<typeof ExitClassSchema>
+
+const EnvName = z
+  .string()
+  .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'expected an environment variable name' })
+const Usd = z.number().nonnegative()
+
+/** USD per million tokens. `cache_read`/`cache_write` default to null = not priced separately. */
+export const PricesSchema = z.strictObject({
+  input: Usd.describe('USD per million fresh (uncached) input tokens'),
+  output: Usd.describe('USD per million output tokens (reasoning included)'),
+  cache_read: Usd.nullable().default(null).describe('USD per million cache-read input tokens'),
+  cache_write: Usd.nullable().default(null).describe('USD per million cache-write input tokens'),
+})
+
+const FaultsSchema = z.strictObject({
+  rate_429: z.number().min(0).max(1).default(0).describe('probability a request is answered 429'),
+  rate_500: z.number().min(0).max(1).default(0).describe('probability a request is answered 500'),
+  hang_rate: z.number().min(0).max(1).default(0).describe('probability a request never answers'),
+})
+
+const ScriptedTaskSchema = z.strictObject({
+  success_rate: z.number().min(0).max(1).optional(),
+  latency_ms: z.number().int().nonnegative().optional(),
+  faults: FaultsSchema.partial().optional(),
+})
+
+/** Behaviour of the built-in scripted model (provider `scripted`). */
+export const ScriptedModelSchema = z.strictObject({
+  seed: z.number().int().default(1).describe('seed of the per-(task, cell, trial) success draw'),
+  success_rate: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.75)
+    .describe('probability the model follows the reference solution'),
+  latency_ms: z.number().int().nonnegative().default(0).describe('delay before each response'),
+  faults: FaultsSchema.default({ rate_429: 0, rate_500: 0, hang_rate: 0 }),
+  caching: z.boolean().default(true).describe('simulate prompt caching of repeated prefixes'),
+  tasks: z.record(z.string(), ScriptedTaskSchema).default({}).describe('per-instance overrides'),
+})
+
+export const ModelRouteSchema = z.strictObject({
+  id: z.string().min(1).describe('model id given to every harness (use the real id: it changes prompts)'),
+  provider: z
+    .string()
+    .min(1)
+    .describe('upstream provider, e.g. openai, anthropic, google, openrouter, scripted'),
+  api: WireApiSchema.describe('default wire API of the route'),
+  base_url: z.url().optional().describe('upstream base URL (literal)'),
+  base_url_env: EnvName.optional().describe('environment variable holding the upstream base URL'),
+  api_key_env: EnvName.optional().describe('environment variable holding the upstream API key'),
+  prices: PricesSchema.optional().describe('USD per million tokens; absent = unpriced (spend unknown)'),
+  cache_semantics: z
+    .enum(['inclusive', 'exclusive', 'unknown'])
+    .optional()
+    .describe('whether reported input tokens include cache reads/writes; default from the API'),
+  scripted: ScriptedModelSchema.optional(),
+})
+
+export const VerifierSchema = z.strictObject({
+  kind: z
+    .enum(['task-tests', 'command'])
+    .default('task-tests')
+    .describe('task-tests: the task folder tests/test.sh; command: an external grading command'),
+  command: z
+    .string()
+    .optional()
+    .describe('grading command template for kind=command: {instance} {workspace} {patch} {out}'),
+  timeout_s: z.number().positive().default(300),
+})
+
+export const BenchmarkSchema = z.strictObject({
+  family: z.string().min(1).describe('e.g. builtin, harbor, swe-bench-verified'),
+  revision: z.string().min(1).describe('dataset revision or commit the panel is frozen at'),
+  verifier: VerifierSchema.default({ kind: 'task-tests', timeout_s: 300 }),
+  setup: z
+    .string()
+    .optional()
+    .describe('for id lists: command template that prepares {workspace} for {instance}'),
+})
+
+export const PanelSchema = z.strictObject({
+  source: z.enum(['inline', 'file', 'tasks', 'builtin']),
+  instances: z.array(InstanceId).optional().describe('inline ids; for other sources an optional subset'),
+  file: z
+    .string()
+    .optional()
+    .describe('source=file: JSON array or one id per line, relative to the manifest'),
+  path: z.string().optional().describe('source=tasks: folder of Harbor-layout task folders'),
+  name: z.string().optional().describe('source=builtin: a panel in manifests/panels/<name>'),
+  quarantine: z.array(InstanceId).default([]).describe('known-flaky/broken ids: run but not compared'),
+})
+
+export const CellConfigSchema = z.strictObject({
+  args: z.array(z.string()).default([]).describe('extra command-line arguments'),
+  env: z.record(EnvName, z.string()).default({}).describe('environment variables set for the harness'),
+  pass_env: z.array(EnvName).default([]).describe('runner variables passed through (allowlist)'),
+  files: z.record(z.string(), z.string()).default({}).describe('files written into the isolated home'),
+  command: z
+    .string()
+    .optional()
+    .describe('harness=command: template with {prompt} {workspace} {base_url} {model} {api_key}'),
+})
+
+export const CellSchema = z.strictObject({
+  id: Id,
+  harness: z.string().describe(`one of: ${HARNESS_NAMES.join(', ')}`),
+  version: z.string().min(1).describe('pinned harness version (npm version for npm harnesses)'),
+  api: WireApiSchema.optional().describe('wire API this cell speaks; default: the route api if supported'),
+  config: CellConfigSchema.default({ args: [], env: {}, pass_env: [], files: {} }),
+})
+
+export const BudgetsSchema = z.strictObject({
+  timeout_s: z.number().positive().default(900).describe('wall-clock limit of one attempt'),
+  max_spend_usd: Usd.optional().describe('per attempt; the proxy refuses further requests beyond it'),
+  max_requests: z.number().int().positive().optional().describe('per attempt proxy requests'),
+})
+
+export const RetriesSchema = z.strictObject({
+  max: z.number().int().min(0).max(10).default(0),
+  on: z.array(ExitClassSchema).default(['infra']),
+  backoff_s: z.number().nonnegative().default(5),
+})
+
+export const ShardsSchema = z.union([
+  z.strictObject({ count: z.number().int().positive() }),
+  z.strictObject({ size: z.number().int().positive() }),
+])
+
+export const ThresholdsSchema = z.strictObject({
+  resolved_deficit_pp: z.number().positive().default(10),
+  cost_ratio: z.number().positive().default(1.5),
+  fresh_input_ratio: z.number().positive().default(1.5),
+  request_ratio: z.number().positive().default(1.5),
+  min_coverage: z.number().min(0).max(1).default(0.8).describe('share of complete blocks needed to decide'),
+})
+
+export const ConfirmationSchema = z.strictObject({
+  enabled: z.boolean().default(true),
+  max_blocks: z.number().int().positive().default(50),
+})
+
+export const LiteLLMSettingsSchema = z.strictObject({
+  base_url_env: EnvName.default('LITELLM_BASE_URL'),
+  master_key_env: EnvName.default('LITELLM_MASTER_KEY'),
+  attribution: z.enum(['virtual-key', 'metadata-header']).default('virtual-key'),
+  settle_s: z.number().nonnegative().default(10).describe('quiescence window before capture'),
+  max_wait_s: z.number().positive().default(120),
+  tolerance_usd: z.number().nonnegative().default(0.0001),
+  page_size: z.number().int().min(1).max(1000).default(1000),
+})
+
+export const TelemetrySchema = z.strictObject({
+  source: z.enum(['ledger', 'litellm']).default('ledger'),
+  litellm: LiteLLMSettingsSchema.optional(),
+  self_report_divergence: z.number().positive().default(1.5),
+})
+
+export const ReportingSchema = z.strictObject({
+  labels: z.array(z.string().min(1)).default(['harness-watch']),
+  recovered_after: z
+    .number()
+    .int()
+    .positive()
+    .default(2)
+    .describe('clean runs before a tracking issue is marked recovered'),
+  fail_on_confirmed_regression: z.boolean().default(true),
+  bootstrap_resamples: z.number().int().min(200).max(100000).default(10000),
+})
+
+const ManifestObject = z.strictObject({
+  schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
+  experiment: z.strictObject({ id: Id, description: z.string().default('') }),
+  model: ModelRouteSchema,
+  benchmark: BenchmarkSchema,
+  panel: PanelSchema,
+  cells: z.array(CellSchema).min(1, { message: 'expected at least one cell' }),
+  baseline: Id.describe('the cell every treatment is compared against'),
+  treatments: z.array(Id).optional().describe('cells compared with the baseline; default: all others'),
+  budgets: BudgetsSchema.default({ timeout_s: 900 }),
+  trials: z.number().int().min(1, { message: 'trials (k) must be at least 1' }).default(1),
+  retries: RetriesSchema.default({ max: 0, on: ['infra'], backoff_s: 5 }),
+  shards: ShardsSchema.default({ count: 1 }),
+  concurrency: z.number().int().positive().default(1),
+  seed: z.number().int().nonnegative().default(1),
+  thresholds: ThresholdsSchema.default({
+    resolved_deficit_pp: 10,
+    cost_ratio: 1.5,
+    fresh_input_ratio: 1.5,
+    request_ratio: 1.5,
+    min_coverage: 0.8,
+  }),
+  confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50 }),
+  telemetry: TelemetrySchema.default({ source: 'ledger', self_report_divergence: 1.5 }),
+  reporting: ReportingSchema.default({
+    labels: ['harness-watch'],
+    recovered_after: 2,
+    fail_on_confirmed_regression: true,
+    bootstrap_resamples: 10000,
+  }),
+})
+
+export const ManifestSchema = ManifestObject.superRefine(checkManifest)
+export type Manifest = z.output<typeof ManifestSchema>
+export type ManifestInput = z.input<typeof ManifestSchema>
+export type Cell = Manifest['cells'][number]
+export type ModelRoute = Manifest['model']
+
+/** Cross-field rules; each issue carries the path of the field it is about. */
+function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx): void {
+  const cellIds = new Map<string, number>()
+  m.cells.forEach((cell, i) => {
+    const first = cellIds.get(cell.id)
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cells', i, 'id'],
+        message: `duplicate cell id "${cell.id}" (first used by cells[${first}])`,
+      })
+    } else cellIds.set(cell.id, i)
+    if (!isHarnessName(cell.harness)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cells', i, 'harness'],
+        message: `unknown harness "${cell.harness}" (known: ${HARNESS_NAMES.join(', ')})`,
+      })
+      return
+    }
+    const apis: readonly string[] = HARNESSES[cell.harness].apis
+    if (cell.api && !apis.includes(cell.api)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cells', i, 'api'],
+        message: `harness ${cell.harness} does not speak the "${cell.api}" API (it speaks: ${apis.join(', ')})`,
+      })
+    }
+    if (cell.harness === 'command' && !cell.config.command) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cells', i, 'config', 'command'],
+        message: 'harness "command" needs config.command (a command template)',
+      })
+    }
+  })
+  if (!cellIds.has(m.baseline)) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['baseline'],
+      message: `baseline "${m.baseline}" is not a cell (cells: ${[...cellIds.keys()].join(', ')})`,
+    })
+  }
+  m.treatments?.forEach((t, i) => {
+    if (!cellIds.has(t)) {
+      ctx.addIssue({ code: 'custom', path: ['treatments', i], message: `treatment "${t}" is not a cell` })
+    } else if (t === m.baseline) {
+      ctx.addIssue({ code: 'custom', path: ['treatments', i], message: `treatment "${t}" is the baseline` })
+    }
+  })
+  checkPanel(m.panel, ctx)
+  if (m.model.provider !== 'scripted' && !m.model.base_url && !m.model.base_url_env) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['model'],
+      message: 'a non-scripted model route needs base_url or base_url_env',
+    })
+  }
+  if (m.model.scripted && m.model.provider !== 'scripted') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['model', 'scripted'],
+      message: 'model.scripted needs provider: scripted',
+    })
+  }
+  if (m.benchmark.verifier.kind === 'command' && !m.benchmark.verifier.command) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['benchmark', 'verifier', 'command'],
+      message: 'verifier kind "command" needs a command template',
+    })
+  }
+  if (m.telemetry.source === 'litellm' && !m.telemetry.litellm) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['telemetry', 'litellm'],
+      message: 'telemetry source "litellm" needs a litellm block (it may be empty: {} takes the defaults)',
+    })
+  }
+}
+
+function checkPanel(p: z.output<typeof PanelSchema>, ctx: z.RefinementCtx): void {
+  const need: Record<string, 'instances' | 'file' | 'path' | 'name'> = {
+    inline: 'instances',
+    file: 'file',
+    tasks: 'path',
+    builtin: 'name',
+  }
+  const field = need[p.source]
+  if (field && p[field] === undefined) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['panel', field],
+      message: `panel source "${p.source}" needs panel.${field}`,
+    })
+  }
+  if (p.source === 'inline' && p.instances && p.instances.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['panel', 'instances'],
+      message: 'the panel is empty: list at least one instance',
+    })
+  }
+  dupes(p.instances ?? [], ['panel', 'instances'], 'instance', ctx)
+  dupes(p.quarantine, ['panel', 'quarantine'], 'quarantined instance', ctx)
+}
+
+function dupes(ids: string[], path: (string | number)[], what: string, ctx: z.RefinementCtx): void {
+  const seen = new Map<string, number>()
+  ids.forEach((id, i) => {
+    const first = seen.get(id)
+    if (first !== undefined) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [...path, i],
+        message: `duplicate ${what} id "${id}" (also at index ${first})`,
+      })
+    } else seen.set(id, i)
+  })
+}
+
+/** The wire API a cell speaks: its own `api`, else the route's if the harness speaks it, else its first. */
+export function cellApi(cell: Cell, route: ModelRoute): z.infer<typeof WireApiSchema> {
+  if (cell.api) return cell.api
+  if (!isHarnessName(cell.harness)) return route.api
+  const apis: readonly z.infer<typeof WireApiSchema>[] = HARNESSES[cell.harness].apis
+  return apis.includes(route.api) ? route.api : (apis[0] ?? route.api)
+}
+
+/** Cells compared with the baseline, in manifest order. */
+export function treatmentIds(m: Manifest): string[] {
+  return m.treatments ?? m.cells.map((c) => c.id).filter((id) => id !== m.baseline)
+}

@@ -1,0 +1,34 @@
+import { HARNESSES, isHarnessName } from '../harnesses/names.js'
+import type { ResolvedPanel } from '../panel/resolve.js'
+import type { LoadedManifest } from './load.js'
+import { cellApi, treatmentIds } from './schema.js'
+
+/** A one-screen, plain-text summary of a validated manifest (what `harness-watch validate` prints). */
+export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel): string {
+  const m = loaded.manifest
+  const r = m.model
+  const prices = r.prices
+    ? `$${r.prices.input}/$${r.prices.output} per Mtok in/out, cache read ${r.prices.cache_read ?? 'n/a'}, write ${r.prices.cache_write ?? 'n/a'}`
+    : 'unpriced (spend will be unknown)'
+  const shards = 'count' in m.shards ? `${m.shards.count} shard(s)` : `shards of ${m.shards.size}`
+  const lines = [
+    `${loaded.file}: valid (schema_version ${m.schema_version}, sha256 ${loaded.sha256.slice(0, 12)})`,
+    `experiment  ${m.experiment.id}${m.experiment.description ? ` — ${m.experiment.description}` : ''}`,
+    `model       ${r.id} via ${r.provider} (${r.api} API); ${prices}`,
+    `benchmark   ${m.benchmark.family}@${m.benchmark.revision}; verifier ${m.benchmark.verifier.kind} (timeout ${m.benchmark.verifier.timeout_s}s)`,
+    `panel       ${panel.instances.length} instances from ${m.panel.source}${panel.quarantine.length ? `, ${panel.quarantine.length} quarantined` : ''}`,
+    'cells',
+    ...m.cells.map((c) => {
+      const role =
+        c.id === m.baseline ? 'baseline' : treatmentIds(m).includes(c.id) ? 'treatment' : 'not compared'
+      const runnable =
+        isHarnessName(c.harness) && !HARNESSES[c.harness].runnable ? ' (not runnable on this machine)' : ''
+      return `  ${c.id.padEnd(16)} ${`${c.harness}@${c.version}`.padEnd(34)} ${cellApi(c, r).padEnd(9)} config ${(loaded.configHashes[c.id] ?? '').slice(0, 12)}  ${role}${runnable}`
+    }),
+    `budgets     timeout ${m.budgets.timeout_s}s, max spend ${m.budgets.max_spend_usd ?? '∞'} USD, max requests ${m.budgets.max_requests ?? '∞'} per attempt`,
+    `runs        k=${m.trials} trial(s), ${shards}, concurrency ${m.concurrency}, seed ${m.seed}, retries ${m.retries.max} on ${m.retries.on.join('/') || 'none'}`,
+    `thresholds  deficit ≥ ${m.thresholds.resolved_deficit_pp} pp; cost > ${m.thresholds.cost_ratio}×, fresh input > ${m.thresholds.fresh_input_ratio}×, requests > ${m.thresholds.request_ratio}×; confirmation ${m.confirmation.enabled ? `on (≤ ${m.confirmation.max_blocks} blocks)` : 'off'}`,
+    `telemetry   ${m.telemetry.source}`,
+  ]
+  return lines.join('\n')
+}

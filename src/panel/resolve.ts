@@ -1,0 +1,169 @@
+import { readdir, readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { HwError } from '../errors.js'
+import { InstanceId, type Manifest } from '../manifest/schema.js'
+import { builtinPanelsDir } from '../util/paths.js'
+
+/** Where a panel's instances come from, resolved to concrete locations. */
+export interface ResolvedPanel {
+  source: Manifest['panel']['source']
+  /** Task folder root for `tasks` and `builtin` sources (absolute); null for id lists. */
+  tasksDir: string | null
+  /** Every instance id in the panel, in declared (or sorted folder) order, quarantined ones included. */
+  instances: string[]
+  /** Quarantined ids: run, reported, never compared. */
+  quarantine: string[]
+}
+
+/**
+ * Resolve the manifest's panel to instance ids. `manifestDir` anchors relative paths.
+ * Throws HwError `panel_invalid` for a missing folder/file, an empty panel, a duplicate or a
+ * malformed id (naming the file and line), or a subset/quarantine id that is not in the panel.
+ */
+export async function resolvePanel(
+  m: Manifest,
+  manifestDir: string,
+  manifestFile = 'manifest',
+): Promise<ResolvedPanel> {
+  const p = m.panel
+  let tasksDir: string | null = null
+  let ids: string[]
+  switch (p.source) {
+    case 'inline':
+      ids = p.instances ?? []
+      break
+    case 'file': {
+      const file = path.resolve(manifestDir, p.file ?? '')
+      ids = await readIdFile(file)
+      break
+    }
+    case 'tasks':
+    case 'builtin': {
+      tasksDir =
+        p.source === 'tasks'
+          ? path.resolve(manifestDir, p.path ?? '')
+          : path.join(builtinPanelsDir(), p.name ?? '')
+      ids = await listTaskFolders(tasksDir)
+      break
+    }
+  }
+  if (p.source !== 'inline' && p.instances) {
+    const known = new Set(ids)
+    const missing = p.instances.filter((id) => !known.has(id))
+    if (missing.length > 0) {
+      throw new HwError(
+        'panel_invalid',
+        `panel.instances names ids not in the panel: ${missing.join(', ')}`,
+        {
+          where: manifestFile,
+        },
+      )
+    }
+    ids = p.instances
+  }
+  if (ids.length === 0) {
+    throw new HwError('panel_invalid', 'the panel is empty: no instances to run', {
+      where: manifestFile,
+      help: 'list instances inline, in an id file, or point at a folder of task folders',
+    })
+  }
+  const inPanel = new Set(ids)
+  const strays = p.quarantine.filter((q) => !inPanel.has(q))
+  if (strays.length > 0) {
+    throw new HwError('panel_invalid', `panel.quarantine names ids not in the panel: ${strays.join(', ')}`, {
+      where: manifestFile,
+    })
+  }
+  return { source: p.source, tasksDir, instances: ids, quarantine: p.quarantine }
+}
+
+/** An id file: a JSON array of strings, or one id per line (# comments and blank lines ignored). */
+export async function readIdFile(file: string): Promise<string[]> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (e) {
+    throw new HwError(
+      'panel_invalid',
+      `cannot read the panel id file (${(e as NodeJS.ErrnoException).code})`,
+      {
+        where: file,
+      },
+    )
+  }
+  const entries: { id: unknown; line: number }[] = []
+  if (text.trimStart().startsWith('[')) {
+    let parsed: unknown
+    try {
+      parsed = JSON.parse(text)
+    } catch (e) {
+      throw new HwError('panel_invalid', `not valid JSON: ${(e as Error).message}`, { where: file })
+    }
+    if (!Array.isArray(parsed))
+      throw new HwError('panel_invalid', 'expected a JSON array of ids', { where: file })
+    parsed.forEach((id, i) => {
+      entries.push({ id, line: i + 1 })
+    })
+  } else {
+    text.split(/\r?\n/).forEach((raw, i) => {
+      const s = raw.replace(/#.*$/, '').trim()
+      if (s) entries.push({ id: s, line: i + 1 })
+    })
+  }
+  const seen = new Map<string, number>()
+  const ids: string[] = []
+  const json = text.trimStart().startsWith('[')
+  for (const { id, line } of entries) {
+    const where = json ? `${file} [${line - 1}]` : `${file}:${line}`
+    const ok = InstanceId.safeParse(id)
+    if (!ok.success) {
+      throw new HwError(
+        'panel_invalid',
+        `bad instance id ${JSON.stringify(id)}: ${ok.error.issues[0]?.message}`,
+        {
+          where,
+        },
+      )
+    }
+    const first = seen.get(ok.data)
+    if (first !== undefined) {
+      throw new HwError('panel_invalid', `duplicate instance id "${ok.data}" (first at line ${first})`, {
+        where,
+      })
+    }
+    seen.set(ok.data, line)
+    ids.push(ok.data)
+  }
+  return ids
+}
+
+/** Sub-folders that look like Harbor tasks (instruction.md present), sorted by name. */
+export async function listTaskFolders(dir: string): Promise<string[]> {
+  let names: string[]
+  try {
+    names = await readdir(dir)
+  } catch (e) {
+    throw new HwError('panel_invalid', `cannot read the task folder (${(e as NodeJS.ErrnoException).code})`, {
+      where: dir,
+    })
+  }
+  const ids: string[] = []
+  for (const name of names.sort()) {
+    if (name.startsWith('.')) continue
+    const s = await stat(path.join(dir, name, 'instruction.md')).catch(() => null)
+    if (s?.isFile()) {
+      const ok = InstanceId.safeParse(name)
+      if (!ok.success) {
+        throw new HwError(
+          'panel_invalid',
+          `task folder name is not a valid instance id: ${ok.error.issues[0]?.message}`,
+          {
+            where: path.join(dir, name),
+          },
+        )
+      }
+      ids.push(name)
+    }
+  }
+  return ids
+}

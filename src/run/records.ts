@@ -1,0 +1,107 @@
+import { z } from 'zod'
+import { ExitClassSchema } from '../manifest/schema.js'
+import { TelemetrySummarySchema } from '../telemetry/ledger.js'
+
+export const ATTEMPT_SCHEMA_VERSION = 1
+export const LEG_SCHEMA_VERSION = 1
+
+export const OutcomeSchema = z.enum(['resolved', 'unresolved', 'infra_error', 'ungraded'])
+export type Outcome = z.infer<typeof OutcomeSchema>
+
+/** What the harness said about its own usage; kept only as a cross-check of the proxy ledger. */
+export const SelfReportSchema = z.strictObject({
+  input_tokens: z.number().nonnegative().nullable(),
+  output_tokens: z.number().nonnegative().nullable(),
+  cache_read_tokens: z.number().nonnegative().nullable(),
+  cache_write_tokens: z.number().nonnegative().nullable(),
+  cost_usd: z.number().nonnegative().nullable(),
+  requests: z.number().int().nonnegative().nullable(),
+  turns: z.number().int().nonnegative().nullable(),
+})
+export type SelfReport = z.infer<typeof SelfReportSchema>
+
+/**
+ * One line of attempts.jsonl: one execution of a cell on an instance (retries are new attempts;
+ * every attempt is kept — intent-to-treat). Times are UTC ISO-8601; durations in milliseconds.
+ */
+export const AttemptRecordSchema = z.strictObject({
+  schema_version: z.literal(ATTEMPT_SCHEMA_VERSION),
+  experiment_id: z.string(),
+  run_id: z.string(),
+  round: z.number().int().nonnegative().describe('0 = first run; 1.. = confirmation rounds'),
+  leg: z.string(),
+  cell_id: z.string(),
+  harness: z.string(),
+  harness_version: z.string().nullable().describe('version probed from the installed CLI'),
+  config_hash: z.string(),
+  model: z.string().describe('model id declared in the manifest'),
+  instance_id: z.string(),
+  trial: z.number().int().nonnegative(),
+  attempt: z.number().int().positive().describe('1-based, per (instance, trial)'),
+  final: z.boolean().describe('true for the attempt whose outcome counts (the last one)'),
+  quarantined: z.boolean(),
+  started_at: z.string(),
+  ended_at: z.string(),
+  phases_ms: z.strictObject({
+    setup: z.number().nonnegative(),
+    harness: z.number().nonnegative(),
+    verifier: z.number().nonnegative(),
+  }),
+  exit: z.strictObject({
+    class: ExitClassSchema,
+    code: z.number().int().nullable(),
+    signal: z.string().nullable(),
+    reason: z.string().nullable(),
+  }),
+  timed_out: z.boolean(),
+  outcome: OutcomeSchema,
+  verifier: z.strictObject({
+    status: z.enum(['pass', 'fail', 'error', 'timeout', 'skipped']),
+    exit_code: z.number().int().nullable(),
+    reward: z.number().nullable(),
+    duration_ms: z.number().nonnegative(),
+  }),
+  deliverable: z.strictObject({
+    bytes: z.number().int().nonnegative(),
+    sha256: z.string().nullable(),
+    files_changed: z.number().int().nonnegative(),
+  }),
+  telemetry: TelemetrySummarySchema,
+  self_report: SelfReportSchema.nullable(),
+  final_message: z.string().nullable().describe("the harness's final answer, truncated to 2,000 characters"),
+  logs_dir: z.string().describe('relative to the leg folder: logs/<instance>/<trial>-<attempt>'),
+})
+export type AttemptRecord = z.infer<typeof AttemptRecordSchema>
+
+/** leg.json: what ran in one matrix leg. */
+export const LegRecordSchema = z.strictObject({
+  schema_version: z.literal(LEG_SCHEMA_VERSION),
+  experiment_id: z.string(),
+  run_id: z.string(),
+  round: z.number().int().nonnegative(),
+  leg: z.string(),
+  cell_id: z.string(),
+  shard: z.number().int().nonnegative(),
+  harness: z.string(),
+  harness_version_declared: z.string(),
+  harness_version_observed: z.string().nullable(),
+  config_hash: z.string(),
+  manifest_sha256: z.string(),
+  model: z.string(),
+  api: z.string(),
+  telemetry_source: z.enum(['ledger', 'litellm']),
+  runner: z.strictObject({
+    os: z.string(),
+    arch: z.string(),
+    node: z.string(),
+    ci: z.boolean(),
+    runner_name: z.string().nullable(),
+  }),
+  started_at: z.string(),
+  ended_at: z.string().nullable(),
+  planned_instances: z.array(z.string()),
+  attempts: z.number().int().nonnegative(),
+  status: z.enum(['complete', 'partial', 'failed']),
+  error: z.string().nullable(),
+})
+export type LegRecord = z.infer<typeof LegRecordSchema>

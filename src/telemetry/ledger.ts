@@ -1,0 +1,117 @@
+import { z } from 'zod'
+
+export const LEDGER_SCHEMA_VERSION = 1
+
+const Count = z.number().int().nonnegative().nullable()
+
+/**
+ * Token classes of one proxy request, normalised across providers (see telemetry.md):
+ * `input_total` counts every prompt token (fresh + cache read + cache write); `input_fresh` =
+ * input_total − cache_read − cache_write. A field is null when the upstream did not report it or the
+ * route's cache semantics are unknown — never guessed as zero.
+ */
+export const TokensSchema = z.strictObject({
+  input_total: Count,
+  input_fresh: Count,
+  cache_read: Count,
+  cache_write: Count,
+  output: Count,
+  reasoning: Count,
+})
+export type Tokens = z.infer<typeof TokensSchema>
+
+/** Who a proxy request belongs to. */
+export const AttributionSchema = z.strictObject({
+  experiment_id: z.string(),
+  run_id: z.string(),
+  cell_id: z.string(),
+  instance_id: z.string(),
+  trial: z.number().int().nonnegative(),
+  attempt: z.number().int().positive(),
+})
+export type Attribution = z.infer<typeof AttributionSchema>
+
+/**
+ * One ledger row = one provider request seen at the proxy (a "proxy request"). An allowlisted
+ * projection: never request/response bodies, headers or keys. `request_shape` holds only sizes and
+ * counts of the request's parts (bytes, number of tools/messages), never their content.
+ */
+export const LedgerRowSchema = z.strictObject({
+  schema_version: z.literal(LEDGER_SCHEMA_VERSION),
+  request_id: z.string(),
+  source: z.enum(['proxy', 'litellm']),
+  call_type: z.string().describe('e.g. chat.completions, responses, messages, generateContent'),
+  api: z.enum(['chat', 'responses', 'anthropic', 'gemini', 'other']),
+  stream: z.boolean().nullable(),
+  model: z.string().nullable().describe('model requested by the harness'),
+  model_observed: z.string().nullable().describe('model named in the upstream answer'),
+  model_group: z.string().nullable(),
+  provider: z.string().nullable(),
+  status: z.enum(['success', 'failure']),
+  http_status: z.number().int().nullable(),
+  error: z
+    .strictObject({ class: z.string(), code: z.string().nullable(), message: z.string().nullable() })
+    .nullable()
+    .describe('failure class, e.g. budget_exceeded, rate_limited, upstream_5xx, upstream_unreachable'),
+  started_at: z.string().describe('UTC ISO-8601'),
+  ended_at: z.string().nullable(),
+  first_token_at: z.string().nullable(),
+  duration_ms: z.number().nonnegative().nullable(),
+  ttft_ms: z.number().nonnegative().nullable(),
+  request_shape: z
+    .strictObject({
+      bytes: z.number().int().nonnegative(),
+      tools: z.number().int().nonnegative().nullable(),
+      messages: z.number().int().nonnegative().nullable(),
+      system_bytes: z.number().int().nonnegative().nullable(),
+    })
+    .nullable(),
+  tokens: TokensSchema,
+  cache_semantics: z.enum(['inclusive', 'exclusive', 'unknown']),
+  spend_usd: z.number().nonnegative().nullable().describe('USD; null when it cannot be known (unpriced)'),
+  spend_source: z.enum(['proxy', 'litellm', 'cost_breakdown', 'recomputed', 'unpriced']),
+  spend_logged_usd: z.number().nullable().describe('spend as logged by LiteLLM, when the source is LiteLLM'),
+  spend_recomputed_usd: z.number().nullable().describe('spend from tokens × the manifest price table'),
+  flags: z.array(z.string()).describe('e.g. spend_mismatch, unpriced, model_mismatch'),
+  attribution: AttributionSchema.nullable(),
+  usage_object: z.record(z.string(), z.unknown()).nullable(),
+  additional_usage_values: z.record(z.string(), z.unknown()).nullable(),
+})
+export type LedgerRow = z.infer<typeof LedgerRowSchema>
+
+export const CoverageSchema = z.enum(['complete', 'partial', 'missing', 'unknown'])
+export type Coverage = z.infer<typeof CoverageSchema>
+
+/**
+ * An attempt's telemetry, summed over its ledger rows. Every total is null when coverage is not
+ * `complete` enough to state it (missing is never zero). `spend_usd` is null when any row is unpriced.
+ */
+export const TelemetrySummarySchema = z.strictObject({
+  source: z.enum(['ledger', 'litellm']),
+  coverage: CoverageSchema,
+  reason: z.string().nullable().describe('why coverage is not complete'),
+  rows: z.number().int().nonnegative(),
+  failed_rows: z.number().int().nonnegative(),
+  proxy_requests: z.number().int().nonnegative().nullable(),
+  input_tokens: Count,
+  input_fresh_tokens: Count,
+  cache_read_tokens: Count,
+  cache_write_tokens: Count,
+  output_tokens: Count,
+  reasoning_tokens: Count,
+  spend_usd: z.number().nonnegative().nullable(),
+  spend_source: z.enum(['proxy', 'litellm', 'cost_breakdown', 'recomputed', 'unpriced', 'mixed', 'none']),
+  models_observed: z.array(z.string()),
+  model_mismatch: z.boolean(),
+  first_request_bytes: z.number().int().nonnegative().nullable(),
+  first_request_tools: z.number().int().nonnegative().nullable(),
+  aux_requests: z
+    .number()
+    .int()
+    .nonnegative()
+    .nullable()
+    .describe('requests without tools (title/summary calls)'),
+  budget_exceeded: z.boolean(),
+  flags: z.array(z.string()),
+})
+export type TelemetrySummary = z.infer<typeof TelemetrySummarySchema>
