@@ -99,7 +99,7 @@ export function buildPlan(loaded: LoadedManifest, panel: ResolvedPanel, opts: Pl
     )
   }
 
-  const prefix = round > 0 ? `hw-${m.experiment.id}-c${round}` : `hw-${m.experiment.id}`
+  const prefix = round > 0 ? `hw-${m.experiment.id}-confirm${round}` : `hw-${m.experiment.id}`
   const legs: Leg[] = []
   for (let s = 0; s < count; s++) {
     for (const cell of cells) {

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest'
+import { HwError } from '../../src/errors.js'
+import { loadManifest, parseManifestText } from '../../src/manifest/load.js'
+import { baseManifest, writeManifest } from '../support/manifests.js'
+
+function problems(text: string, file = 'manifests/p0.yml'): string[] {
+  try {
+    parseManifestText(text, file)
+  } catch (e) {
+    expect(e).toBeInstanceOf(HwError)
+    return (e as HwError).details
+  }
+  throw new Error('expected the manifest to be rejected')
+}
+
+const valid = `schema_version: 1
+experiment:
+  id: p0
+model:
+  id: gpt-5.2
+  provider: openai
+  api: chat
+  base_url_env: LITELLM_BASE_URL
+benchmark:
+  family: swe-bench-verified
+  revision: abc
+panel:
+  source: inline
+  instances: [django__django-11099, sympy__sympy-20590]
+cells:
+  - id: openhands
+    harness: openhands
+    version: 1.8.3
+  - id: opencode
+    harness: opencod
+    version: 1.18.33
+baseline: openhands
+`
+
+describe('manifest validation', () => {
+  it('accepts a valid manifest and fills the seed defaults', () => {
+    const m = parseManifestText(valid.replace('opencod\n', 'opencode\n'), 'm.yml')
+    expect(m.thresholds).toEqual({
+      resolved_deficit_pp: 10,
+      cost_ratio: 1.5,
+      fresh_input_ratio: 1.5,
+      request_ratio: 1.5,
+      min_coverage: 0.8,
+    })
+    expect(m.trials).toBe(1)
+    expect(m.shards).toEqual({ count: 1 })
+    expect(m.budgets.timeout_s).toBe(900)
+    expect(m.cells[1]?.config).toEqual({ args: [], env: {}, pass_env: [], files: {} })
+    expect(m.telemetry.source).toBe('ledger')
+  })
+
+  it('names file, line, column and field for an unknown harness', () => {
+    expect(problems(valid)).toEqual([
+      'manifests/p0.yml:20:14 cells[1].harness: unknown harness "opencod" (known: pi, opencode, codex, claude-code, gemini-cli, copilot, qwen-code, openhands, hermes, mini-swe-agent, command)',
+    ])
+  })
+
+  it('rejects duplicate instance ids (F09) and names the duplicate', () => {
+    const text = valid
+      .replace('opencod\n', 'opencode\n')
+      .replace('[django__django-11099, sympy__sympy-20590]', '[django__django-11099, sympy__sympy-20590, django__django-11099]')
+    expect(problems(text)).toEqual([
+      'manifests/p0.yml:14:57 panel.instances[2]: duplicate instance id "django__django-11099" (also at index 0)',
+    ])
+  })
+
+  it('rejects duplicate cell ids, a baseline that is not a cell, k < 1', () => {
+    const text = valid
+      .replace('opencod\n', 'opencode\n')
+      .replace('id: opencode', 'id: openhands')
+      .replace('baseline: openhands', 'baseline: nobody\ntrials: 0')
+    expect(problems(text)).toEqual([
+      'manifests/p0.yml:23:9 trials: trials (k) must be at least 1',
+      'manifests/p0.yml:19:9 cells[1].id: duplicate cell id "openhands" (first used by cells[0])',
+      'manifests/p0.yml:22:11 baseline: baseline "nobody" is not a cell (cells: openhands)',
+    ])
+    const text2 = valid
+      .replace('opencod\n', 'opencode\n')
+      .replace('id: opencode', 'id: openhands')
+      .replace('baseline: openhands', 'baseline: nobody')
+    expect(problems(text2)).toEqual([
+      'manifests/p0.yml:19:9 cells[1].id: duplicate cell id "openhands" (first used by cells[0])',
+      'manifests/p0.yml:22:11 baseline: baseline "nobody" is not a cell (cells: openhands)',
+    ])
+  })
+
+  it('rejects an empty panel', () => {
+    const text = valid.replace('opencod\n', 'opencode\n').replace(/instances: \[.*\]/, 'instances: []')
+    expect(problems(text)).toEqual(['manifests/p0.yml:14:14 panel.instances: the panel is empty: list at least one instance'])
+  })
+
+  it('reports missing and unknown fields with their paths', () => {
+    const text = valid.replace('opencod\n', 'opencode\n').replace('  revision: abc\n', '  revison: abc\n')
+    expect(problems(text)).toEqual([
+      'manifests/p0.yml:10:3 benchmark.revision: required field is missing (expected string)',
+      'manifests/p0.yml:10:3 benchmark: unknown field "revison"',
+    ])
+  })
+
+  it('rejects malformed YAML with a position, not a stack trace', () => {
+    try {
+      parseManifestText('a: [1, 2\nb: 3\n', 'bad.yml')
+      expect.unreachable()
+    } catch (e) {
+      expect(e).toBeInstanceOf(HwError)
+      expect((e as HwError).format()).toBe(
+        'bad.yml: not valid YAML/JSON\n  bad.yml:2:1 Flow sequence in block collection must be sufficiently indented and end with a ]\n  help: fix the syntax at the position shown',
+      )
+    }
+  })
+
+  it('rejects duplicate keys', () => {
+    expect(() => parseManifestText('a: 1\na: 2\n', 'dup.yml')).toThrow(/not valid YAML/)
+  })
+
+  it('reads JSON manifests too, with positions', () => {
+    const json = JSON.stringify(baseManifest({ trials: 0 }), null, 2)
+    expect(problems(json, 'm.json')).toEqual([`m.json:${json.split('\n').findIndex((l) => l.includes('"trials"')) + 1}:13 trials: trials (k) must be at least 1`])
+  })
+
+  it('rejects instance ids that could escape a folder', () => {
+    const text = valid.replace('opencod\n', 'opencode\n').replace('sympy__sympy-20590', '"../etc"')
+    expect(problems(text)[0]).toMatch(/panel\.instances\[1\]: expected an instance id/)
+  })
+
+  it('checks cross-field rules: harness api support, command template, non-scripted base URL', () => {
+    const file = 'x.yml'
+    const m = baseManifest({
+      model: { id: 'm', provider: 'openai', api: 'chat' },
+      cells: [
+        { id: 'a', harness: 'codex', version: '1', api: 'chat' },
+        { id: 'b', harness: 'command', version: '1' },
+      ],
+    })
+    const text = JSON.stringify(m)
+    expect(problems(text, file).map((l) => l.replace(/^x\.yml:\d+:\d+ /, ''))).toEqual([
+      'cells[0].api: harness codex does not speak the "chat" API (it speaks: responses)',
+      'cells[1].config.command: harness "command" needs config.command (a command template)',
+      'model: a non-scripted model route needs base_url or base_url_env',
+    ])
+  })
+
+  it('loads from disk with a sha256 and per-cell config hashes that ignore key order', async () => {
+    const a = await loadManifest(writeManifest(baseManifest()))
+    const reordered = baseManifest()
+    reordered.cells = [
+      { version: '0.73.1', harness: 'pi', id: 'a' },
+      { id: 'b', version: '1.18.33', harness: 'opencode' },
+    ]
+    const b = await loadManifest(writeManifest(reordered))
+    expect(a.sha256).toMatch(/^[0-9a-f]{64}$/)
+    expect(a.configHashes.a).toBe(b.configHashes.a)
+    expect(a.configHashes.a).not.toBe(a.configHashes.b)
+    const changed = baseManifest()
+    changed.cells = [
+      { id: 'a', harness: 'pi', version: '0.73.1', config: { args: ['--thinking', 'low'] } },
+      { id: 'b', harness: 'opencode', version: '1.18.33' },
+    ]
+    const c = await loadManifest(writeManifest(changed))
+    expect(c.configHashes.a).not.toBe(a.configHashes.a)
+  })
+
+  it('names an unreadable file', async () => {
+    await expect(loadManifest('/nonexistent/m.yml')).rejects.toThrow('cannot read manifest: ENOENT')
+  })
+})
