@@ -1,0 +1,115 @@
+import { writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { HwError } from '../errors.js'
+import type {
+  AttemptContext,
+  HarnessAdapter,
+  InstalledHarness,
+  Invocation,
+  ParsedRun,
+  RawRun,
+} from './contract.js'
+import { attemptEnv } from './env.js'
+import { writeCellFiles } from './files.js'
+import { parseJsonLines } from './jsonl.js'
+import { shellQuote } from './shell.js'
+import { openaiBaseUrl } from './urls.js'
+
+/** Placeholders a command template may use; each is replaced by its shell-quoted value. */
+export const COMMAND_PLACEHOLDERS = [
+  'prompt',
+  'prompt_file',
+  'workspace',
+  'base_url',
+  'openai_base_url',
+  'model',
+  'api_key',
+] as const
+export type CommandPlaceholder = (typeof COMMAND_PLACEHOLDERS)[number]
+
+const PLACEHOLDER_RE = new RegExp(`\\{(${COMMAND_PLACEHOLDERS.join('|')})\\}`, 'g')
+
+/**
+ * Fill a command template: every `{name}` from {@link COMMAND_PLACEHOLDERS} becomes its value,
+ * shell-quoted (so a prompt with quotes, `$` or newlines stays one word). Other braces are left alone
+ * (templates may hold JSON or `${VAR}`).
+ */
+export function renderCommandTemplate(template: string, values: Record<CommandPlaceholder, string>): string {
+  return template.replace(PLACEHOLDER_RE, (_m, name: CommandPlaceholder) => shellQuote(values[name]))
+}
+
+/**
+ * The generic adapter (`harness: command`): any program, from the cell's `config.command` template,
+ * run as `bash -lc <script>` in the workspace with the isolated environment. The endpoint is also in
+ * the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
+ * OPENAI_/ANTHROPIC_ variables) for programs that read it there.
+ */
+export const commandAdapter: HarnessAdapter = {
+  name: 'command',
+
+  /** Nothing to install: the template names its own program. The declared version is its label. */
+  async install(version, ctx) {
+    return { harness: 'command', version, bin: 'bash', root: ctx.cacheDir }
+  },
+
+  /**
+   * A command template has no version of its own to ask for; the declared version labels it and the
+   * cell's config hash covers the template itself, so the declared version is what is observed.
+   */
+  async probeVersion(installed: InstalledHarness) {
+    return installed.version
+  },
+
+  async prepare(_installed, ctx: AttemptContext): Promise<Invocation> {
+    const template = ctx.config.command
+    if (!template || template.trim() === '') {
+      throw new HwError('bad_config', 'harness "command" needs config.command (a command template)', {
+        where: 'cells[].config.command',
+        help: 'e.g. command: "my-agent --model {model} --base-url {openai_base_url} {prompt}"',
+      })
+    }
+    await writeCellFiles(ctx.home, ctx.config.files)
+    const promptFile = path.join(ctx.tmp, 'prompt.md')
+    await writeFile(promptFile, ctx.prompt)
+    const values: Record<CommandPlaceholder, string> = {
+      prompt: ctx.prompt,
+      prompt_file: promptFile,
+      workspace: ctx.workspace,
+      base_url: ctx.endpoint.origin,
+      openai_base_url: openaiBaseUrl(ctx.endpoint.origin),
+      model: ctx.model,
+      api_key: ctx.endpoint.apiKey,
+    }
+    const env = attemptEnv(ctx, {
+      HW_BASE_URL: values.base_url,
+      HW_OPENAI_BASE_URL: values.openai_base_url,
+      HW_MODEL: ctx.model,
+      HW_API_KEY: ctx.endpoint.apiKey,
+      HW_PROMPT_FILE: promptFile,
+      HW_WORKSPACE: ctx.workspace,
+      OPENAI_BASE_URL: values.openai_base_url,
+      OPENAI_API_KEY: ctx.endpoint.apiKey,
+      ANTHROPIC_BASE_URL: values.base_url,
+      ANTHROPIC_API_KEY: ctx.endpoint.apiKey,
+    })
+    const rendered = [renderCommandTemplate(template, values), ...ctx.config.args.map(shellQuote)].join(' ')
+    // A login shell re-reads /etc/profile, which resets PATH on common distributions: restore ours.
+    const script = `export PATH=${shellQuote(env.PATH ?? '')}\n${rendered}`
+    return { command: 'bash', args: ['-lc', script], env, cwd: ctx.workspace }
+  },
+
+  async parse(run: RawRun): Promise<ParsedRun> {
+    const { events } = parseJsonLines(run.stdout)
+    const lines = run.stdout
+      .trim()
+      .split(/\r?\n/)
+      .filter((l) => l.trim() !== '')
+    const last = lines.at(-1)?.trim() ?? null
+    let startupError: string | null = null
+    if (run.exitCode === 126 || run.exitCode === 127) {
+      const why = run.stderr.trim().split(/\r?\n/).at(-1) ?? ''
+      startupError = `command template could not start (exit ${run.exitCode}): ${why}`.trim()
+    }
+    return { finalMessage: last, trajectory: events, selfReport: null, startupError }
+  },
+}

@@ -1,0 +1,331 @@
+import { existsSync } from 'node:fs'
+import { chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { execa } from 'execa'
+import lockfile from 'proper-lockfile'
+import { HwError } from '../errors.js'
+import type { InstallContext, InstalledHarness } from './contract.js'
+import type { HarnessName } from './names.js'
+
+/** Name of the file written last into an install folder; without it the install is redone. */
+export const MARKER = '.hw-installed.json'
+
+/** The shared cache root: `$HW_CACHE_DIR`, else `~/.cache/harness-watch/harnesses`. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const fromEnv = env.HW_CACHE_DIR
+  if (fromEnv && fromEnv.trim() !== '') return path.resolve(fromEnv)
+  return path.join(os.homedir(), '.cache', 'harness-watch', 'harnesses')
+}
+
+/** `@scope/name` → `@scope__name`: one folder segment per package (the version follows after `@`). */
+export function sanitizePackage(pkg: string): string {
+  return pkg.replace(/\//g, '__').replace(/[^A-Za-z0-9@._-]/g, '_')
+}
+
+/** `<cacheDir>/<sanitized-package>@<version>`. */
+export function installDir(cacheDir: string, pkg: string, version: string): string {
+  return path.join(cacheDir, `${sanitizePackage(pkg)}@${version}`)
+}
+
+const EXACT_VERSION = /^v?\d+(\.\d+){1,3}([-+.][0-9A-Za-z.-]+)?$/
+
+/**
+ * Harness versions must be pinned: a range or a dist-tag (`latest`) would make the cache folder and
+ * the identity check (probed version = declared version) meaningless. Throws HwError `bad_version`.
+ */
+export function assertExactVersion(harness: string, version: string): void {
+  if (!EXACT_VERSION.test(version)) {
+    throw new HwError('bad_version', `harness ${harness}: version "${version}" is not an exact version`, {
+      where: 'cells[].version',
+      help: 'pin the harness to one released version, e.g. 1.18.33 (see `npm view <package> versions`)',
+    })
+  }
+}
+
+/** What the marker file records about one finished install. */
+export interface InstallMarker {
+  package: string
+  version: string
+  installed_at: string
+  seconds: number
+  bytes: number
+  bin: string
+}
+
+/** How an adapter installs and finds its npm package. */
+export interface NpmHarnessSpec {
+  harness: HarnessName
+  package: string
+  /** Absolute path of the executable inside the install folder (JS entry or native binary). */
+  resolveBin(root: string): string | Promise<string>
+  /** Fix-ups after npm (e.g. a vendored binary shipped without its execute bit). */
+  afterInstall?(root: string): Promise<void>
+}
+
+/** Options of the npm/pip runs, for tests (a local registry) and unusual machines. */
+export interface InstallOptions {
+  /** Extra arguments for `npm install` (e.g. `--registry`). */
+  npmArgs?: string[]
+  /** How long to wait for another process installing the same package, ms (default 30 min). */
+  lockWaitMs?: number
+}
+
+/**
+ * Install `<package>@<version>` into `<cacheDir>/<sanitized-package>@<version>/` once per machine and
+ * reuse it afterwards. Concurrent legs installing the same package wait on a lock file
+ * (`<dir>.lock`, refreshed while held, stale after 60 s so a killed install is taken over); the marker
+ * file `.hw-installed.json` is written last, so a half-finished install is wiped and redone.
+ * npm runs with HOME set to a scratch folder (OpenCode's postinstall writes into HOME), the user's
+ * `~/.npmrc` still applied, and a download cache shared in `<cacheDir>/.npm`.
+ * Throws HwError `install_failed` (npm failed, or the expected executable is missing afterwards).
+ */
+export async function installNpm(
+  spec: NpmHarnessSpec,
+  version: string,
+  ctx: InstallContext,
+  opts: InstallOptions = {},
+): Promise<InstalledHarness> {
+  assertExactVersion(spec.harness, version)
+  const root = installDir(ctx.cacheDir, spec.package, version)
+  const ready = await readMarker(root)
+  if (ready) return { harness: spec.harness, version, bin: ready.bin, root }
+
+  await mkdir(ctx.cacheDir, { recursive: true })
+  const release = await acquire(root, `${spec.package}@${version}`, ctx, opts.lockWaitMs)
+  try {
+    const again = await readMarker(root)
+    if (again) return { harness: spec.harness, version, bin: again.bin, root }
+    const t0 = Date.now()
+    ctx.log(`installing ${spec.package}@${version} into ${root}`)
+    // npm writes node_modules/.package-lock.json at the end of a complete install; a folder without it
+    // is wiped, one with it is reconciled in place by npm (cheap when nothing is missing).
+    if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
+      await rm(root, { recursive: true, force: true })
+    }
+    await mkdir(root, { recursive: true })
+    if (!existsSync(path.join(root, 'package.json'))) {
+      await writeFile(path.join(root, 'package.json'), '{ "name": "hw-harness-install", "private": true }\n')
+    }
+    const scratchHome = path.join(root, '.install-home')
+    await mkdir(scratchHome, { recursive: true })
+    const userNpmrc = path.join(os.homedir(), '.npmrc')
+    const args = [
+      'install',
+      '--prefix',
+      root,
+      '--no-save',
+      '--no-audit',
+      '--no-fund',
+      '--no-update-notifier',
+      '--loglevel=error',
+      ...(opts.npmArgs ?? []),
+      `${spec.package}@${version}`,
+    ]
+    const env: Record<string, string> = {
+      HOME: scratchHome,
+      npm_config_cache: path.join(ctx.cacheDir, '.npm'),
+      ...(existsSync(userNpmrc) ? { npm_config_userconfig: userNpmrc } : {}),
+    }
+    const r = await execa('npm', args, { env, reject: false, all: true, cwd: root, stdin: 'ignore' })
+    if (r.exitCode !== 0) {
+      throw new HwError(
+        'install_failed',
+        `npm install ${spec.package}@${version} failed (exit ${r.exitCode})`,
+        {
+          details: tail(r.all ?? '', 12),
+          help: `check that version ${version} exists (npm view ${spec.package} versions) and that the npm registry is reachable`,
+        },
+      )
+    }
+    await rm(scratchHome, { recursive: true, force: true })
+    if (spec.afterInstall) await spec.afterInstall(root)
+    const bin = await spec.resolveBin(root)
+    if (!existsSync(bin)) {
+      throw new HwError('install_failed', `${spec.package}@${version} installed, but ${bin} is missing`, {
+        help: `this platform (${process.platform}-${process.arch}) may have no build of ${spec.package}`,
+      })
+    }
+    const marker: InstallMarker = {
+      package: spec.package,
+      version,
+      installed_at: new Date().toISOString(),
+      seconds: (Date.now() - t0) / 1000,
+      bytes: await folderBytes(root),
+      bin,
+    }
+    await writeFile(path.join(root, MARKER), `${JSON.stringify(marker, null, 2)}\n`)
+    ctx.log(
+      `installed ${spec.package}@${version} in ${marker.seconds.toFixed(1)} s (${(marker.bytes / 1e6).toFixed(0)} MB)`,
+    )
+    return { harness: spec.harness, version, bin, root }
+  } finally {
+    await release()
+  }
+}
+
+/** How an adapter installs a Python harness into a virtualenv in the cache. */
+export interface PipHarnessSpec {
+  harness: HarnessName
+  /** PyPI distribution name. */
+  package: string
+  /** Console script inside the venv's bin folder (e.g. `openhands`, `mini`). */
+  script: string
+}
+
+/**
+ * Install a Python harness with `python3 -m venv <dir>/venv && <dir>/venv/bin/pip install <pkg>==<version>`,
+ * with the same cache folder, lock and marker rules as {@link installNpm}. Throws HwError
+ * `install_failed` when python3 is missing or pip cannot reach PyPI (the message says which).
+ */
+export async function installPip(
+  spec: PipHarnessSpec,
+  version: string,
+  ctx: InstallContext,
+  opts: InstallOptions & { python?: string; pipArgs?: string[] } = {},
+): Promise<InstalledHarness> {
+  assertExactVersion(spec.harness, version)
+  const root = installDir(ctx.cacheDir, `pypi__${spec.package}`, version)
+  const bin = path.join(root, 'venv', 'bin', spec.script)
+  const ready = await readMarker(root)
+  if (ready) return { harness: spec.harness, version, bin: ready.bin, root }
+  await mkdir(ctx.cacheDir, { recursive: true })
+  const release = await acquire(root, `${spec.package}==${version}`, ctx, opts.lockWaitMs)
+  try {
+    const again = await readMarker(root)
+    if (again) return { harness: spec.harness, version, bin: again.bin, root }
+    const t0 = Date.now()
+    ctx.log(`installing ${spec.package}==${version} (PyPI) into ${root}`)
+    await rm(root, { recursive: true, force: true })
+    await mkdir(root, { recursive: true })
+    const python = opts.python ?? 'python3'
+    const venv = await execa(python, ['-m', 'venv', path.join(root, 'venv')], { reject: false, all: true })
+    if (venv.exitCode !== 0) {
+      throw new HwError(
+        'install_failed',
+        `cannot create a Python virtualenv for ${spec.harness} with ${python}`,
+        {
+          details: tail(venv.all ?? '', 6),
+          help: `${spec.harness} is a Python program: install Python 3.12+ with the venv module`,
+        },
+      )
+    }
+    const pip = path.join(root, 'venv', 'bin', 'pip')
+    const pipArgs = [
+      'install',
+      '--disable-pip-version-check',
+      '--retries',
+      '1',
+      '--timeout',
+      '15',
+      ...(opts.pipArgs ?? []),
+      `${spec.package}==${version}`,
+    ]
+    const r = await execa(pip, pipArgs, { reject: false, all: true, stdin: 'ignore' })
+    if (r.exitCode !== 0) {
+      const out = r.all ?? ''
+      const unreachable =
+        /connection|resolve|network|timed out|Temporary failure|No matching distribution/i.test(out)
+      throw new HwError(
+        'install_failed',
+        unreachable
+          ? `PyPI not reachable (or ${spec.package}==${version} not found): pip install failed for ${spec.harness}`
+          : `pip install ${spec.package}==${version} failed (exit ${r.exitCode})`,
+        {
+          details: tail(out, 8),
+          help: `${spec.harness} installs from PyPI: run where pypi.org is reachable, or pre-install it into ${root}/venv`,
+        },
+      )
+    }
+    if (!existsSync(bin)) {
+      throw new HwError('install_failed', `${spec.package}==${version} installed, but ${bin} is missing`)
+    }
+    const marker: InstallMarker = {
+      package: spec.package,
+      version,
+      installed_at: new Date().toISOString(),
+      seconds: (Date.now() - t0) / 1000,
+      bytes: await folderBytes(root),
+      bin,
+    }
+    await writeFile(path.join(root, MARKER), `${JSON.stringify(marker, null, 2)}\n`)
+    ctx.log(`installed ${spec.package}==${version} in ${marker.seconds.toFixed(1)} s`)
+    return { harness: spec.harness, version, bin, root }
+  } finally {
+    await release()
+  }
+}
+
+/** The marker of a finished install whose executable still exists, else null. */
+export async function readMarker(root: string): Promise<InstallMarker | null> {
+  try {
+    const m = JSON.parse(await readFile(path.join(root, MARKER), 'utf8')) as InstallMarker
+    return typeof m.bin === 'string' && existsSync(m.bin) ? m : null
+  } catch {
+    return null
+  }
+}
+
+/** Take the per-package lock, waiting (with one progress line) while another process holds it. */
+async function acquire(
+  root: string,
+  label: string,
+  ctx: InstallContext,
+  waitMs = 30 * 60_000,
+): Promise<() => Promise<void>> {
+  const lockPath = `${root}.lock`
+  const deadline = Date.now() + waitMs
+  let told = false
+  for (;;) {
+    try {
+      return await lockfile.lock(root, {
+        lockfilePath: lockPath,
+        realpath: false,
+        stale: 60_000,
+        update: 10_000,
+        // The lock is only a courtesy between legs; losing it must not crash the run.
+        onCompromised: (e) => ctx.log(`install lock for ${label} was taken over: ${e.message}`),
+      })
+    } catch (e) {
+      if ((e as { code?: string }).code !== 'ELOCKED') throw e
+      if (Date.now() > deadline) {
+        throw new HwError('install_failed', `timed out waiting for another install of ${label}`, {
+          help: `if no other install is running, remove ${lockPath}`,
+        })
+      }
+      if (!told) ctx.log(`waiting for another install of ${label} to finish`)
+      told = true
+      await new Promise((r) => setTimeout(r, 1000))
+    }
+  }
+}
+
+/** Bytes under a folder (files counted once, symlinks not followed). */
+export async function folderBytes(dir: string): Promise<number> {
+  let total = 0
+  const stack = [dir]
+  while (stack.length > 0) {
+    const d = stack.pop()!
+    let entries: import('node:fs').Dirent[]
+    try {
+      entries = await readdir(d, { withFileTypes: true })
+    } catch {
+      continue
+    }
+    for (const e of entries) {
+      const p = path.join(d, e.name)
+      if (e.isDirectory()) stack.push(p)
+      else if (e.isFile()) total += (await lstat(p)).size
+    }
+  }
+  return total
+}
+
+/** Make a vendored executable runnable (some packages ship binaries without the execute bit). */
+export async function ensureExecutable(file: string): Promise<void> {
+  if (existsSync(file)) await chmod(file, 0o755)
+}
+
+function tail(text: string, n: number): string[] {
+  return text.trim().split(/\r?\n/).slice(-n)
+}
