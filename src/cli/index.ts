@@ -1,5 +1,6 @@
 import { Command, CommanderError } from 'commander'
 import { EXIT, isHwError } from '../errors.js'
+import { registerPanel } from './commands/panel.js'
 import { registerPlan } from './commands/plan.js'
 import { registerValidate } from './commands/validate.js'
 
@@ -12,6 +13,7 @@ export function buildProgram(): Command {
     .exitOverride()
   registerValidate(program)
   registerPlan(program)
+  registerPanel(program)
   return program
 }
 

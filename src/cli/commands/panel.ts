@@ -1,0 +1,73 @@
+import type { Command } from 'commander'
+import { EXIT, HwError } from '../../errors.js'
+import { badTasks, isGood, type PanelVerification, resolvePanelDir, verifyPanel } from '../../panel/verify.js'
+
+interface VerifyFlags {
+  json?: boolean
+  only?: string
+  repeat: number
+  concurrency: number
+  logs?: string
+}
+
+/** `harness-watch panel verify <panel-dir>`: every task must start failing and pass with its solution. */
+export function registerPanel(program: Command): void {
+  const panel = program.command('panel').description('Work with panels of Harbor-layout task folders')
+  panel
+    .command('verify')
+    .description(
+      'Check every task: its verifier fails on the untouched repo and passes after solution/solve.sh (exit 1 naming bad tasks)',
+    )
+    .argument('<panel-dir>', 'folder of task folders, or a built-in panel name (e.g. core)')
+    .option('--json', 'print {"tasks":[{"id","start","solution"}]} on stdout')
+    .option('--only <ids>', 'comma-separated task ids to check')
+    .option('--repeat <k>', 'apply and grade each solution k times; disagreement = flaky', positiveInt, 1)
+    .option('--concurrency <n>', 'tasks checked at once', positiveInt, 2)
+    .option('--logs <dir>', 'keep each task’s start/solve/solution logs in <dir>/<id>/')
+    .action(async (dirArg: string, flags: VerifyFlags) => {
+      const dir = await resolvePanelDir(dirArg)
+      const only = flags.only
+        ?.split(',')
+        .map((s) => s.trim())
+        .filter(Boolean)
+      const result = await verifyPanel(dir, {
+        only,
+        repeat: flags.repeat,
+        concurrency: flags.concurrency,
+        logsDir: flags.logs,
+        onTask: (t, done, total, ms) => {
+          const mark = isGood(t) ? 'ok' : `BAD: ${t.note ?? ''}`
+          process.stderr.write(
+            `[${done}/${total}] ${t.id}: start ${t.start}, solution ${t.solution} (${(ms / 1000).toFixed(1)} s) ${mark}\n`,
+          )
+        },
+      })
+      const bad = badTasks(result)
+      if (flags.json) process.stdout.write(`${JSON.stringify(result)}\n`)
+      else process.stdout.write(renderTable(result))
+      if (bad.length > 0) {
+        process.stderr.write(`${bad.length} bad task(s): ${bad.join(', ')}\n`)
+        if (!flags.logs) process.stderr.write('(rerun with --logs <dir> to keep the verifier output)\n')
+      }
+      process.exitCode = bad.length > 0 ? EXIT.failure : EXIT.ok
+    })
+}
+
+/** The readable form of a panel verification: one row per task, then a count line. */
+export function renderTable(v: PanelVerification): string {
+  const w = Math.max(4, ...v.tasks.map((t) => t.id.length))
+  const rows = [`${'task'.padEnd(w)}  start    solution  verdict`]
+  for (const t of v.tasks) {
+    const verdict = isGood(t) ? 'ok' : `BAD (${t.note ?? 'expected start fail, solution pass'})`
+    rows.push(`${t.id.padEnd(w)}  ${t.start.padEnd(7)}  ${t.solution.padEnd(8)}  ${verdict}`)
+  }
+  const bad = badTasks(v).length
+  rows.push(`${v.tasks.length} task(s): ${v.tasks.length - bad} ok, ${bad} bad`)
+  return `${rows.join('\n')}\n`
+}
+
+function positiveInt(v: string): number {
+  const n = Number(v)
+  if (!Number.isInteger(n) || n < 1) throw new HwError('usage', `expected a positive integer, got "${v}"`)
+  return n
+}

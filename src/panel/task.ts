@@ -1,0 +1,233 @@
+import { readdir, readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { parse as parseToml, TomlError } from 'smol-toml'
+import { z } from 'zod'
+import { HwError } from '../errors.js'
+import { fieldPath } from '../manifest/load.js'
+import { InstanceId } from '../manifest/schema.js'
+
+/**
+ * task.toml of a Harbor-layout task folder. Harbor's own keys (version, author_*, [environment],
+ * [solution]) are accepted so its task files load unchanged; `[hw]` holds what Harness Watch adds.
+ */
+export const TaskTomlSchema = z.strictObject({
+  version: z.string().optional(),
+  metadata: z.strictObject({
+    difficulty: z.enum(['easy', 'medium', 'hard']),
+    language: z.enum(['javascript', 'python']),
+    category: z.enum(['bugfix', 'feature', 'refactor']),
+    tags: z.array(z.string().min(1)).default([]),
+    author_name: z.string().optional(),
+    author_email: z.string().optional(),
+  }),
+  verifier: z
+    .strictObject({
+      timeout_sec: z.number().positive().default(60),
+      env: z.record(z.string(), z.string()).optional(),
+    })
+    .default({ timeout_sec: 60 }),
+  agent: z.strictObject({ timeout_sec: z.number().positive().default(300) }).default({ timeout_sec: 300 }),
+  hw: z
+    .strictObject({
+      test_command: z
+        .string()
+        .min(1)
+        .optional()
+        .describe('visible tests the agent may run in the workspace, e.g. "node --test"'),
+    })
+    .default({}),
+  environment: z.record(z.string(), z.unknown()).optional(),
+  solution: z.record(z.string(), z.unknown()).optional(),
+})
+export type TaskToml = z.output<typeof TaskTomlSchema>
+export type TaskMeta = TaskToml['metadata']
+
+/** A validated task folder. Paths are absolute. */
+export interface Task {
+  /** The folder name; the instance id. */
+  id: string
+  dir: string
+  /** instruction.md: the prompt given to the harness. */
+  instruction: string
+  meta: TaskMeta
+  /** Seconds tests/test.sh may run. */
+  verifierTimeoutS: number
+  /** Seconds a harness (or solution/solve.sh) may run. */
+  agentTimeoutS: number
+  /** Visible test command the agent may run, or null when the task does not name one. */
+  testCommand: string | null
+  /** Extra variables task.toml sets for the verifier ([verifier] env). */
+  verifierEnv: Record<string, string>
+  hasSolution: boolean
+  paths: {
+    /** Repo copied into each attempt's workspace. */
+    environment: string
+    /** Hidden verifier folder (HW_TESTS_DIR). */
+    tests: string
+    testScript: string
+    /** solution/solve.sh, or null when absent. */
+    solveScript: string | null
+  }
+}
+
+/**
+ * Instruction files that some harnesses read and others do not (design/harnesses.md §3.6). A task repo
+ * holding one would give the harnesses different prompts, so environments must have none.
+ */
+export const HARNESS_INSTRUCTION_FILES = [
+  'AGENTS.md',
+  'CLAUDE.md',
+  'GEMINI.md',
+  'QWEN.md',
+  'CONTEXT.md',
+  '.github/copilot-instructions.md',
+] as const
+
+/**
+ * Load and validate one task folder: instruction.md (non-empty), task.toml (TaskTomlSchema),
+ * environment/ (a folder with no harness instruction file), tests/test.sh, optional solution/solve.sh.
+ * Throws HwError `task_invalid` whose `where` is the offending file and whose message starts with the
+ * field (`metadata.difficulty: …`); further problems in the same file are in `details`.
+ */
+export async function loadTask(dir: string): Promise<Task> {
+  const abs = path.resolve(dir)
+  const id = path.basename(abs)
+  const idOk = InstanceId.safeParse(id)
+  if (!idOk.success) {
+    throw new HwError(
+      'task_invalid',
+      `task folder name is not a valid instance id: ${idOk.error.issues[0]?.message}`,
+      {
+        where: abs,
+      },
+    )
+  }
+  if (!(await isDir(abs)))
+    throw new HwError('task_invalid', 'not a task folder (no such directory)', { where: abs })
+
+  const instructionFile = path.join(abs, 'instruction.md')
+  const instruction = await readRequired(instructionFile, 'the prompt given to the harness')
+  if (instruction.trim() === '') {
+    throw new HwError('task_invalid', 'instruction.md is empty', {
+      where: instructionFile,
+      help: 'write the task prompt: what to change, and the visible test command',
+    })
+  }
+
+  const tomlFile = path.join(abs, 'task.toml')
+  const toml = parseTaskToml(await readRequired(tomlFile, 'the task metadata'), tomlFile)
+
+  const environment = path.join(abs, 'environment')
+  if (!(await isDir(environment))) {
+    throw new HwError('task_invalid', 'missing environment/ folder (the repo copied into the workspace)', {
+      where: abs,
+    })
+  }
+  const stray = await findInstructionFiles(environment)
+  if (stray.length > 0) {
+    throw new HwError('task_invalid', `environment/ holds harness instruction files: ${stray.join(', ')}`, {
+      where: environment,
+      help: 'remove them: each harness reads a different one, so the harnesses would not see the same task',
+    })
+  }
+
+  const tests = path.join(abs, 'tests')
+  const testScript = path.join(tests, 'test.sh')
+  if (!(await isFile(testScript))) {
+    throw new HwError('task_invalid', 'missing tests/test.sh (the hidden verifier)', { where: abs })
+  }
+  const solveFile = path.join(abs, 'solution', 'solve.sh')
+  const hasSolution = await isFile(solveFile)
+
+  return {
+    id,
+    dir: abs,
+    instruction,
+    meta: toml.metadata,
+    verifierTimeoutS: toml.verifier.timeout_sec,
+    agentTimeoutS: toml.agent.timeout_sec,
+    testCommand: toml.hw.test_command ?? null,
+    verifierEnv: toml.verifier.env ?? {},
+    hasSolution,
+    paths: { environment, tests, testScript, solveScript: hasSolution ? solveFile : null },
+  }
+}
+
+/**
+ * Parse and validate task.toml text; `file` names it in messages. Throws HwError `task_invalid`:
+ * `not valid TOML: …` (with line:column in `where`) or `<field>: <problem>`.
+ */
+export function parseTaskToml(text: string, file: string): TaskToml {
+  let value: unknown
+  try {
+    value = parseToml(text)
+  } catch (e) {
+    if (e instanceof TomlError) {
+      throw new HwError('task_invalid', `not valid TOML: ${e.message.split('\n')[0]}`, {
+        where: `${file}:${e.line}:${e.column}`,
+      })
+    }
+    throw e
+  }
+  const result = TaskTomlSchema.safeParse(value, { reportInput: true })
+  if (result.success) return result.data
+  const [first, ...rest] = result.error.issues.map((i) => `${fieldPath(i.path)}: ${describeIssue(i)}`)
+  throw new HwError('task_invalid', first ?? 'invalid task.toml', {
+    where: file,
+    details: rest,
+    help: 'task.toml needs [metadata] difficulty, language, category; see manifests/panels/core for examples',
+  })
+}
+
+function describeIssue(issue: z.core.$ZodIssue): string {
+  const input = (issue as { input?: unknown }).input
+  switch (issue.code) {
+    case 'invalid_type':
+      return input === undefined
+        ? `required field is missing (expected ${issue.expected})`
+        : `expected ${issue.expected}, got ${JSON.stringify(input)}`
+    case 'invalid_value':
+      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(input)}`
+    case 'unrecognized_keys':
+      return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
+    case 'too_small':
+      return issue.origin === 'number' ? `expected a number > ${issue.minimum}, got ${input}` : issue.message
+    default:
+      return issue.message
+  }
+}
+
+async function readRequired(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    throw new HwError(
+      'task_invalid',
+      code === 'ENOENT' ? `missing ${path.basename(file)} (${what})` : `cannot read (${code})`,
+      { where: code === 'ENOENT' ? path.dirname(file) : file },
+    )
+  }
+}
+
+/** Relative paths of harness instruction files anywhere under `root`. */
+export async function findInstructionFiles(root: string): Promise<string[]> {
+  const names = new Set(HARNESS_INSTRUCTION_FILES.map((f) => path.basename(f)))
+  const found: string[] = []
+  const entries = await readdir(root, { recursive: true, withFileTypes: true })
+  for (const e of entries) {
+    if (!e.isFile() || !names.has(e.name)) continue
+    const rel = path.relative(root, path.join(e.parentPath, e.name)).split(path.sep).join('/')
+    const isCopilot = e.name === 'copilot-instructions.md'
+    if (!isCopilot || rel.endsWith('.github/copilot-instructions.md')) found.push(rel)
+  }
+  return found.sort()
+}
+
+async function isDir(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null))?.isDirectory() ?? false
+}
+
+async function isFile(p: string): Promise<boolean> {
+  return (await stat(p).catch(() => null))?.isFile() ?? false
+}

@@ -1,0 +1,100 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { runProcessGroup } from './process.js'
+import type { Task } from './task.js'
+
+/** pass: graded solved; fail: graded not solved; error: the verifier could not grade; timeout: killed. */
+export type VerifierStatus = 'pass' | 'fail' | 'error' | 'timeout'
+
+export interface VerifierResult {
+  status: VerifierStatus
+  /** Exit code of tests/test.sh; null on timeout, signal or spawn failure. */
+  exitCode: number | null
+  /** Reward (0..1) the verifier wrote to HW_REWARD_FILE, or null when it wrote none. */
+  reward: number | null
+  /** Wall-clock milliseconds of tests/test.sh. */
+  durationMs: number
+  /** Why the status is `error`, or null. */
+  reason: string | null
+}
+
+export interface VerifierOptions {
+  /** Seconds; default: the task's [verifier] timeout_sec. */
+  timeoutS?: number
+  /** File receiving the verifier's stdout and stderr (appended); default: discarded. */
+  logFile?: string
+  /** Extra environment variables (added after the task's [verifier] env). */
+  env?: Record<string, string>
+}
+
+/**
+ * Run a task's hidden verifier, `bash tests/test.sh`, with cwd = `workspace` (after Harbor's
+ * tests/test.sh + /logs/verifier/reward.txt contract, on the host without a container). The script sees
+ * HW_TESTS_DIR (absolute tests/ folder), HW_WORKSPACE and HW_REWARD_FILE (a fresh path outside the
+ * workspace where it may write a reward in 0..1). Verdict: a written reward decides (1 → pass, below →
+ * fail, unreadable or out of range → error); otherwise exit 0 → pass, 126/127 (command not runnable or
+ * not found) → error, other codes → fail; death by a signal → error; over the limit → timeout, with the
+ * whole process group killed. Bytecode writing is switched off so grading leaves no files behind.
+ */
+export async function runTaskVerifier(
+  task: Task,
+  workspace: string,
+  opts: VerifierOptions = {},
+): Promise<VerifierResult> {
+  const rewardDir = await mkdtemp(path.join(os.tmpdir(), 'hw-reward-'))
+  const rewardFile = path.join(rewardDir, 'reward.txt')
+  try {
+    const run = await runProcessGroup('bash', [task.paths.testScript], {
+      cwd: workspace,
+      env: {
+        ...task.verifierEnv,
+        ...opts.env,
+        HW_TESTS_DIR: task.paths.tests,
+        HW_WORKSPACE: path.resolve(workspace),
+        HW_REWARD_FILE: rewardFile,
+        PYTHONDONTWRITEBYTECODE: '1',
+      },
+      timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
+      logFile: opts.logFile,
+    })
+    const base = { exitCode: run.exitCode, durationMs: run.durationMs }
+    if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: null }
+    if (run.spawnError) return { ...base, status: 'error', reward: null, reason: run.spawnError }
+    const written = await readFile(rewardFile, 'utf8').catch(() => null)
+    if (written !== null) {
+      const reward = parseReward(written)
+      if (reward === null) {
+        return {
+          ...base,
+          status: 'error',
+          reward: null,
+          reason: `bad reward ${JSON.stringify(written.trim())}`,
+        }
+      }
+      return { ...base, status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
+    }
+    if (run.signal)
+      return { ...base, status: 'error', reward: null, reason: `test.sh ended by ${run.signal}` }
+    if (run.exitCode === 0) return { ...base, status: 'pass', reward: null, reason: null }
+    if (run.exitCode === 126 || run.exitCode === 127) {
+      return {
+        ...base,
+        status: 'error',
+        reward: null,
+        reason: `test.sh exited ${run.exitCode} (command not runnable)`,
+      }
+    }
+    return { ...base, status: 'fail', reward: null, reason: null }
+  } finally {
+    await rm(rewardDir, { recursive: true, force: true })
+  }
+}
+
+/** A reward file's text as a number in [0, 1], or null when it is not one. */
+export function parseReward(text: string): number | null {
+  const s = text.trim()
+  if (!/^[+]?(\d+(\.\d*)?|\.\d+)([eE][-+]?\d+)?$/.test(s)) return null
+  const n = Number(s)
+  return Number.isFinite(n) && n >= 0 && n <= 1 ? n : null
+}
