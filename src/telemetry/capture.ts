@@ -43,3 +43,5 @@ export interface TelemetryCapture {
   begin(attribution: Attribution, budget: AttemptBudget): Promise<AttemptTelemetry>
   close(): Promise<void>
 }
+
+export { type LedgerCapture, type LedgerCaptureOptions, openLedgerCapture } from './ledger-capture.js'

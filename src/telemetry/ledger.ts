@@ -113,5 +113,39 @@ export const TelemetrySummarySchema = z.strictObject({
     .describe('requests without tools (title/summary calls)'),
   budget_exceeded: z.boolean(),
   flags: z.array(z.string()),
+  unpriced_rows: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('rows whose spend cannot be known (tokens without a price): the attempt spend is then null'),
+  spend_mismatch_rows: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe('rows whose logged spend differs from the recomputed one (the recomputed one is used)'),
+  reconciliation: z
+    .strictObject({
+      rows_fetched: z.number().int().nonnegative(),
+      duplicates_dropped: z.number().int().nonnegative(),
+      rows_spend_usd: z.number().nonnegative().describe('Σ logged spend of the rows'),
+      key_spend_usd: z
+        .number()
+        .nonnegative()
+        .nullable()
+        .describe('spend LiteLLM keeps on the key (/key/info)'),
+      tolerance_usd: z.number().nonnegative(),
+      proxy_requests: z
+        .number()
+        .int()
+        .nonnegative()
+        .nullable()
+        .describe('requests the front proxy forwarded'),
+      waited_ms: z.number().nonnegative().describe('time spent waiting for the spend logs to settle'),
+    })
+    .nullable()
+    .optional()
+    .describe('LiteLLM source: how the spend-log rows were checked'),
 })
 export type TelemetrySummary = z.infer<typeof TelemetrySummarySchema>

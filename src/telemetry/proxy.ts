@@ -1,0 +1,585 @@
+import { randomUUID } from 'node:crypto'
+import http from 'node:http'
+import https from 'node:https'
+import type { AddressInfo } from 'node:net'
+import { performance } from 'node:perf_hooks'
+import { keyCandidates, newAttemptKey, upstreamHeaders, upstreamSearch } from './attempt-key.js'
+import { type CacheSemantics, cacheRuleFor } from './cache-semantics.js'
+import type { AttemptBudget } from './capture.js'
+import { type Attribution, LEDGER_SCHEMA_VERSION, type LedgerRow } from './ledger.js'
+import { LedgerWriter } from './ledger-writer.js'
+import { hasTokens, NULL_TOKENS, normalizeUsage, projectUsage } from './normalize.js'
+import { type Observation, observeResponse, type ResponseObserver } from './observe.js'
+import { chooseProxySpend, type Prices } from './prices.js'
+import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
+import { classifyPath, inspectRequest, type PathInfo } from './request-shape.js'
+
+/** The model route as the proxy needs it: provider (for cache semantics) and prices (for spend). */
+export interface ProxyRoute {
+  provider: string | null
+  prices?: Prices | null
+  /** The manifest's `model.cache_semantics`, when declared. */
+  cacheSemantics?: CacheSemantics
+}
+
+export interface RecordingProxyOptions {
+  /** Upstream base: scheme, host, port and an optional path prefix; request paths are appended. */
+  upstream: string
+  /** The real upstream key, swapped in for the per-attempt key (from the route's `api_key_env`). */
+  upstreamKey?: string
+  route: ProxyRoute
+  /** JSONL ledger (one file per leg); rows are appended as they complete. Omit to keep rows in memory. */
+  ledgerFile?: string
+  runId: string
+  experimentId: string
+  /** Send `x-hw-cell|instance|trial|attempt` upstream: only for the scripted model, never a real provider. */
+  forwardAttribution?: boolean
+  /**
+   * Standalone mode: any key is accepted and forwarded; attribution comes from a path prefix
+   * `/a/<cell>:<instance>:<trial>:<attempt>` when present, else the row's attribution is null.
+   */
+  standalone?: boolean
+  /** Idle limit of one upstream exchange (waiting for headers or between chunks), ms. Default 600 000. */
+  upstreamTimeoutMs?: number
+  /** Listen port; 0 (default) = any free port. Always 127.0.0.1. */
+  port?: number
+  /** Called with every row after it is written. */
+  onRow?: (row: LedgerRow) => void
+}
+
+/** One attempt as the proxy knows it: its key, budget and rows. */
+export interface AttemptRegistration {
+  attribution: Attribution
+  budget?: AttemptBudget
+  /** Upstream key for this attempt only (e.g. a LiteLLM virtual key); default: the proxy's. */
+  upstreamKey?: string
+  /** Extra upstream headers for this attempt (e.g. `x-litellm-spend-logs-metadata`). */
+  extraHeaders?: Record<string, string>
+}
+
+export interface ProxyAttempt {
+  /** The per-attempt key a harness must send (any of the usual key headers, `?key=` or `/a/<key>`). */
+  readonly key: string
+  /** Rows of this attempt so far, in completion order. */
+  readonly rows: readonly LedgerRow[]
+  /** Requests forwarded so far (budget rejections excluded). */
+  readonly requests: number
+  readonly inflight: number
+  /**
+   * Resolves when no request of the attempt is in flight. After `timeoutMs` the remaining ones are
+   * aborted (recorded as failures, class `client_aborted`) and it resolves once they are recorded.
+   */
+  idle(timeoutMs?: number): Promise<void>
+  /** Forget the key: later requests with it are answered 401 and recorded unattributed. */
+  release(): void
+}
+
+const ANSWER_HOP_BY_HOP = new Set([
+  'connection',
+  'keep-alive',
+  'transfer-encoding',
+  'proxy-connection',
+  'upgrade',
+  'trailer',
+])
+
+class AttemptState implements ProxyAttempt {
+  readonly rows: LedgerRow[] = []
+  requests = 0
+  inflight = 0
+  spendUsd = 0
+  readonly aborters = new Set<() => void>()
+  private waiters: (() => void)[] = []
+
+  constructor(
+    readonly key: string,
+    readonly reg: AttemptRegistration,
+    private readonly owner: RecordingProxy,
+  ) {}
+
+  settled(): void {
+    if (this.inflight > 0) return
+    const ws = this.waiters
+    this.waiters = []
+    for (const w of ws) w()
+  }
+
+  idle(timeoutMs = 30_000): Promise<void> {
+    if (this.inflight === 0) return Promise.resolve()
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        for (const abort of [...this.aborters]) abort()
+      }, timeoutMs)
+      timer.unref()
+      this.waiters.push(() => {
+        clearTimeout(timer)
+        resolve()
+      })
+    })
+  }
+
+  release(): void {
+    this.owner.release(this.key)
+  }
+}
+
+interface Outcome {
+  httpStatus: number | null
+  errorClass: string | null
+  errorCode: string | null
+  observation: Observation | null
+  /** The upstream was not asked, or answered with an error: nothing was billed. */
+  noCharge: boolean
+}
+
+/**
+ * The recording proxy: forwards every request and answer unchanged (SSE chunks are written as they
+ * arrive), swaps the per-attempt key for the real upstream key, enforces per-attempt budgets, and
+ * writes one ledger row per request — an allowlisted projection: never bodies, headers or keys.
+ * Listens on 127.0.0.1 only. Start with {@link RecordingProxy.start}.
+ */
+export class RecordingProxy {
+  readonly unattributedRows: LedgerRow[] = []
+  private readonly attempts = new Map<string, AttemptState>()
+  private readonly ledger: LedgerWriter | null
+  private readonly upstreamUrl: URL
+  private readonly basePath: string
+  private readonly agent: http.Agent
+  private readonly requestFn: typeof http.request
+  private server: http.Server | null = null
+  private port = 0
+
+  private constructor(private readonly opts: RecordingProxyOptions) {
+    this.upstreamUrl = new URL(opts.upstream)
+    if (this.upstreamUrl.protocol !== 'http:' && this.upstreamUrl.protocol !== 'https:') {
+      throw new Error(`upstream must be http(s), got ${opts.upstream}`)
+    }
+    this.basePath = this.upstreamUrl.pathname.replace(/\/+$/, '')
+    const secure = this.upstreamUrl.protocol === 'https:'
+    this.agent = secure
+      ? new https.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY })
+      : new http.Agent({ keepAlive: true, maxSockets: Number.POSITIVE_INFINITY })
+    this.requestFn = secure ? https.request : http.request
+    this.ledger = opts.ledgerFile ? new LedgerWriter(opts.ledgerFile) : null
+  }
+
+  /** Start listening on 127.0.0.1 (`port`, default 0 = any free port). */
+  static async start(opts: RecordingProxyOptions): Promise<RecordingProxy> {
+    const proxy = new RecordingProxy(opts)
+    const server = http.createServer({ keepAliveTimeout: 65_000, noDelay: true }, (req, res) =>
+      proxy.handle(req, res),
+    )
+    // Requests may legitimately stream for a long time; the upstream idle timeout governs instead.
+    server.requestTimeout = 0
+    server.headersTimeout = 60_000
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject)
+      server.listen(opts.port ?? 0, '127.0.0.1', () => resolve())
+    })
+    proxy.server = server
+    proxy.port = (server.address() as AddressInfo).port
+    return proxy
+  }
+
+  /** `http://127.0.0.1:<port>`: the base URL harnesses get (OpenAI-style clients append `/v1`). */
+  get origin(): string {
+    return `http://127.0.0.1:${this.port}`
+  }
+
+  /** Register an attempt under a fresh random key. */
+  register(reg: AttemptRegistration): ProxyAttempt {
+    const key = newAttemptKey()
+    const state = new AttemptState(key, reg, this)
+    this.attempts.set(key, state)
+    return state
+  }
+
+  /** @internal */
+  release(key: string): void {
+    this.attempts.delete(key)
+  }
+
+  /** Stop listening, end open connections and close the ledger file. */
+  async close(): Promise<void> {
+    const server = this.server
+    this.server = null
+    if (server) {
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+      server.closeAllConnections()
+      await closed
+    }
+    this.agent.destroy()
+    this.ledger?.close()
+  }
+
+  private findAttempt(candidates: { key: string }[]): { state: AttemptState | null; key: string | null } {
+    for (const c of candidates) {
+      const state = this.attempts.get(c.key)
+      if (state) return { state, key: c.key }
+    }
+    return { state: null, key: null }
+  }
+
+  private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const startedAt = new Date()
+    const t0 = performance.now()
+    const url = new URL(req.url ?? '/', 'http://proxy.invalid')
+    let pathname = url.pathname
+    let pathToken: string | null = null
+    const prefixed = /^\/a\/([^/]+)(\/.*)?$/.exec(pathname)
+    if (prefixed) {
+      pathToken = decodeURIComponent(prefixed[1] ?? '')
+      pathname = prefixed[2] ?? '/'
+    }
+    const method = req.method ?? 'GET'
+    const path = classifyPath(method, pathname)
+    const found = this.findAttempt(keyCandidates(req.headers, url.searchParams, pathToken))
+    const attempt = found.state
+    const attribution = attempt
+      ? attempt.reg.attribution
+      : this.opts.standalone
+        ? this.standaloneAttribution(pathToken)
+        : null
+
+    // Keep a copy of the request body for its shape (sizes and counts); it is never stored.
+    const chunks: Buffer[] = []
+    const reqDone = new Promise<void>((resolve) => {
+      req.on('data', (c: Buffer) => chunks.push(c))
+      req.once('end', resolve)
+      req.once('close', resolve)
+      req.once('error', () => resolve())
+    })
+
+    let done = false
+    let firstByte: number | null = null
+    let observer: ResponseObserver | null = null
+    let observed: Promise<Observation | null> | null = null
+    // The observer is ended exactly once, whichever way the exchange ends.
+    const finishObservation = (): Promise<Observation | null> => {
+      observed ??= observer ? observer.end() : Promise.resolve(null)
+      return observed
+    }
+    const record = async (o: Outcome): Promise<void> => {
+      if (done) return
+      done = true
+      await reqDone
+      const row = this.buildRow({
+        path,
+        startedAt,
+        t0,
+        firstByte,
+        chunks,
+        req,
+        attempt,
+        attribution,
+        outcome: o,
+      })
+      this.emit(row, attempt)
+    }
+
+    const reject = (kind: ProxyErrorKind, errorClass: string): void => {
+      const e = providerError(path.api, kind)
+      const send = (): void => {
+        if (!res.headersSent) {
+          res.writeHead(e.status, {
+            'content-type': 'application/json',
+            'content-length': Buffer.byteLength(e.body),
+          })
+        }
+        res.end(e.body)
+        void record({ httpStatus: e.status, errorClass, errorCode: kind, observation: null, noCharge: true })
+      }
+      // Answer after the body is read, so the client is not cut off mid-upload.
+      void reqDone.then(send)
+      req.resume()
+    }
+
+    if (!attempt && !this.opts.standalone) {
+      reject('unknown_key', 'unknown_key')
+      return
+    }
+    if (attempt) {
+      const b = attempt.reg.budget
+      const overRequests = b?.maxRequests !== undefined && attempt.requests >= b.maxRequests
+      const overSpend = b?.maxSpendUsd !== undefined && attempt.spendUsd >= b.maxSpendUsd
+      if (overRequests || overSpend) {
+        attempt.inflight++
+        reject('budget_exceeded', 'budget_exceeded')
+        return
+      }
+      attempt.requests++
+      attempt.inflight++
+    }
+
+    const headers = upstreamHeaders(
+      req.headers,
+      found.key,
+      attempt?.reg.upstreamKey ?? this.opts.upstreamKey,
+      this.extraHeaders(attempt, attribution),
+    )
+    const search = upstreamSearch(url.search, found.key, attempt?.reg.upstreamKey ?? this.opts.upstreamKey)
+    const up = this.requestFn({
+      protocol: this.upstreamUrl.protocol,
+      hostname: this.upstreamUrl.hostname,
+      port: this.upstreamUrl.port || undefined,
+      method,
+      path: `${this.basePath}${pathname}${search}`,
+      headers,
+      agent: this.agent,
+    })
+    up.setTimeout(this.opts.upstreamTimeoutMs ?? 600_000, () => up.destroy(new TimeoutMark()))
+
+    // Client gone before the answer finished (harness killed, or `idle()` gave up): stop the upstream
+    // exchange and record what was seen so far.
+    let clientGone = false
+    let upstreamGone = false
+    const abort = (): void => {
+      res.destroy()
+    }
+    attempt?.aborters.add(abort)
+    res.once('close', () => {
+      attempt?.aborters.delete(abort)
+      if (res.writableFinished || done || upstreamGone) return
+      clientGone = true
+      up.destroy()
+      void finishObservation().then((observation) =>
+        record({
+          httpStatus: res.headersSent ? res.statusCode : null,
+          errorClass: 'client_aborted',
+          errorCode: null,
+          observation,
+          noCharge: false,
+        }),
+      )
+    })
+
+    up.on('error', (err) => {
+      if (done || clientGone) return
+      const timeout = err instanceof TimeoutMark
+      const kind: ProxyErrorKind = timeout ? 'upstream_timeout' : 'upstream_unreachable'
+      if (res.headersSent) {
+        // Mid-answer: the client sees a broken stream, as it would from the upstream itself.
+        upstreamGone = true
+        res.destroy()
+        void record({
+          httpStatus: res.statusCode,
+          errorClass: timeout ? 'upstream_timeout' : 'upstream_aborted',
+          errorCode: null,
+          observation: null,
+          noCharge: false,
+        })
+        return
+      }
+      const e = providerError(path.api, kind)
+      res.writeHead(e.status, {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(e.body),
+      })
+      res.end(e.body)
+      void record({
+        httpStatus: e.status,
+        errorClass: kind,
+        errorCode: null,
+        observation: null,
+        noCharge: true,
+      })
+    })
+
+    up.on('response', (upRes) => {
+      const status = upRes.statusCode ?? 502
+      const obs = observeResponse(path.api, upRes.headers['content-type'], upRes.headers['content-encoding'])
+      observer = obs
+      const raw = upRes.rawHeaders
+      const out: string[] = []
+      for (let i = 0; i + 1 < raw.length; i += 2) {
+        const k = raw[i] as string
+        if (!ANSWER_HOP_BY_HOP.has(k.toLowerCase())) out.push(k, raw[i + 1] as string)
+      }
+      res.writeHead(status, upRes.statusMessage, out)
+      if ((upRes.headers['content-type'] ?? '').includes('text/event-stream')) res.flushHeaders()
+      upRes.on('data', (chunk: Buffer) => {
+        firstByte ??= performance.now()
+        if (!res.write(chunk)) {
+          upRes.pause()
+          res.once('drain', () => upRes.resume())
+        }
+        obs.write(chunk)
+      })
+      upRes.once('end', () => {
+        res.end()
+        void finishObservation().then((observation) => {
+          if (!observation) return
+          const failed = status >= 400 || observation.error !== null
+          const errorClass = !failed
+            ? null
+            : status >= 400
+              ? classOfError(status, observation.error)
+              : 'upstream_stream_error'
+          return record({
+            httpStatus: status,
+            errorClass,
+            errorCode: observation.error,
+            observation,
+            noCharge: status >= 400,
+          })
+        })
+      })
+      const upstreamBroke = (): void => {
+        if (done || clientGone) return
+        upstreamGone = true
+        res.destroy()
+        void finishObservation().then((observation) =>
+          record({
+            httpStatus: status,
+            errorClass: 'upstream_aborted',
+            errorCode: null,
+            observation,
+            noCharge: false,
+          }),
+        )
+      }
+      upRes.once('aborted', upstreamBroke)
+      upRes.once('error', upstreamBroke)
+    })
+
+    req.pipe(up)
+  }
+
+  private extraHeaders(
+    attempt: AttemptState | null,
+    a: Attribution | null,
+  ): Record<string, string> | undefined {
+    const extra: Record<string, string> = { ...(attempt?.reg.extraHeaders ?? {}) }
+    if (this.opts.forwardAttribution && a) {
+      extra['x-hw-cell'] = a.cell_id
+      extra['x-hw-instance'] = a.instance_id
+      extra['x-hw-trial'] = String(a.trial)
+      extra['x-hw-attempt'] = String(a.attempt)
+    }
+    return Object.keys(extra).length > 0 ? extra : undefined
+  }
+
+  private standaloneAttribution(token: string | null): Attribution | null {
+    const m = token ? /^([^:]+):([^:]+):(\d+):(\d+)$/.exec(token) : null
+    if (!m || Number(m[4]) < 1) return null
+    return {
+      experiment_id: this.opts.experimentId,
+      run_id: this.opts.runId,
+      cell_id: m[1] as string,
+      instance_id: m[2] as string,
+      trial: Number(m[3]),
+      attempt: Number(m[4]),
+    }
+  }
+
+  private buildRow(x: {
+    path: PathInfo
+    startedAt: Date
+    t0: number
+    firstByte: number | null
+    chunks: Buffer[]
+    req: http.IncomingMessage
+    attempt: AttemptState | null
+    attribution: Attribution | null
+    outcome: Outcome
+  }): LedgerRow {
+    const { path, outcome } = x
+    const t1 = performance.now()
+    const info = inspectRequest(path, Buffer.concat(x.chunks), header(x.req, 'content-encoding'))
+    const rule = cacheRuleFor(this.opts.route.provider, path.api, this.opts.route.cacheSemantics)
+    const usage = outcome.observation?.usage ?? null
+    const norm = usage
+      ? normalizeUsage(path.api, usage, rule)
+      : { tokens: { ...NULL_TOKENS }, flags: [] as string[] }
+    const flags = [...norm.flags]
+    let spend: Pick<LedgerRow, 'spend_usd' | 'spend_source' | 'spend_recomputed_usd'>
+    if (norm.tokens.input_total !== null || hasTokens(norm.tokens)) {
+      const c = chooseProxySpend(norm.tokens, this.opts.route.prices)
+      spend = c
+      flags.push(...c.flags)
+    } else if (outcome.noCharge || path.api === 'other') {
+      spend = { spend_usd: 0, spend_source: 'proxy', spend_recomputed_usd: null }
+    } else {
+      spend = { spend_usd: null, spend_source: 'unpriced', spend_recomputed_usd: null }
+      if (!flags.includes('usage_absent')) flags.push('usage_absent')
+      if (outcome.observation?.unreadable) flags.push('answer_unreadable')
+    }
+    const ok = outcome.errorClass === null
+    return {
+      schema_version: LEDGER_SCHEMA_VERSION,
+      request_id: `px_${randomUUID()}`,
+      source: 'proxy',
+      call_type: path.callType,
+      api: path.api,
+      stream: info.stream,
+      model: info.model,
+      model_observed: outcome.observation?.model ?? null,
+      model_group: null,
+      provider: this.opts.route.provider,
+      status: ok ? 'success' : 'failure',
+      http_status: outcome.httpStatus,
+      error: ok
+        ? null
+        : {
+            class: outcome.errorClass as string,
+            code: outcome.errorCode,
+            message: outcome.httpStatus === null ? null : `HTTP ${outcome.httpStatus}`,
+          },
+      started_at: x.startedAt.toISOString(),
+      ended_at: new Date(x.startedAt.getTime() + (t1 - x.t0)).toISOString(),
+      first_token_at:
+        x.firstByte === null ? null : new Date(x.startedAt.getTime() + (x.firstByte - x.t0)).toISOString(),
+      duration_ms: round3(t1 - x.t0),
+      ttft_ms: x.firstByte === null ? null : round3(x.firstByte - x.t0),
+      request_shape: info.shape,
+      tokens: norm.tokens,
+      cache_semantics: rule.semantics,
+      ...spend,
+      spend_logged_usd: null,
+      flags,
+      attribution: x.attribution,
+      usage_object: projectUsage(usage),
+      additional_usage_values: null,
+    }
+  }
+
+  private emit(row: LedgerRow, attempt: AttemptState | null): void {
+    try {
+      this.ledger?.append(row)
+    } catch (e) {
+      process.stderr.write(
+        `harness-watch: ledger write failed: ${e instanceof Error ? e.message : String(e)}\n`,
+      )
+    }
+    if (attempt) {
+      attempt.rows.push(row)
+      attempt.spendUsd += row.spend_usd ?? 0
+      attempt.inflight--
+      attempt.settled()
+    } else {
+      this.unattributedRows.push(row)
+    }
+    this.opts.onRow?.(row)
+  }
+}
+
+class TimeoutMark extends Error {
+  constructor() {
+    super('upstream idle timeout')
+  }
+}
+
+function header(req: http.IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name]
+  return Array.isArray(v) ? v[0] : v
+}
+
+function round3(ms: number): number {
+  return Math.max(0, Math.round(ms * 1000) / 1000)
+}
+
+/** Error class of an upstream error answer; quota/budget codes from any provider are `budget_exceeded`. */
+function classOfError(status: number, code: string | null): string {
+  if (code === 'budget_exceeded' || code === 'insufficient_quota') return 'budget_exceeded'
+  return errorClassOfStatus(status)
+}

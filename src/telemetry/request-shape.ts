@@ -1,0 +1,153 @@
+import zlib from 'node:zlib'
+import type { LedgerRow } from './ledger.js'
+import type { ObservedApi } from './observe.js'
+
+export type RequestShape = NonNullable<LedgerRow['request_shape']>
+
+/** What a request path says: its wire API, a call type for the ledger, and (Gemini) model and stream. */
+export interface PathInfo {
+  api: ObservedApi
+  callType: string
+  /** Gemini puts the model in the path. */
+  model: string | null
+  /** Gemini puts streaming in the method name. */
+  stream: boolean | null
+}
+
+const GEMINI = /\/models\/([^/:]+):(generateContent|streamGenerateContent|countTokens)$/
+
+/**
+ * Classify a request by its path suffix, so any prefix works (`/v1`, `/v1beta`, `/openai/v1`, none).
+ * Inference routes: `…/chat/completions` and `…/completions` (chat), `…/responses`, `…/messages`
+ * (Anthropic), `…/models/<m>:generateContent|streamGenerateContent` (Gemini). Everything else
+ * (count_tokens, model lists, probes) is `other`.
+ */
+export function classifyPath(method: string, pathname: string): PathInfo {
+  const p = pathname.length > 1 && pathname.endsWith('/') ? pathname.slice(0, -1) : pathname
+  if (method === 'POST') {
+    if (p.endsWith('/chat/completions'))
+      return { api: 'chat', callType: 'chat.completions', model: null, stream: null }
+    if (p.endsWith('/responses'))
+      return { api: 'responses', callType: 'responses', model: null, stream: null }
+    if (p.endsWith('/messages')) return { api: 'anthropic', callType: 'messages', model: null, stream: null }
+    if (p.endsWith('/messages/count_tokens'))
+      return { api: 'other', callType: 'count_tokens', model: null, stream: false }
+    if (p.endsWith('/completions')) return { api: 'chat', callType: 'completions', model: null, stream: null }
+    const g = GEMINI.exec(p)
+    if (g) {
+      const model = decodeSafe(g[1] ?? '')
+      if (g[2] === 'countTokens') return { api: 'other', callType: 'countTokens', model, stream: false }
+      const stream = g[2] === 'streamGenerateContent'
+      return { api: 'gemini', callType: g[2] ?? 'generateContent', model, stream }
+    }
+  }
+  const tail = p.split('/').filter(Boolean).slice(-1)[0] ?? ''
+  return { api: 'other', callType: `${method} ${tail}`.slice(0, 80).trim(), model: null, stream: null }
+}
+
+function decodeSafe(s: string): string {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return s
+  }
+}
+
+/** The request body as JSON, decoding gzip/deflate/br/zstd bodies; undefined when unreadable. */
+export function decodeJsonBody(body: Buffer, contentEncoding: string | undefined): unknown {
+  if (body.length === 0) return undefined
+  try {
+    const enc = (contentEncoding ?? '').trim().toLowerCase()
+    let raw = body
+    if (enc === 'gzip' || enc === 'x-gzip') raw = zlib.gunzipSync(body)
+    else if (enc === 'deflate') raw = zlib.inflateSync(body)
+    else if (enc === 'br') raw = zlib.brotliDecompressSync(body)
+    else if (enc === 'zstd') {
+      // Node ≥ 22.15 has zstd; on Node 20 the shape of a zstd body stays unknown.
+      const z = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync
+      if (!z) return undefined
+      raw = z(body)
+    } else if (enc !== '' && enc !== 'identity') return undefined
+    return JSON.parse(raw.toString('utf8'))
+  } catch {
+    return undefined
+  }
+}
+
+type Obj = Record<string, unknown>
+const obj = (v: unknown): Obj | null =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : null
+const arr = (v: unknown): unknown[] | null => (Array.isArray(v) ? v : null)
+const jsonBytes = (v: unknown): number => (v === undefined ? 0 : Buffer.byteLength(JSON.stringify(v)))
+const isSystemRole = (m: unknown): boolean => {
+  const role = obj(m)?.role
+  return role === 'system' || role === 'developer'
+}
+
+/** Model requested, stream flag and shape (sizes and counts only) of one request body. */
+export interface RequestInfo {
+  model: string | null
+  stream: boolean | null
+  shape: RequestShape
+}
+
+/**
+ * Read a request body for the ledger: the requested model, whether it streams, and its shape —
+ * wire bytes, number of tools (Gemini: function declarations), messages (chat `messages`, Responses
+ * `input` items, Anthropic `messages`, Gemini `contents`) and system bytes (chat system/developer
+ * messages, Responses `instructions` + system/developer items, Anthropic `system`, Gemini
+ * `systemInstruction`). Never keeps any content.
+ */
+export function inspectRequest(
+  path: PathInfo,
+  body: Buffer,
+  contentEncoding: string | undefined,
+): RequestInfo {
+  const shape: RequestShape = { bytes: body.length, tools: null, messages: null, system_bytes: null }
+  const b = obj(decodeJsonBody(body, contentEncoding))
+  if (!b) return { model: path.model, stream: path.stream, shape }
+  const model = path.model ?? (typeof b.model === 'string' ? b.model.slice(0, 200) : null)
+  const stream = path.stream ?? (path.api === 'other' ? null : b.stream === true)
+  switch (path.api) {
+    case 'chat': {
+      const msgs = arr(b.messages)
+      shape.tools = (arr(b.tools)?.length ?? 0) + (arr(b.functions)?.length ?? 0)
+      shape.messages = msgs?.length ?? (b.prompt !== undefined ? 1 : 0)
+      shape.system_bytes = (msgs ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0)
+      break
+    }
+    case 'responses': {
+      const input = b.input
+      const items = arr(input)
+      shape.tools = arr(b.tools)?.length ?? 0
+      shape.messages = items ? items.length : input === undefined ? 0 : 1
+      shape.system_bytes =
+        jsonBytes(b.instructions ?? undefined) +
+        (items ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0)
+      break
+    }
+    case 'anthropic': {
+      const msgs = arr(b.messages)
+      shape.tools = arr(b.tools)?.length ?? 0
+      shape.messages = msgs?.length ?? 0
+      shape.system_bytes =
+        jsonBytes(b.system ?? undefined) +
+        (msgs ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0)
+      break
+    }
+    case 'gemini': {
+      const tools = arr(b.tools) ?? []
+      shape.tools = tools.reduce((n: number, t) => {
+        const o = obj(t)
+        const decls = arr(o?.functionDeclarations) ?? arr(o?.function_declarations)
+        return n + (decls ? decls.length : 1)
+      }, 0)
+      shape.messages = arr(b.contents)?.length ?? 0
+      shape.system_bytes = jsonBytes(b.systemInstruction ?? b.system_instruction ?? undefined)
+      break
+    }
+    default:
+      break
+  }
+  return { model, stream, shape }
+}

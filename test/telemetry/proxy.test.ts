@@ -1,0 +1,642 @@
+import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import Anthropic from '@anthropic-ai/sdk'
+import OpenAI from 'openai'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import type { ModelRoute } from '../../src/manifest/schema.js'
+import { type LedgerCapture, openLedgerCapture } from '../../src/telemetry/capture.js'
+import { type Attribution, LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { startUpstream, type TestUpstream } from './support/upstream.js'
+
+const ROUTE: ModelRoute = {
+  id: 'test-model',
+  provider: 'scripted',
+  api: 'chat',
+  prices: { input: 1, output: 10, cache_read: 0.1, cache_write: 1.25 },
+}
+const UPSTREAM_KEY = 'sk-real-upstream-key-0123456789'
+
+function attribution(instance: string, attempt = 1): Attribution {
+  return {
+    experiment_id: 'exp',
+    run_id: 'run-1',
+    cell_id: 'cell-a',
+    instance_id: instance,
+    trial: 0,
+    attempt,
+  }
+}
+
+let upstream: TestUpstream
+let dir: string
+let capture: LedgerCapture
+let ledgerFile: string
+
+beforeAll(async () => {
+  upstream = await startUpstream()
+})
+afterAll(async () => {
+  await upstream.close()
+})
+beforeEach(async () => {
+  dir = await mkdtemp(path.join(tmpdir(), 'hw-proxy-'))
+  ledgerFile = path.join(dir, 'ledger.jsonl')
+  capture = await openLedgerCapture({
+    route: ROUTE,
+    upstreamOrigin: upstream.origin,
+    upstreamKey: UPSTREAM_KEY,
+    ledgerFile,
+    runId: 'run-1',
+    experimentId: 'exp',
+    forwardAttribution: true,
+  })
+  upstream.calls.length = 0
+})
+afterEach(async () => {
+  await capture.close()
+  await rm(dir, { recursive: true, force: true })
+})
+
+async function readLedger(): Promise<unknown[]> {
+  const text = await readFile(ledgerFile, 'utf8')
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+}
+
+describe('recording proxy with real SDK clients', () => {
+  it('records OpenAI chat, stream and not, with the cache split and swaps the key', async () => {
+    const t = await capture.begin(attribution('inst-chat'), {})
+    const client = new OpenAI({
+      apiKey: t.endpoint.apiKey,
+      baseURL: `${t.endpoint.origin}/v1`,
+      maxRetries: 0,
+    })
+    const plain = await client.chat.completions.create({
+      model: 'test-model',
+      messages: [
+        { role: 'system', content: 'be brief' },
+        { role: 'user', content: 'hello' },
+      ],
+      tools: [
+        { type: 'function', function: { name: 'bash', parameters: { type: 'object', properties: {} } } },
+      ],
+    })
+    expect(plain.usage?.prompt_tokens).toBe(100)
+    const stream = await client.chat.completions.create({
+      model: 'test-model',
+      messages: [{ role: 'user', content: 'title please' }],
+      stream: true,
+      stream_options: { include_usage: true },
+    })
+    let text = ''
+    for await (const c of stream) text += c.choices[0]?.delta?.content ?? ''
+    expect(text).toBe('done')
+    const { rows, summary } = await t.finish()
+    expect(rows).toHaveLength(2)
+    for (const r of rows) {
+      expect(LedgerRowSchema.parse(r)).toBeTruthy()
+      expect(r.status).toBe('success')
+      expect(r.api).toBe('chat')
+      expect(r.model).toBe('test-model')
+      expect(r.model_observed).toBe('test-model-2025-01-01')
+      expect(r.tokens).toEqual({
+        input_total: 100,
+        input_fresh: 60,
+        cache_read: 40,
+        cache_write: 0,
+        output: 20,
+        reasoning: 5,
+      })
+      expect(r.cache_semantics).toBe('inclusive')
+      // 60·1 + 40·0.1 + 20·10 per Mtok
+      expect(r.spend_usd).toBeCloseTo(0.000264, 12)
+      expect(r.spend_source).toBe('recomputed')
+      expect(r.attribution).toEqual(attribution('inst-chat'))
+    }
+    expect(rows[0]?.stream).toBe(false)
+    expect(rows[0]?.request_shape).toMatchObject({ tools: 1, messages: 2 })
+    expect(rows[0]?.request_shape?.system_bytes).toBe(
+      JSON.stringify({ role: 'system', content: 'be brief' }).length,
+    )
+    expect(rows[1]?.stream).toBe(true)
+    expect(rows[1]?.request_shape?.tools).toBe(0)
+    expect(summary).toMatchObject({
+      source: 'ledger',
+      coverage: 'complete',
+      proxy_requests: 2,
+      input_tokens: 200,
+      input_fresh_tokens: 120,
+      cache_read_tokens: 80,
+      cache_write_tokens: 0,
+      output_tokens: 40,
+      reasoning_tokens: 10,
+      models_observed: ['test-model-2025-01-01'],
+      model_mismatch: false,
+      first_request_tools: 1,
+      aux_requests: 1,
+      budget_exceeded: false,
+      spend_source: 'recomputed',
+    })
+    expect(summary.spend_usd).toBeCloseTo(0.000528, 12)
+    // The upstream got the real key and the attribution headers, never the attempt key.
+    for (const call of upstream.calls) {
+      expect(call.headers.authorization).toBe(`Bearer ${UPSTREAM_KEY}`)
+      expect(call.headers['x-hw-cell']).toBe('cell-a')
+      expect(call.headers['x-hw-instance']).toBe('inst-chat')
+      expect(call.headers['x-hw-trial']).toBe('0')
+      expect(call.headers['x-hw-attempt']).toBe('1')
+    }
+  })
+
+  it('records OpenAI Responses, stream and not', async () => {
+    const t = await capture.begin(attribution('inst-resp'), {})
+    const client = new OpenAI({
+      apiKey: t.endpoint.apiKey,
+      baseURL: `${t.endpoint.origin}/v1`,
+      maxRetries: 0,
+    })
+    const r1 = await client.responses.create({ model: 'test-model', input: 'hi', instructions: 'sys' })
+    expect(r1.usage?.input_tokens).toBe(100)
+    const s = await client.responses.create({
+      model: 'test-model',
+      input: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    })
+    for await (const _ of s) {
+      // drain
+    }
+    const { rows } = await t.finish()
+    expect(
+      rows.map((r) => [r.api, r.stream, r.tokens.input_fresh, r.tokens.cache_read, r.tokens.output]),
+    ).toEqual([
+      ['responses', false, 60, 40, 20],
+      ['responses', true, 60, 40, 20],
+    ])
+    expect(rows[0]?.request_shape).toMatchObject({ messages: 1, system_bytes: 5 })
+    expect(rows[1]?.model_observed).toBe('test-model-2025-01-01')
+  })
+
+  it('records Anthropic Messages (exclusive cache semantics), stream and not, keyed by x-api-key', async () => {
+    const t = await capture.begin(attribution('inst-anth'), {})
+    const client = new Anthropic({ apiKey: t.endpoint.apiKey, baseURL: t.endpoint.origin, maxRetries: 0 })
+    const m = await client.messages.create({
+      model: 'claude-test',
+      max_tokens: 100,
+      system: 'sys prompt',
+      messages: [{ role: 'user', content: 'hi' }],
+    })
+    expect(m.usage.input_tokens).toBe(60)
+    const s = await client.messages.create({
+      model: 'claude-test',
+      max_tokens: 100,
+      messages: [{ role: 'user', content: 'hi' }],
+      stream: true,
+    })
+    for await (const _ of s) {
+      // drain
+    }
+    const { rows, summary } = await t.finish()
+    for (const r of rows) {
+      expect(r.api).toBe('anthropic')
+      expect(r.cache_semantics).toBe('exclusive')
+      expect(r.tokens).toEqual({
+        input_total: 100,
+        input_fresh: 60,
+        cache_read: 30,
+        cache_write: 10,
+        output: 20,
+        reasoning: null,
+      })
+      // 60·1 + 30·0.1 + 10·1.25 + 20·10 per Mtok
+      expect(r.spend_usd).toBeCloseTo(0.0002755, 12)
+    }
+    expect(rows[0]?.request_shape?.system_bytes).toBe(Buffer.byteLength(JSON.stringify('sys prompt')))
+    expect(summary.model_mismatch).toBe(true)
+    expect(summary.flags).toContain('model_mismatch')
+    expect(upstream.calls.every((c) => c.headers['x-api-key'] === UPSTREAM_KEY)).toBe(true)
+  })
+
+  it('records Gemini generateContent and both streamGenerateContent forms, keyed by x-goog-api-key', async () => {
+    const t = await capture.begin(attribution('inst-gem'), {})
+    const body = JSON.stringify({
+      contents: [{ role: 'user', parts: [{ text: 'hi' }] }],
+      systemInstruction: { parts: [{ text: 'sys' }] },
+      tools: [{ functionDeclarations: [{ name: 'a' }, { name: 'b' }] }],
+    })
+    const headers = { 'content-type': 'application/json', 'x-goog-api-key': t.endpoint.apiKey }
+    for (const suffix of [':generateContent', ':streamGenerateContent?alt=sse', ':streamGenerateContent']) {
+      const res = await fetch(`${t.endpoint.origin}/v1beta/models/gemini-test${suffix}`, {
+        method: 'POST',
+        headers,
+        body,
+      })
+      expect(res.status).toBe(200)
+      await res.text()
+    }
+    const { rows } = await t.finish()
+    expect(rows.map((r) => [r.call_type, r.stream, r.model])).toEqual([
+      ['generateContent', false, 'gemini-test'],
+      ['streamGenerateContent', true, 'gemini-test'],
+      ['streamGenerateContent', true, 'gemini-test'],
+    ])
+    for (const r of rows) {
+      expect(r.tokens).toEqual({
+        input_total: 100,
+        input_fresh: 60,
+        cache_read: 40,
+        cache_write: 0,
+        output: 20,
+        reasoning: 5,
+      })
+      expect(r.request_shape).toMatchObject({ tools: 2, messages: 1 })
+      expect(r.model_observed).toBe('gemini-test-2025-01-01')
+    }
+    expect(upstream.calls.every((c) => c.headers['x-goog-api-key'] === UPSTREAM_KEY)).toBe(true)
+  })
+
+  it('reads usage out of a gzip-encoded answer and forwards the bytes unchanged', async () => {
+    const t = await capture.begin(attribution('inst-gz'), {})
+    const res = await fetch(`${t.endpoint.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.endpoint.apiKey}`,
+        'content-type': 'application/json',
+        'x-test-mode': 'gzip',
+      },
+      body: JSON.stringify({ model: 'test-model', messages: [] }),
+    })
+    expect(((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens).toBe(100)
+    const { rows } = await t.finish()
+    expect(rows[0]?.tokens.input_total).toBe(100)
+  })
+})
+
+describe('streaming pass-through', () => {
+  it('delivers the first SSE chunk before the upstream has finished', async () => {
+    const t = await capture.begin(attribution('inst-sse'), {})
+    const gap = 400
+    const start = performance.now()
+    const res = await fetch(`${t.endpoint.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.endpoint.apiKey}`,
+        'content-type': 'application/json',
+        'x-test-gap-ms': String(gap),
+      },
+      body: JSON.stringify({
+        model: 'test-model',
+        messages: [],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    })
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    const first = await reader.read()
+    const firstAt = performance.now() - start
+    expect(new TextDecoder().decode(first.value)).toContain('"content":"do"')
+    while (!(await reader.read()).done) {
+      // drain
+    }
+    const endAt = performance.now() - start
+    // The first chunk arrives long before the upstream's pause is over; the end comes after it.
+    expect(firstAt).toBeLessThan(gap / 2)
+    expect(endAt).toBeGreaterThanOrEqual(gap)
+    const { rows } = await t.finish()
+    expect(rows[0]?.ttft_ms).toBeLessThan(gap / 2)
+    expect(rows[0]?.duration_ms).toBeGreaterThanOrEqual(gap - 5)
+    expect(rows[0]?.tokens.output).toBe(20)
+  })
+})
+
+describe('the ledger holds no body, header or key', () => {
+  it('keeps only the allowlisted projection', async () => {
+    const t = await capture.begin(attribution('inst-secret'), {})
+    const marker = 'BODY-MARKER-7f3a9c'
+    const client = new OpenAI({
+      apiKey: t.endpoint.apiKey,
+      baseURL: `${t.endpoint.origin}/v1`,
+      maxRetries: 0,
+      defaultHeaders: { 'x-custom-header': 'HEADER-MARKER-51c2' },
+    })
+    await client.chat.completions.create({
+      model: 'test-model',
+      messages: [{ role: 'user', content: marker }],
+    })
+    await t.finish()
+    const text = await readFile(ledgerFile, 'utf8')
+    expect(text.length).toBeGreaterThan(100)
+    expect(text).not.toContain(t.endpoint.apiKey)
+    expect(text).not.toContain(UPSTREAM_KEY)
+    expect(text).not.toContain(marker)
+    expect(text).not.toContain('HEADER-MARKER')
+    expect(text).not.toContain('done') // the answer text
+    const rows = await readLedger()
+    expect(rows).toHaveLength(1)
+    expect(LedgerRowSchema.parse(rows[0])).toBeTruthy()
+  })
+})
+
+describe('attribution', () => {
+  const styles: [string, (key: string) => { url: string; headers: Record<string, string> }][] = [
+    [
+      'Authorization: Bearer',
+      (k) => ({ url: '/v1/chat/completions', headers: { authorization: `Bearer ${k}` } }),
+    ],
+    ['x-api-key', (k) => ({ url: '/v1/chat/completions', headers: { 'x-api-key': k } })],
+    ['x-goog-api-key', (k) => ({ url: '/v1/chat/completions', headers: { 'x-goog-api-key': k } })],
+    ['api-key', (k) => ({ url: '/v1/chat/completions', headers: { 'api-key': k } })],
+    ['?key=', (k) => ({ url: `/v1/chat/completions?key=${k}`, headers: {} })],
+    ['/a/<key> path prefix', (k) => ({ url: `/a/${k}/v1/chat/completions`, headers: {} })],
+  ]
+  it.each(styles)('attributes a request keyed by %s and swaps the key upstream', async (_name, style) => {
+    const t = await capture.begin(attribution('inst-style'), {})
+    const other = await capture.begin(attribution('inst-other'), {})
+    const { url, headers } = style(t.endpoint.apiKey)
+    const res = await fetch(`${t.endpoint.origin}${url}`, {
+      method: 'POST',
+      headers: { ...headers, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test-model', messages: [] }),
+    })
+    expect(res.status).toBe(200)
+    const { rows } = await t.finish()
+    expect(rows).toHaveLength(1)
+    expect(rows[0]?.attribution?.instance_id).toBe('inst-style')
+    expect((await other.finish()).rows).toHaveLength(0)
+    const call = upstream.calls.at(-1)
+    expect(call?.path).toBe(
+      url.startsWith('/a/') ? '/v1/chat/completions' : url.replace(t.endpoint.apiKey, UPSTREAM_KEY),
+    )
+    expect(JSON.stringify(call?.headers)).not.toContain(t.endpoint.apiKey)
+  })
+
+  it('answers an unknown key with 401 in each provider shape and records it unattributed', async () => {
+    const post = (p: string, headers: Record<string, string>) =>
+      fetch(`${capture.origin}${p}`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'test-model', messages: [] }),
+      })
+    const openai = await post('/v1/chat/completions', { authorization: 'Bearer sk-nope' })
+    expect(openai.status).toBe(401)
+    expect(await openai.json()).toMatchObject({
+      error: { type: 'invalid_request_error', code: 'invalid_api_key' },
+    })
+    const anth = await post('/v1/messages', { 'x-api-key': 'sk-nope' })
+    expect(anth.status).toBe(401)
+    expect(await anth.json()).toMatchObject({ type: 'error', error: { type: 'authentication_error' } })
+    const gem = await post('/v1beta/models/g:generateContent', { 'x-goog-api-key': 'nope' })
+    expect(gem.status).toBe(401)
+    expect(await gem.json()).toMatchObject({ error: { code: 401, status: 'UNAUTHENTICATED' } })
+    expect(upstream.calls).toHaveLength(0)
+    const rows = capture.proxy.unattributedRows
+    expect(rows).toHaveLength(3)
+    for (const r of rows) {
+      expect(r.attribution).toBeNull()
+      expect(r.status).toBe('failure')
+      expect(r.error?.class).toBe('unknown_key')
+    }
+    expect(await readFile(ledgerFile, 'utf8')).not.toContain('sk-nope')
+  })
+})
+
+describe('budgets (F06)', () => {
+  it('answers beyond max_requests with a provider-shaped quota error and records budget_exceeded', async () => {
+    const t = await capture.begin(attribution('inst-budget'), { maxRequests: 2 })
+    const client = new OpenAI({
+      apiKey: t.endpoint.apiKey,
+      baseURL: `${t.endpoint.origin}/v1`,
+      maxRetries: 0,
+    })
+    await client.chat.completions.create({ model: 'test-model', messages: [] })
+    await client.chat.completions.create({ model: 'test-model', messages: [] })
+    const err = await client.chat.completions
+      .create({ model: 'test-model', messages: [] })
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(OpenAI.APIError)
+    const api = err as InstanceType<typeof OpenAI.APIError>
+    expect(api.status).toBe(429)
+    expect(api.code).toBe('budget_exceeded')
+    expect(api.type).toBe('insufficient_quota')
+    const anth = await fetch(`${t.endpoint.origin}/v1/messages`, {
+      method: 'POST',
+      headers: { 'x-api-key': t.endpoint.apiKey, 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect(anth.status).toBe(400)
+    expect(await anth.json()).toMatchObject({ type: 'error', error: { type: 'invalid_request_error' } })
+    const gem = await fetch(`${t.endpoint.origin}/v1beta/models/g:generateContent`, {
+      method: 'POST',
+      headers: { 'x-goog-api-key': t.endpoint.apiKey, 'content-type': 'application/json' },
+      body: '{}',
+    })
+    expect(gem.status).toBe(429)
+    expect(await gem.json()).toMatchObject({ error: { code: 429, status: 'RESOURCE_EXHAUSTED' } })
+    expect(upstream.calls).toHaveLength(2)
+    const { rows, summary } = await t.finish()
+    expect(rows.map((r) => r.error?.class ?? r.status)).toEqual([
+      'success',
+      'success',
+      'budget_exceeded',
+      'budget_exceeded',
+      'budget_exceeded',
+    ])
+    expect(rows[2]).toMatchObject({
+      status: 'failure',
+      http_status: 429,
+      spend_usd: 0,
+      spend_source: 'proxy',
+    })
+    expect(summary.budget_exceeded).toBe(true)
+    expect(summary.flags).toContain('budget_exceeded')
+    expect(summary.failed_rows).toBe(3)
+    expect(summary.coverage).toBe('complete')
+  })
+
+  it('stops at max_spend_usd once the recorded spend reaches it', async () => {
+    const t = await capture.begin(attribution('inst-spend'), { maxSpendUsd: 0.0003 })
+    const client = new OpenAI({
+      apiKey: t.endpoint.apiKey,
+      baseURL: `${t.endpoint.origin}/v1`,
+      maxRetries: 0,
+    })
+    await client.chat.completions.create({ model: 'test-model', messages: [] }) // $0.000264
+    await client.chat.completions.create({ model: 'test-model', messages: [] }) // total $0.000528
+    const err = await client.chat.completions
+      .create({ model: 'test-model', messages: [] })
+      .catch((e: unknown) => e)
+    expect((err as { status?: number }).status).toBe(429)
+    const { summary } = await t.finish()
+    expect(summary.budget_exceeded).toBe(true)
+    expect(summary.spend_usd).toBeCloseTo(0.000528, 12)
+  })
+})
+
+const post = (origin: string, key: string, mode: string, stream = false) =>
+  fetch(`${origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-test-mode': mode },
+    body: JSON.stringify({ model: 'test-model', messages: [], stream }),
+  })
+
+describe('upstream failures become failure rows with a class', () => {
+  it('forwards 5xx and 429 answers and classes them', async () => {
+    const t = await capture.begin(attribution('inst-5xx'), {})
+    const r500 = await post(t.endpoint.origin, t.endpoint.apiKey, 'error500')
+    expect(r500.status).toBe(500)
+    expect(await r500.json()).toMatchObject({ error: { message: 'upstream says no' } })
+    expect((await post(t.endpoint.origin, t.endpoint.apiKey, 'error429')).status).toBe(429)
+    const { rows, summary } = await t.finish()
+    expect(rows.map((r) => [r.status, r.http_status, r.error?.class, r.error?.code])).toEqual([
+      ['failure', 500, 'upstream_5xx', 'e500'],
+      ['failure', 429, 'rate_limited', 'e429'],
+    ])
+    expect(summary.coverage).toBe('complete')
+    expect(summary.spend_usd).toBe(0)
+  })
+
+  it('answers 502 when the upstream is down', async () => {
+    const dead = await openLedgerCapture({
+      route: ROUTE,
+      upstreamOrigin: 'http://127.0.0.1:9', // discard port: nothing listens
+      ledgerFile: path.join(dir, 'dead.jsonl'),
+      runId: 'run-1',
+      experimentId: 'exp',
+      forwardAttribution: false,
+    })
+    try {
+      const t = await dead.begin(attribution('inst-down'), {})
+      const res = await post(t.endpoint.origin, t.endpoint.apiKey, '')
+      expect(res.status).toBe(502)
+      expect(await res.json()).toMatchObject({ error: { code: 'upstream_unreachable' } })
+      const { rows } = await t.finish()
+      expect(rows[0]).toMatchObject({
+        status: 'failure',
+        http_status: 502,
+        error: { class: 'upstream_unreachable' },
+      })
+    } finally {
+      await dead.close()
+    }
+  })
+
+  it('records an upstream that breaks off mid-stream', async () => {
+    const t = await capture.begin(attribution('inst-abort'), {})
+    const res = await post(t.endpoint.origin, t.endpoint.apiKey, 'abort-mid', true)
+    await res.text().catch(() => '')
+    const { rows, summary } = await t.finish()
+    expect(rows[0]).toMatchObject({
+      status: 'failure',
+      error: { class: 'upstream_aborted' },
+      spend_usd: null,
+    })
+    expect(summary.coverage).toBe('partial')
+  })
+
+  it('records a client that hangs up mid-stream', async () => {
+    const t = await capture.begin(attribution('inst-client'), {})
+    const ctl = new AbortController()
+    const res = await fetch(`${t.endpoint.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.endpoint.apiKey}`,
+        'content-type': 'application/json',
+        'x-test-gap-ms': '2000',
+      },
+      body: JSON.stringify({ model: 'test-model', messages: [], stream: true }),
+      signal: ctl.signal,
+    })
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader()
+    await reader.read()
+    ctl.abort()
+    const { rows } = await t.finish()
+    expect(rows[0]).toMatchObject({ status: 'failure', error: { class: 'client_aborted' } })
+    expect(rows[0]?.model_observed).toBe('test-model-2025-01-01')
+  })
+
+  it('answers 504 when the upstream does not answer in time', async () => {
+    const slow = await openLedgerCapture({
+      route: ROUTE,
+      upstreamOrigin: upstream.origin,
+      ledgerFile: path.join(dir, 'slow.jsonl'),
+      runId: 'run-1',
+      experimentId: 'exp',
+      forwardAttribution: false,
+      upstreamTimeoutMs: 200,
+    })
+    try {
+      const t = await slow.begin(attribution('inst-hang'), {})
+      const res = await post(t.endpoint.origin, t.endpoint.apiKey, 'hang')
+      expect(res.status).toBe(504)
+      const { rows } = await t.finish()
+      expect(rows[0]).toMatchObject({
+        status: 'failure',
+        http_status: 504,
+        error: { class: 'upstream_timeout' },
+      })
+    } finally {
+      await slow.close()
+    }
+  })
+
+  it('answers without usage make the attempt partial, never zero', async () => {
+    const t = await capture.begin(attribution('inst-nousage'), {})
+    await post(t.endpoint.origin, t.endpoint.apiKey, 'no-usage')
+    await post(t.endpoint.origin, t.endpoint.apiKey, '')
+    const { rows, summary } = await t.finish()
+    expect(rows[0]).toMatchObject({ spend_usd: null, spend_source: 'unpriced' })
+    expect(rows[0]?.flags).toContain('usage_absent')
+    expect(summary.coverage).toBe('partial')
+    expect(summary.reason).toContain('1 of 2 requests carried no usage')
+    expect(summary.spend_usd).toBeNull()
+    expect(summary.input_tokens).toBe(100)
+  })
+})
+
+describe('finish()', () => {
+  it('waits for the attempt’s in-flight request before summarising', async () => {
+    const t = await capture.begin(attribution('inst-wait'), {})
+    const pending = fetch(`${t.endpoint.origin}/v1/chat/completions`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${t.endpoint.apiKey}`,
+        'content-type': 'application/json',
+        'x-test-gap-ms': '300',
+      },
+      body: JSON.stringify({
+        model: 'test-model',
+        messages: [],
+        stream: true,
+        stream_options: { include_usage: true },
+      }),
+    }).then((r) => r.text())
+    await new Promise((r) => setTimeout(r, 50))
+    const { rows, summary } = await t.finish()
+    expect(rows).toHaveLength(1)
+    expect(rows[0]?.status).toBe('success')
+    expect(summary.coverage).toBe('complete')
+    await pending
+  })
+
+  it('an attempt that sent nothing is missing (possible proxy bypass, F14), never zero', async () => {
+    const t = await capture.begin(attribution('inst-bypass'), {})
+    const { rows, summary } = await t.finish()
+    expect(rows).toHaveLength(0)
+    expect(summary.coverage).toBe('missing')
+    expect(summary.flags).toContain('telemetry_bypass_suspected')
+    expect(summary.input_tokens).toBeNull()
+    expect(summary.spend_usd).toBeNull()
+    expect(summary.proxy_requests).toBeNull()
+  })
+
+  it('releases the key: a late request is refused and recorded unattributed', async () => {
+    const t = await capture.begin(attribution('inst-late'), {})
+    await t.finish()
+    const res = await post(t.endpoint.origin, t.endpoint.apiKey, '')
+    expect(res.status).toBe(401)
+    expect(capture.proxy.unattributedRows.at(-1)?.error?.class).toBe('unknown_key')
+    expect(upstream.calls).toHaveLength(0)
+  })
+})
