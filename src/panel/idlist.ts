@@ -52,7 +52,8 @@ function parseTemplate(template: string, name: string): Piece[] {
       i++
       continue
     }
-    if (c === '{') {
+    // `${NAME}` is the shell's own expansion, not a placeholder
+    if (c === '{' && template[i - 1] !== '$') {
       const m = /^\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(template.slice(i))
       if (m) {
         const ph = m[1] as string

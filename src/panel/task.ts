@@ -186,12 +186,17 @@ function describeIssue(issue: z.core.$ZodIssue): string {
       return input === undefined
         ? `required field is missing (expected ${issue.expected})`
         : `expected ${issue.expected}, got ${JSON.stringify(input)}`
-    case 'invalid_value':
-      return `expected one of ${issue.values.map((v) => JSON.stringify(v)).join(', ')}, got ${JSON.stringify(input)}`
+    case 'invalid_value': {
+      const allowed = issue.values.map((v) => JSON.stringify(v)).join(', ')
+      return input === undefined
+        ? `required field is missing (expected one of ${allowed})`
+        : `expected one of ${allowed}, got ${JSON.stringify(input)}`
+    }
     case 'unrecognized_keys':
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
     case 'too_small':
-      return issue.origin === 'number' ? `expected a number > ${issue.minimum}, got ${input}` : issue.message
+      if (issue.origin === 'number') return `expected a number > ${issue.minimum}, got ${input}`
+      return issue.origin === 'string' ? 'must not be empty' : issue.message
     default:
       return issue.message
   }
