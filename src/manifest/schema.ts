@@ -95,7 +95,7 @@ export const VerifierSchema = z.strictObject({
     .string()
     .optional()
     .describe('grading command template for kind=command: {instance} {workspace} {patch} {out}'),
-  timeout_s: z.number().positive().default(300),
+  timeout_s: z.number().positive().default(300).describe('verifier wall-clock limit, seconds'),
 })
 
 export const BenchmarkSchema = z.strictObject({
@@ -109,7 +109,7 @@ export const BenchmarkSchema = z.strictObject({
 })
 
 export const PanelSchema = z.strictObject({
-  source: z.enum(['inline', 'file', 'tasks', 'builtin']),
+  source: z.enum(['inline', 'file', 'tasks', 'builtin']).describe('where the instance ids come from'),
   instances: z.array(InstanceId).optional().describe('inline ids; for other sources an optional subset'),
   file: z
     .string()
@@ -117,7 +117,10 @@ export const PanelSchema = z.strictObject({
     .describe('source=file: JSON array or one id per line, relative to the manifest'),
   path: z.string().optional().describe('source=tasks: folder of Harbor-layout task folders'),
   name: z.string().optional().describe('source=builtin: a panel in manifests/panels/<name>'),
-  quarantine: z.array(InstanceId).default([]).describe('known-flaky/broken ids: run but not compared'),
+  quarantine: z
+    .array(InstanceId)
+    .default([])
+    .describe('known-flaky/broken ids: run and listed, never compared'),
 })
 
 export const CellConfigSchema = z.strictObject({
@@ -132,7 +135,7 @@ export const CellConfigSchema = z.strictObject({
 })
 
 export const CellSchema = z.strictObject({
-  id: Id,
+  id: Id.describe('cell id'),
   harness: z.string().describe(`one of: ${HARNESS_NAMES.join(', ')}`),
   version: z.string().min(1).describe('pinned harness version (npm version for npm harnesses)'),
   api: WireApiSchema.optional().describe('wire API this cell speaks; default: the route api if supported'),
@@ -146,27 +149,35 @@ export const BudgetsSchema = z.strictObject({
 })
 
 export const RetriesSchema = z.strictObject({
-  max: z.number().int().min(0).max(10).default(0),
-  on: z.array(ExitClassSchema).default(['infra']),
-  backoff_s: z.number().nonnegative().default(5),
+  max: z.number().int().min(0).max(10).default(0).describe('retries per (instance, trial)'),
+  on: z.array(ExitClassSchema).default(['infra']).describe('exit classes that are retried'),
+  backoff_s: z.number().nonnegative().default(5).describe('first backoff; doubles each retry'),
 })
 
 export const ShardsSchema = z.union([
-  z.strictObject({ count: z.number().int().positive() }),
-  z.strictObject({ size: z.number().int().positive() }),
+  z.strictObject({ count: z.number().int().positive().describe('number of shards') }),
+  z.strictObject({ size: z.number().int().positive().describe('instances per shard') }),
 ])
 
 export const ThresholdsSchema = z.strictObject({
-  resolved_deficit_pp: z.number().positive().default(10),
-  cost_ratio: z.number().positive().default(1.5),
-  fresh_input_ratio: z.number().positive().default(1.5),
-  request_ratio: z.number().positive().default(1.5),
+  resolved_deficit_pp: z
+    .number()
+    .positive()
+    .default(10)
+    .describe('alarm at a resolve-rate deficit of this many points'),
+  cost_ratio: z
+    .number()
+    .positive()
+    .default(1.5)
+    .describe('alarm above this spend ratio without a resolved advantage'),
+  fresh_input_ratio: z.number().positive().default(1.5).describe('alarm above this fresh-input-token ratio'),
+  request_ratio: z.number().positive().default(1.5).describe('alarm above this proxy-request ratio'),
   min_coverage: z.number().min(0).max(1).default(0.8).describe('share of complete blocks needed to decide'),
 })
 
 export const ConfirmationSchema = z.strictObject({
-  enabled: z.boolean().default(true),
-  max_blocks: z.number().int().positive().default(50),
+  enabled: z.boolean().default(true).describe('rerun the affected blocks before confirming a breach'),
+  max_blocks: z.number().int().positive().default(50).describe('cap on blocks rerun for confirmation'),
 })
 
 export const LiteLLMSettingsSchema = z.strictObject({
@@ -180,7 +191,10 @@ export const LiteLLMSettingsSchema = z.strictObject({
 })
 
 export const TelemetrySchema = z.strictObject({
-  source: z.enum(['ledger', 'litellm']).default('ledger'),
+  source: z
+    .enum(['ledger', 'litellm'])
+    .default('ledger')
+    .describe('ledger: our recording proxy; litellm: LiteLLM spend logs'),
   litellm: LiteLLMSettingsSchema.optional(),
   self_report_divergence: z.number().positive().default(1.5),
 })
@@ -198,20 +212,35 @@ export const ReportingSchema = z.strictObject({
 })
 
 const ManifestObject = z.strictObject({
-  schema_version: z.literal(MANIFEST_SCHEMA_VERSION),
-  experiment: z.strictObject({ id: Id, description: z.string().default('') }),
-  model: ModelRouteSchema,
-  benchmark: BenchmarkSchema,
-  panel: PanelSchema,
-  cells: z.array(CellSchema).min(1, { message: 'expected at least one cell' }),
+  schema_version: z.literal(MANIFEST_SCHEMA_VERSION).describe('manifest format version (1)'),
+  experiment: z
+    .strictObject({
+      id: Id.describe('experiment id: names artifacts, issues and reports'),
+      description: z.string().default('').describe('one line shown in reports'),
+    })
+    .describe('what is being compared'),
+  model: ModelRouteSchema.describe('the one model route every cell shares'),
+  benchmark: BenchmarkSchema.describe('benchmark family, revision and verifier'),
+  panel: PanelSchema.describe('the fixed list of instances every cell runs'),
+  cells: z
+    .array(CellSchema)
+    .min(1, { message: 'expected at least one cell' })
+    .describe('treatments: harness + pinned version + config'),
   baseline: Id.describe('the cell every treatment is compared against'),
   treatments: z.array(Id).optional().describe('cells compared with the baseline; default: all others'),
-  budgets: BudgetsSchema.default({ timeout_s: 900 }),
-  trials: z.number().int().min(1, { message: 'trials (k) must be at least 1' }).default(1),
-  retries: RetriesSchema.default({ max: 0, on: ['infra'], backoff_s: 5 }),
-  shards: ShardsSchema.default({ count: 1 }),
-  concurrency: z.number().int().positive().default(1),
-  seed: z.number().int().nonnegative().default(1),
+  budgets: BudgetsSchema.default({ timeout_s: 900 }).describe('per-attempt limits'),
+  trials: z
+    .number()
+    .int()
+    .min(1, { message: 'trials (k) must be at least 1' })
+    .default(1)
+    .describe('k: replicates per instance (pass@k, pass^k)'),
+  retries: RetriesSchema.default({ max: 0, on: ['infra'], backoff_s: 5 }).describe(
+    'retries of an attempt by exit class (each retry is a new attempt; all are kept)',
+  ),
+  shards: ShardsSchema.default({ count: 1 }).describe('split the panel by shard count or shard size'),
+  concurrency: z.number().int().positive().default(1).describe('legs run at once by `harness-watch local`'),
+  seed: z.number().int().nonnegative().default(1).describe('seed of the panel split and instance order'),
   thresholds: ThresholdsSchema.default({
     resolved_deficit_pp: 10,
     cost_ratio: 1.5,
@@ -219,8 +248,12 @@ const ManifestObject = z.strictObject({
     request_ratio: 1.5,
     min_coverage: 0.8,
   }),
-  confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50 }),
-  telemetry: TelemetrySchema.default({ source: 'ledger', self_report_divergence: 1.5 }),
+  confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50 }).describe(
+    'targeted rerun of the blocks a breach touched',
+  ),
+  telemetry: TelemetrySchema.default({ source: 'ledger', self_report_divergence: 1.5 }).describe(
+    'where provider-visible inference is measured',
+  ),
   reporting: ReportingSchema.default({
     labels: ['harness-watch'],
     recovered_after: 2,
