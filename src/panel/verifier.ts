@@ -32,7 +32,8 @@ export interface VerifierOptions {
  * Run a task's hidden verifier, `bash tests/test.sh`, with cwd = `workspace` (after Harbor's
  * tests/test.sh + /logs/verifier/reward.txt contract, on the host without a container). The script sees
  * HW_TESTS_DIR (absolute tests/ folder), HW_WORKSPACE and HW_REWARD_FILE (a fresh path outside the
- * workspace where it may write a reward in 0..1). Verdict: a written reward decides (1 → pass, below →
+ * workspace where it may write a reward in 0..1), on top of `verifierBaseEnv` (an allowlist: no runner
+ * secrets), the task's [verifier] env and `opts.env`. Verdict: a written reward decides (1 → pass, below →
  * fail, unreadable or out of range → error); otherwise exit 0 → pass, 126/127 (command not runnable or
  * not found) → error, other codes → fail; death by a signal → error; over the limit → timeout, with the
  * whole process group killed. Bytecode writing is switched off so grading leaves no files behind.
@@ -47,7 +48,9 @@ export async function runTaskVerifier(
   try {
     const run = await runProcessGroup('bash', [task.paths.testScript], {
       cwd: workspace,
+      extendEnv: false,
       env: {
+        ...verifierBaseEnv(process.env),
         ...task.verifierEnv,
         ...opts.env,
         HW_TESTS_DIR: task.paths.tests,
@@ -89,6 +92,25 @@ export async function runTaskVerifier(
   } finally {
     await rm(rewardDir, { recursive: true, force: true })
   }
+}
+
+/** Toolchain locators passed through from the runner (where python3/node are found), never secrets. */
+const TOOLCHAIN_VARS =
+  /^(PYENV_[A-Z_]+|NVM_[A-Z_]+|VIRTUAL_ENV|CONDA_[A-Z_]+|JAVA_HOME|GOPATH|GOROOT|CARGO_HOME|RUSTUP_HOME)$/
+
+/**
+ * The environment a verifier (or a reference solution) starts from: an allowlist, because the code
+ * being graded runs under it and must not see the runner's tokens. PATH, HOME, USER, LOGNAME, SHELL and
+ * TMPDIR and toolchain locators from `runnerEnv`; LANG/LC_ALL=C.UTF-8, TERM=dumb and TZ=UTC fixed so
+ * grading does not depend on the machine. Pure.
+ */
+export function verifierBaseEnv(runnerEnv: NodeJS.ProcessEnv): Record<string, string> {
+  const env: Record<string, string> = { PATH: runnerEnv.PATH ?? '/usr/local/bin:/usr/bin:/bin' }
+  for (const [k, v] of Object.entries(runnerEnv)) {
+    if (v === undefined) continue
+    if (['HOME', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR'].includes(k) || TOOLCHAIN_VARS.test(k)) env[k] = v
+  }
+  return { ...env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TERM: 'dumb', TZ: 'UTC' }
 }
 
 /** A reward file's text as a number in [0, 1], or null when it is not one. */

@@ -7,7 +7,7 @@ import { builtinPanelsDir } from '../util/paths.js'
 import { runProcessGroup } from './process.js'
 import { listTaskFolders } from './resolve.js'
 import { loadTask, type Task } from './task.js'
-import { runTaskVerifier, type VerifierStatus } from './verifier.js'
+import { runTaskVerifier, type VerifierStatus, verifierBaseEnv } from './verifier.js'
 
 export { runTaskVerifier, type VerifierResult, type VerifierStatus } from './verifier.js'
 
@@ -102,7 +102,8 @@ async function solveAndGrade(
   for (const pass of ['first', 'second'] as const) {
     const run = await runProcessGroup('bash', [task.paths.solveScript ?? ''], {
       cwd: ws,
-      env: { HW_WORKSPACE: ws },
+      extendEnv: false,
+      env: { ...verifierBaseEnv(process.env), HW_WORKSPACE: ws },
       timeoutMs: task.agentTimeoutS * 1000,
       logFile: solveLog,
     })

@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { runProcessGroup } from '../../src/panel/process.js'
 import { loadTask, type Task } from '../../src/panel/task.js'
-import { parseReward, runTaskVerifier } from '../../src/panel/verifier.js'
+import { parseReward, runTaskVerifier, verifierBaseEnv } from '../../src/panel/verifier.js'
 import { removeDir, taskFiles, writePanel } from './fixture.js'
 
 /** True while `pid` is a live (non-zombie) process. Reads /proc, so Linux only. */
@@ -68,6 +68,42 @@ describe('runTaskVerifier', () => {
     expect(await readFile(log, 'utf8')).toBe(
       `tests=${path.join(t.dir, 'tests')} k=from-toml extra=x pyc=1\nhidden data\n`,
     )
+  })
+
+  it('grades under an allowlisted environment: runner secrets never reach the graded code', async () => {
+    const { t, ws } = await task('#!/usr/bin/env bash\nenv | sort > "$HW_WORKSPACE/env.txt"\n')
+    process.env.HW_TEST_SECRET_TOKEN = 's3cret'
+    try {
+      expect((await runTaskVerifier(t, ws)).status).toBe('pass')
+    } finally {
+      delete process.env.HW_TEST_SECRET_TOKEN
+    }
+    const env = readFileSync(path.join(ws, 'env.txt'), 'utf8')
+    expect(env).not.toContain('s3cret')
+    expect(env).toContain('\nLC_ALL=C.UTF-8\n')
+    expect(env).toContain('\nTZ=UTC\n')
+    expect(env).toContain(`\nPATH=${process.env.PATH}\n`)
+  })
+
+  it('verifierBaseEnv keeps locators and drops everything else', () => {
+    expect(
+      verifierBaseEnv({
+        PATH: '/p',
+        HOME: '/h',
+        PYENV_ROOT: '/py',
+        OPENAI_API_KEY: 'k',
+        GITHUB_TOKEN: 'g',
+        LANG: 'fr_FR',
+      }),
+    ).toEqual({
+      PATH: '/p',
+      HOME: '/h',
+      PYENV_ROOT: '/py',
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C.UTF-8',
+      TERM: 'dumb',
+      TZ: 'UTC',
+    })
   })
 
   it('a written reward decides over the exit code', async () => {
