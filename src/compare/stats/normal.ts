@@ -2,75 +2,74 @@
  * The standard normal distribution: CDF Φ and quantile Φ⁻¹, both to about double precision.
  */
 
+const INV_SQRT_TWO_PI = 1 / Math.sqrt(2 * Math.PI)
+const MILLS_TERMS = 100
+
 /**
- * Φ(x) = P(Z ≤ x) for the standard normal.
- * Source: Hart et al. (1968) "Computer Approximations", algorithm 5666 for the lower tail, in the
- * double-precision form given by G. West (2005), "Better approximations to cumulative normal
- * functions", Wilmott Magazine: a rational function of |x| for |x| < 7.07, a continued fraction
- * beyond, and 0 past |x| = 37 (where Φ(−x) is below 1e-300). Absolute error about 1e-15; the tails are
- * computed directly, never as 1 − (something near 1).
+ * Φ(x) = P(Z ≤ x) for the standard normal; the tail min(Φ(x), 1 − Φ(x)) is computed directly, never as
+ * 1 − (something near 1), so Φ(−8) keeps full relative precision.
+ * Sources: for |x| < 3, Hart et al. (1968) "Computer Approximations", algorithm 5666, in the
+ * double-precision form of G. West (2005), "Better approximations to cumulative normal functions",
+ * Wilmott Magazine (relative error of the tail ≤ 2e-14); for |x| ≥ 3, Laplace's continued fraction
+ * for the Mills ratio, 1 − Φ(x) = φ(x) / (x + 1/(x + 2/(x + 3/(x + …)))), evaluated bottom-up with
+ * 100 terms (full double precision for x ≥ 3). Underflows to 0 below x ≈ −38.5.
  */
 export function normalCdf(x: number): number {
   if (Number.isNaN(x)) throw new RangeError('normalCdf: x must be a number, got NaN')
   const ax = Math.abs(x)
   let tail: number
-  if (ax > 37) {
+  if (ax === Number.POSITIVE_INFINITY) {
     tail = 0
+  } else if (ax < 3) {
+    let num = 0.0352624965998911 * ax + 0.700383064443688
+    num = num * ax + 6.37396220353165
+    num = num * ax + 33.912866078383
+    num = num * ax + 112.079291497871
+    num = num * ax + 221.213596169931
+    num = num * ax + 220.206867912376
+    let den = 0.0883883476483184 * ax + 1.75566716318264
+    den = den * ax + 16.064177579207
+    den = den * ax + 86.7807322029461
+    den = den * ax + 296.564248779674
+    den = den * ax + 637.333633378831
+    den = den * ax + 793.826512519948
+    den = den * ax + 440.413735824752
+    tail = (Math.exp(-0.5 * ax * ax) * num) / den
   } else {
-    const e = Math.exp(-0.5 * ax * ax)
-    if (ax < 7.07106781186547) {
-      let num = 3.52624965998911e-2 * ax + 0.700383064443688
-      num = num * ax + 6.37396220353165
-      num = num * ax + 33.912866078383
-      num = num * ax + 112.079291497871
-      num = num * ax + 221.213596169931
-      num = num * ax + 220.206867912376
-      let den = 8.83883476483184e-2 * ax + 1.75566716318264
-      den = den * ax + 16.064177579207
-      den = den * ax + 86.7807322029461
-      den = den * ax + 296.564248779674
-      den = den * ax + 637.333633378831
-      den = den * ax + 793.826512519948
-      den = den * ax + 440.413735824752
-      tail = (e * num) / den
-    } else {
-      let cf = ax + 0.65
-      cf = ax + 4 / cf
-      cf = ax + 3 / cf
-      cf = ax + 2 / cf
-      cf = ax + 1 / cf
-      tail = e / cf / 2.506628274631
-    }
+    let cf = ax
+    for (let k = MILLS_TERMS; k >= 1; k--) cf = ax + k / cf
+    tail = (INV_SQRT_TWO_PI * Math.exp(-0.5 * ax * ax)) / cf
   }
   return x > 0 ? 1 - tail : tail
 }
 
 // Wichura (1988), Algorithm AS 241 "The percentage points of the normal distribution", Applied
 // Statistics 37(3):477–484, PPND16: three rational approximations of degree 7, accurate to about
-// 1 part in 1e16. Coefficients are listed from the constant term upwards.
+// 1 part in 1e16. Coefficients are listed from the constant term upwards, as the nearest doubles
+// to the published 20-digit values.
 const CENTRAL_NUM = [
-  3.387132872796366608, 133.14166789178437745, 1971.5909503065514427, 13731.693765509461125,
-  45921.953931549871457, 67265.770927008700853, 33430.575583588128105, 2509.0809287301226727,
+  3.3871328727963665, 133.14166789178438, 1971.5909503065513, 13731.69376550946, 45921.95393154987,
+  67265.7709270087, 33430.57558358813, 2509.0809287301227,
 ]
 const CENTRAL_DEN = [
-  1, 42.313330701600911252, 687.1870074920579083, 5394.1960214247511077, 21213.794301586595867,
-  39307.89580009271061, 28729.085735721942674, 5226.495278852854561,
+  1, 42.31333070160091, 687.1870074920579, 5394.196021424751, 21213.794301586597, 39307.89580009271,
+  28729.085735721943, 5226.495278852854,
 ]
 const INTERMEDIATE_NUM = [
-  1.42343711074968357734, 4.6303378461565452959, 5.7694972214606914055, 3.64784832476320460504,
-  1.27045825245236838258, 0.24178072517745061177, 0.0227238449892691845833, 7.7454501427834140764e-4,
+  1.4234371107496835, 4.630337846156546, 5.769497221460691, 3.6478483247632045, 1.2704582524523684,
+  0.2417807251774506, 0.022723844989269184, 0.0007745450142783414,
 ]
 const INTERMEDIATE_DEN = [
-  1, 2.05319162663775882187, 1.6763848301838038494, 0.68976733498510000455, 0.14810397642748007459,
-  0.0151986665636164571966, 5.475938084995344946e-4, 1.05075007164441684324e-9,
+  1, 2.053191626637759, 1.6763848301838038, 0.6897673349851, 0.14810397642748008, 0.015198666563616457,
+  0.0005475938084995345, 1.0507500716444169e-9,
 ]
 const FAR_NUM = [
-  6.6579046435011037772, 5.4637849111641143699, 1.7848265399172913358, 0.29656057182850489123,
-  0.026532189526576123093, 0.0012426609473880784386, 2.71155556874348757815e-5, 2.01033439929228813265e-7,
+  6.657904643501103, 5.463784911164114, 1.7848265399172913, 0.29656057182850487, 0.026532189526576124,
+  0.0012426609473880784, 0.000027115555687434876, 2.0103343992922881e-7,
 ]
 const FAR_DEN = [
-  1, 0.59983220655588793769, 0.13692988092273580531, 0.0148753612908506148525, 7.868691311456132591e-4,
-  1.8463183175100546818e-5, 1.4215117583164458887e-7, 2.04426310338993978564e-15,
+  1, 0.599832206555888, 0.1369298809227358, 0.014875361290850615, 0.0007868691311456133,
+  0.000018463183175100548, 1.421511758316446e-7, 2.0442631033899397e-15,
 ]
 
 /** Evaluates Σ c[i]·x^i by Horner's rule. */

@@ -8,8 +8,8 @@
 // Relative error about 1e-15 for x ≥ ½.
 const LANCZOS_G = 7
 const LANCZOS = [
-  0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313, -176.61502916214059,
-  12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6, 1.5056327351493116e-7,
+  0.9999999999998099, 676.5203681218851, -1259.1392167224028, 771.3234287776531, -176.6150291621406,
+  12.507343278686905, -0.13857109526572012, 0.000009984369578019572, 1.5056327351493116e-7,
 ]
 const HALF_LOG_TWO_PI = 0.5 * Math.log(2 * Math.PI)
 
@@ -40,7 +40,8 @@ const FACTORIALS: Float64Array = (() => {
 
 /** ln k! for a non-negative integer k (exact product to 170!, then ln Γ(k + 1)). */
 export function logFactorial(k: number): number {
-  if (!Number.isSafeInteger(k) || k < 0) throw new RangeError(`logFactorial: k must be a non-negative integer, got ${k}`)
+  if (!Number.isSafeInteger(k) || k < 0)
+    throw new RangeError(`logFactorial: k must be a non-negative integer, got ${k}`)
   if (k <= 170) return Math.log(FACTORIALS[k]!)
   return lnGamma(k + 1)
 }
@@ -115,7 +116,8 @@ export function regularizedIncompleteBeta(x: number, a: number, b: number): numb
  */
 export function studentTTwoSidedP(t: number, df: number): number {
   if (!Number.isFinite(t)) throw new RangeError(`studentTTwoSidedP: t must be finite, got ${t}`)
-  if (!(df > 0) || !Number.isFinite(df)) throw new RangeError(`studentTTwoSidedP: df must be finite and > 0, got ${df}`)
+  if (!(df > 0) || !Number.isFinite(df))
+    throw new RangeError(`studentTTwoSidedP: df must be finite and > 0, got ${df}`)
   const x = df / (df + t * t)
   return regularizedIncompleteBeta(x, df / 2, 0.5)
 }

@@ -11,7 +11,9 @@
 export type Numbers = ArrayLike<number>
 
 /** A value that is either defined (`reason: null`) or undefined with a reason a person can read. */
-export type Maybe<T> = { readonly value: T; readonly reason: null } | { readonly value: null; readonly reason: string }
+export type Maybe<T> =
+  | { readonly value: T; readonly reason: null }
+  | { readonly value: null; readonly reason: string }
 
 /** A defined `Maybe`. */
 export function defined<T>(value: T): Maybe<T> {
@@ -56,7 +58,12 @@ export function assertFiniteArray(where: string, name: string, xs: Numbers, nonN
 }
 
 /** Throws a RangeError unless the two paired arrays have the same length (one entry per block). */
-export function assertSameLength(where: string, a: Numbers, b: Numbers, names = ['baseline', 'treatment']): void {
+export function assertSameLength(
+  where: string,
+  a: Numbers,
+  b: Numbers,
+  names = ['baseline', 'treatment'],
+): void {
   if (a.length !== b.length) {
     throw new RangeError(
       `${where}: ${names[0]} and ${names[1]} must have one entry per block (lengths ${a.length} and ${b.length})`,

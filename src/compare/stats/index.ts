@@ -1,0 +1,117 @@
+/**
+ * Harness Watch statistics: pure, deterministic functions over arrays, no I/O.
+ * The specification and reference values are in shared/design/statistics.md.
+ */
+
+export {
+  type BootstrapInterval,
+  type BootstrapMethod,
+  type BootstrapOptions,
+  type BootstrapResult,
+  type BootstrapUnavailable,
+  bootstrapCostPerResolutionRatio,
+  bootstrapMeanDifference,
+  bootstrapRatioOfMeans,
+  bootstrapRatiosOfMeans,
+  type CostPerResolutionBlocks,
+  DEFAULT_B,
+  DEFAULT_LEVEL,
+  DEFAULT_SEED,
+  type PairedBootstrap,
+  type PairedMetric,
+  type PairedStatistic,
+  pairedBootstrap,
+} from './bootstrap.js'
+export {
+  type BcaOutcome,
+  bcaInterval,
+  biasCorrection,
+  type IntervalOutcome,
+  jackknifeAcceleration,
+  leaveOneOutMeans,
+  percentileInterval,
+} from './bootstrap-intervals.js'
+export {
+  costConditionalOnSuccess,
+  expectedCostPerAttempt,
+  portfolioCostPerResolution,
+} from './cost-per-resolution.js'
+export {
+  describe,
+  QUANTILE_METHOD,
+  quantile,
+  quantileSorted,
+  type Summary,
+  sortedCopy,
+} from './descriptive.js'
+export {
+  type PairedOutcomeTable,
+  RESOLVE_RATE_DIFFERENCE_METHOD,
+  type ResolveRateDifference,
+  resolveRateDifference,
+} from './difference.js'
+export { type DiscordantEValue, discordantEValue } from './evalue.js'
+export { halfBinomialCdf, halfBinomialSf, ratioToNumber } from './exact.js'
+export { type HolmResult, holm } from './holm.js'
+export {
+  type McNemarDirection,
+  type McNemarResult,
+  mcnemarExact,
+  mcnemarPMidTwoSided,
+  mcnemarPOneSided,
+  mcnemarPTwoSided,
+} from './mcnemar.js'
+export { normalCdf, normalQuantile } from './normal.js'
+export {
+  differences,
+  geometricMeanOfRatios,
+  logRatios,
+  meanOfRatios,
+  type PairedDifferenceSummary,
+  pairedDifferences,
+  type RatioSummary,
+  ratioOfMeans,
+} from './paired.js'
+export { type PairedTResult, pairedTTest } from './paired-t.js'
+export {
+  type AveragedPassK,
+  meanPassAtK,
+  meanPassHatK,
+  passAtK,
+  passHatK,
+  type TrialCounts,
+} from './passk.js'
+export {
+  type ConnorInput,
+  type ConnorResult,
+  connorSampleSize,
+  type McNemarPowerInput,
+  type MdeInput,
+  type MdeResult,
+  mcnemarPower,
+  minimumDetectableEffect,
+} from './power.js'
+export {
+  createResamplePlan,
+  forEachReplicateChunk,
+  getResamplePlan,
+  MAX_MATERIALIZED_INDICES,
+  type ResamplePlan,
+} from './resample-plan.js'
+export { createRng, MAX_SEED, type SeededRng } from './rng.js'
+export { type SignTestResult, signTest } from './sign-test.js'
+export {
+  lnGamma,
+  logChoose,
+  logFactorial,
+  regularizedIncompleteBeta,
+  studentTCdf,
+  studentTTwoSidedP,
+} from './special.js'
+export { defined, type Maybe, type Numbers, undefinedBecause } from './types.js'
+export {
+  WILCOXON_EXACT_MAX_N,
+  type WilcoxonOptions,
+  type WilcoxonResult,
+  wilcoxonSignedRank,
+} from './wilcoxon.js'
