@@ -42,6 +42,12 @@ export interface AttemptContext {
   config: Cell['config']
   /** Per-attempt wall-clock limit, seconds (the run stage enforces it; adapters may pass it on). */
   timeoutS: number
+  /**
+   * The route's prices (USD per million tokens), when declared. Harnesses that compute their own cost
+   * (Pi, OpenCode) get them in their model config so their self-report is comparable; without prices
+   * their self-reported cost is null, never a made-up zero.
+   */
+  prices?: { input: number; output: number; cache_read: number | null; cache_write: number | null }
 }
 
 /** A process to start: the run stage spawns it with only `env` (plus its own isolation variables). */

@@ -88,14 +88,14 @@ export async function installNpm(
 ): Promise<InstalledHarness> {
   assertExactVersion(spec.harness, version)
   const root = installDir(ctx.cacheDir, spec.package, version)
-  const ready = await readMarker(root)
-  if (ready) return { harness: spec.harness, version, bin: ready.bin, root }
+  const cached = await reuse(spec, root)
+  if (cached) return { harness: spec.harness, version, bin: cached, root }
 
   await mkdir(ctx.cacheDir, { recursive: true })
   const release = await acquire(root, `${spec.package}@${version}`, ctx, opts.lockWaitMs)
   try {
-    const again = await readMarker(root)
-    if (again) return { harness: spec.harness, version, bin: again.bin, root }
+    const again = await reuse(spec, root)
+    if (again) return { harness: spec.harness, version, bin: again, root }
     const t0 = Date.now()
     ctx.log(`installing ${spec.package}@${version} into ${root}`)
     // npm writes node_modules/.package-lock.json at the end of a complete install; a folder without it
@@ -256,6 +256,14 @@ export async function installPip(
   }
 }
 
+/** The executable of a finished install (marker present, executable still there), else null. */
+async function reuse(spec: NpmHarnessSpec, root: string): Promise<string | null> {
+  if (!(await readMarker(root))) return null
+  // Resolved again (not read from the marker) so a fixed adapter applies to old installs too.
+  const bin = await spec.resolveBin(root)
+  return existsSync(bin) ? bin : null
+}
+
 /** The marker of a finished install whose executable still exists, else null. */
 export async function readMarker(root: string): Promise<InstallMarker | null> {
   try {
@@ -300,9 +308,10 @@ async function acquire(
   }
 }
 
-/** Bytes under a folder (files counted once, symlinks not followed). */
+/** Bytes under a folder (hard-linked files counted once, symlinks not followed). */
 export async function folderBytes(dir: string): Promise<number> {
   let total = 0
+  const seen = new Set<string>()
   const stack = [dir]
   while (stack.length > 0) {
     const d = stack.pop()!
@@ -315,7 +324,13 @@ export async function folderBytes(dir: string): Promise<number> {
     for (const e of entries) {
       const p = path.join(d, e.name)
       if (e.isDirectory()) stack.push(p)
-      else if (e.isFile()) total += (await lstat(p)).size
+      else if (e.isFile()) {
+        const st = await lstat(p)
+        const id = `${st.dev}:${st.ino}`
+        if (st.nlink > 1 && seen.has(id)) continue
+        seen.add(id)
+        total += st.size
+      }
     }
   }
   return total

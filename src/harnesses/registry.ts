@@ -1,10 +1,24 @@
 import { HwError } from '../errors.js'
+import { claudeCodeAdapter } from './claude-code.js'
+import { codexAdapter } from './codex.js'
 import { commandAdapter } from './command.js'
 import type { HarnessAdapter } from './contract.js'
+import { copilotAdapter } from './copilot.js'
+import { geminiCliAdapter } from './gemini-cli.js'
 import { HARNESS_NAMES, type HarnessName, isHarnessName } from './names.js'
+import { opencodeAdapter } from './opencode.js'
+import { piAdapter } from './pi.js'
+import { qwenCodeAdapter } from './qwen-code.js'
 
 const ADAPTERS: Partial<Record<HarnessName, HarnessAdapter>> = {
   command: commandAdapter,
+  pi: piAdapter,
+  opencode: opencodeAdapter,
+  codex: codexAdapter,
+  'claude-code': claudeCodeAdapter,
+  'gemini-cli': geminiCliAdapter,
+  copilot: copilotAdapter,
+  'qwen-code': qwenCodeAdapter,
 }
 
 /**

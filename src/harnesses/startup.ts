@@ -1,0 +1,27 @@
+import type { RawRun } from './contract.js'
+
+/** Lines that are noise rather than the reason a harness stopped. */
+const NOISE = /^(\s*at |\s*$|node:internal|Node\.js v\d|\s*\^+\s*$|npm warn)/
+
+/**
+ * The reason a harness stopped before it made any model request: the harness's own error messages
+ * when it printed some, else the last meaningful stderr line, else the exit code. Null when the process
+ * exited 0 or was killed by a signal (a timeout is the run stage's to classify, not a startup error).
+ * Callers decide "before any model request" from the harness's own usage events.
+ */
+export function startupFailure(run: RawRun, messages: string[] = []): string | null {
+  if (run.signal !== null) return null
+  if (run.exitCode === 0) return null
+  const own = messages.map((m) => m.trim()).filter((m) => m !== '')
+  if (own.length > 0) return clip(`exit ${run.exitCode}: ${own.join('; ')}`)
+  const lines = run.stderr.split(/\r?\n/).filter((l) => !NOISE.test(l))
+  const errorLine = [...lines]
+    .reverse()
+    .find((l) => /error|invalid|denied|not found|cannot|failed|unable/i.test(l))
+  const why = (errorLine ?? lines.at(-1) ?? '').trim()
+  return clip(why ? `exit ${run.exitCode}: ${why}` : `exit ${run.exitCode} before any model request`)
+}
+
+function clip(s: string, n = 500): string {
+  return s.length > n ? `${s.slice(0, n - 1)}…` : s
+}
