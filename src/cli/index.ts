@@ -1,6 +1,7 @@
 import { Command, CommanderError } from 'commander'
 import { EXIT, isHwError } from '../errors.js'
 import { registerPanel } from './commands/panel.js'
+import { registerModel } from './commands/model.js'
 import { registerPlan } from './commands/plan.js'
 import { registerValidate } from './commands/validate.js'
 
@@ -13,6 +14,7 @@ export function buildProgram(): Command {
     .exitOverride()
   registerValidate(program)
   registerPlan(program)
+  registerModel(program)
   registerPanel(program)
   return program
 }

@@ -1,0 +1,124 @@
+import path from 'node:path'
+import { findReadTool, findShellTool, readArgs, shellArgs, valueFromSchema } from './tools.js'
+import type { Action, ParsedRequest, TaskScript } from './types.js'
+
+/** What the script knows besides the request itself. */
+export interface ScriptContext {
+  /** The task the request belongs to, or null when none was recognised. */
+  task: TaskScript | null
+  /** The seeded draw for this (task, cell, trial): follow the reference solution or not. */
+  success: boolean
+  /** Working directory the harness announced in its prompt, or null. */
+  workdir: string | null
+}
+
+type Step = 'inspect' | 'solve' | 'test'
+
+/**
+ * The scripted model's decision for one request (pure, stateless: the step is the number of tool
+ * results already in the conversation).
+ * - No tools (title/summary calls): a short title, or an object built from the requested JSON schema.
+ * - Known task, success draw: inspect → apply solution/solve.sh through the shell (quoted heredoc) →
+ *   run the task's test command → a short final answer. Failure draw: inspect → tests → final answer.
+ *   An error in the previous tool result does not change the plan.
+ * - Unknown task with a shell tool: one `ls`, then a short reply.
+ */
+export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
+  const title = titleFor(ctx.task)
+  if (req.tools.length === 0) {
+    if (req.jsonSchema) {
+      return { kind: 'text', step: 'json', text: JSON.stringify(valueFromSchema(req.jsonSchema, title)) }
+    }
+    return { kind: 'text', step: 'title', text: title }
+  }
+  const shell = findShellTool(req.tools)
+  const read = findReadTool(req.tools)
+  if (!ctx.task) {
+    if (shell && req.toolResults === 0) {
+      return { kind: 'tool', step: 'explore', tool: shell, args: shellArgs(shell, 'ls', 'List files') }
+    }
+    return { kind: 'text', step: 'reply', text: 'Done.' }
+  }
+  const task = ctx.task
+  const steps = planFor(task, ctx.success, shell !== null, read !== null)
+  const step = steps[req.toolResults]
+  if (step === undefined) return { kind: 'text', step: 'final', text: finalText(task, ctx.success) }
+  if (step === 'inspect') {
+    const file = task.inspectFile
+    // A read tool wants a path the harness can resolve: absolute when the workdir is known.
+    if (read && file && (ctx.workdir || !shell)) {
+      const target = ctx.workdir ? path.posix.join(ctx.workdir, file) : file
+      return { kind: 'tool', step, tool: read, args: readArgs(read, target, `Read ${file}`) }
+    }
+    if (shell) {
+      const cmd = file ? `ls -la && cat -- ${shellQuote(file)}` : 'ls -la'
+      return { kind: 'tool', step, tool: shell, args: shellArgs(shell, cmd, 'Inspect the workspace') }
+    }
+  }
+  if (shell && step === 'solve' && task.solve !== null) {
+    return {
+      kind: 'tool',
+      step,
+      tool: shell,
+      args: shellArgs(shell, solveCommand(task.solve), 'Apply the fix'),
+    }
+  }
+  if (shell && step === 'test' && task.testCommand !== null) {
+    return { kind: 'tool', step, tool: shell, args: shellArgs(shell, task.testCommand, 'Run the tests') }
+  }
+  return { kind: 'text', step: 'final', text: finalText(task, ctx.success) }
+}
+
+/** The tool steps of a task: only those the offered tools and the task's files make possible. */
+export function planFor(task: TaskScript, success: boolean, hasShell: boolean, hasRead: boolean): Step[] {
+  const steps: Step[] = []
+  if (hasShell || (hasRead && task.inspectFile)) steps.push('inspect')
+  if (hasShell && success && task.solve !== null) steps.push('solve')
+  if (hasShell && task.testCommand !== null) steps.push('test')
+  return steps
+}
+
+/**
+ * solve.sh run as a quoted heredoc (`bash <<'HW_SOLVE' … HW_SOLVE`): no expansion happens in the text,
+ * and the delimiter is changed if the script itself holds a line equal to it.
+ */
+export function solveCommand(solve: string): string {
+  const lines = new Set(solve.split(/\r?\n/))
+  let delim = 'HW_SOLVE'
+  for (let i = 1; lines.has(delim); i++) delim = `HW_SOLVE_${i}`
+  const body = solve.endsWith('\n') ? solve : `${solve}\n`
+  return `bash <<'${delim}'\n${body}${delim}`
+}
+
+function finalText(task: TaskScript, success: boolean): string {
+  const tests = task.testCommand ? ` and ran \`${task.testCommand}\`` : ''
+  return success
+    ? `Done: I applied the fix${tests}.`
+    : `I looked into it${tests}, but I could not find a fix; the task is not solved.`
+}
+
+/** A short title: the instruction's first line (Markdown heading marks removed), at most 60 characters. */
+export function titleFor(task: TaskScript | null): string {
+  if (!task) return 'Scripted session'
+  const first = task.instruction.split('\n').find((l) => l.trim() !== '') ?? task.id
+  const clean = first.replace(/^#+\s*/, '').trim()
+  return clean.length > 60 ? `${clean.slice(0, 57)}...` : clean
+}
+
+function shellQuote(s: string): string {
+  return `'${s.replace(/'/g, `'\\''`)}'`
+}
+
+/**
+ * The working directory a harness announces in its prompt ("Current working directory: /w",
+ * "Working directory: /w", "Primary working directory: /w", Codex `<cwd>/w</cwd>`), or null.
+ */
+export function findWorkdir(text: string): string | null {
+  const tag = /<cwd>\s*(\/[^<\s]+)\s*<\/cwd>/i.exec(text)
+  if (tag?.[1]) return tag[1]
+  const m =
+    /(?:working directory|current directory|cwd|working in the directory)\s*(?:is)?\s*[:=]?\s*[`'"]?(\/[^\s`'"<>]+)/i.exec(
+      text,
+    )
+  return m?.[1] ? m[1].replace(/[.,;:)]+$/, '') : null
+}

@@ -1,0 +1,63 @@
+import { execFile } from 'node:child_process'
+import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { promisify } from 'node:util'
+
+const run = promisify(execFile)
+
+/** Shared harness cache, as the run stage uses it: `$HW_CACHE_DIR` or ~/.cache/harness-watch/harnesses. */
+export function cacheDir(): string {
+  return process.env.HW_CACHE_DIR || path.join(os.homedir(), '.cache', 'harness-watch', 'harnesses')
+}
+
+/**
+ * `<cache>/<pkg with / as __>@<version>`, installed with npm once (HOME pointed at a scratch folder
+ * because OpenCode's postinstall writes into HOME). Returns the install root, or a reason to skip when
+ * npm cannot install it (no registry).
+ */
+export async function ensureNpmPackage(
+  pkg: string,
+  version: string,
+  opts: { ignoreScripts?: boolean } = {},
+): Promise<{ root: string } | { skip: string }> {
+  const root = path.join(cacheDir(), `${pkg.replace(/\//g, '__')}@${version}`)
+  const manifest = path.join(root, 'node_modules', pkg, 'package.json')
+  if (installedVersion(manifest) === version) return { root }
+  mkdirSync(root, { recursive: true })
+  const scratchHome = path.join(root, '.install-home')
+  mkdirSync(scratchHome, { recursive: true })
+  try {
+    await run(
+      'npm',
+      [
+        'install',
+        '--no-audit',
+        '--no-fund',
+        '--prefix',
+        root,
+        ...(opts.ignoreScripts ? ['--ignore-scripts'] : []),
+        `${pkg}@${version}`,
+      ],
+      {
+        env: { ...process.env, HOME: scratchHome, npm_config_cache: path.join(cacheDir(), '.npm') },
+        timeout: 600_000,
+        maxBuffer: 16 * 1024 * 1024,
+      },
+    )
+  } catch (e) {
+    return { skip: `cannot install ${pkg}@${version} from npm: ${(e as Error).message.split('\n')[0]}` }
+  }
+  return installedVersion(manifest) === version
+    ? { root }
+    : { skip: `${pkg}@${version} did not install into ${root}` }
+}
+
+function installedVersion(manifest: string): string | null {
+  if (!existsSync(manifest)) return null
+  try {
+    return (JSON.parse(readFileSync(manifest, 'utf8')) as { version?: string }).version ?? null
+  } catch {
+    return null
+  }
+}
