@@ -1,10 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as core from '@actions/core'
+import { aggregate } from '../compare/aggregate.js'
 import { messageOf } from '../errors.js'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { buildPlan } from '../plan/plan.js'
+import { jobSummary } from '../report/summary.js'
 import { strictJson } from '../util/json.js'
 import { type ActionInputs, readInputs, required } from './inputs.js'
 
@@ -16,6 +18,24 @@ export async function run(): Promise<void> {
     switch (inputs.command) {
       case 'plan':
         return await plan(inputs)
+      case 'aggregate': {
+        const plan = required(inputs, 'plan')
+        const r = await aggregate({ plan, artifacts: required(inputs, 'artifacts'), out: inputs.out })
+        core.setOutput('comparison-path', r.comparisonPath)
+        core.setOutput('report-path', r.reportPath)
+        const { blocks, missing_legs: missing } = r.comparison
+        core.info(
+          `${blocks.planned} blocks: ${blocks.outcome_complete} outcome-complete, ` +
+            `${blocks.incomplete.length} incomplete; wrote ${r.comparisonPath}`,
+        )
+        if (missing.length > 0) {
+          core.warning(
+            `${missing.length} leg artifact(s) missing: ${missing.map((l) => l.artifact).join(', ')}`,
+          )
+        }
+        await core.summary.addRaw(jobSummary(r.markdown), true).write()
+        return
+      }
       default:
         core.setFailed(`command "${inputs.command}" is not available in this version of harness-watch`)
     }

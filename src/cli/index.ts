@@ -1,5 +1,8 @@
 import { Command, CommanderError } from 'commander'
 import { EXIT, isHwError } from '../errors.js'
+import { registerAggregate } from './commands/aggregate.js'
+import { registerCompare } from './commands/compare.js'
+import { registerDiff } from './commands/diff.js'
 import { registerPanel } from './commands/panel.js'
 import { registerModel } from './commands/model.js'
 import { registerPlan } from './commands/plan.js'
@@ -16,6 +19,9 @@ export function buildProgram(): Command {
   registerPlan(program)
   registerModel(program)
   registerPanel(program)
+  registerAggregate(program)
+  registerCompare(program)
+  registerDiff(program)
   return program
 }
 

@@ -272,6 +272,17 @@ export const CellSummarySchema = z.strictObject({
     missing: Count,
     unknown: Count,
   }),
+  resources: z
+    .strictObject(
+      Object.fromEntries(METRIC_NAMES.map((m) => [m, ArmSummarySchema])) as Record<
+        MetricName,
+        typeof ArmSummarySchema
+      >,
+    )
+    .optional()
+    .describe(
+      'unpaired, per cell: every non-quarantined instance whose telemetry is complete and reports the metric',
+    ),
   request_shape: z.strictObject({
     n: Count,
     first_request_bytes: Spread,

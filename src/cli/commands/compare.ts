@@ -1,0 +1,52 @@
+import type { Command } from 'commander'
+import { comparePublished } from '../../compare/published/compare.js'
+import { HwError } from '../../errors.js'
+import { aggregateSummaryLine } from './aggregate.js'
+import { parseIntOption } from './plan.js'
+
+export function registerCompare(program: Command): void {
+  program
+    .command('compare')
+    .description(
+      'Compare two published systems from their per-instance result files (same statistics as aggregate)',
+    )
+    .requiredOption(
+      '--baseline <file>',
+      'per-instance results of the baseline system (<file> or <file>#<system>)',
+    )
+    .requiredOption(
+      '--treatment <file>',
+      'per-instance results of the treatment system (<file> or <file>#<system>)',
+    )
+    .option('--out <dir>', 'folder to write comparison.json, report.md and report.html into', 'hw-out')
+    .option(
+      '--instances <file>',
+      'the panel: JSON array or one id per line (default: every id either file names)',
+    )
+    .option(
+      '--ungraded <policy>',
+      'a null grade in a file: "unresolved" (as published scores count it) or "exclude"',
+      'unresolved',
+    )
+    .option('--resamples <n>', 'bootstrap resamples', parseIntOption, 10_000)
+    .option('--seed <n>', 'bootstrap seed', parseIntOption, 1)
+    .action(
+      async (opts: {
+        baseline: string
+        treatment: string
+        out: string
+        instances?: string
+        ungraded: string
+        resamples: number
+        seed: number
+      }) => {
+        if (opts.ungraded !== 'unresolved' && opts.ungraded !== 'exclude') {
+          throw new HwError('usage', `--ungraded must be "unresolved" or "exclude", got "${opts.ungraded}"`)
+        }
+        const r = await comparePublished({ ...opts, ungraded: opts.ungraded })
+        process.stdout.write(
+          `${aggregateSummaryLine(r.comparison)}\nwrote ${r.comparisonPath}, ${r.reportPath}, ${r.htmlPath}\n`,
+        )
+      },
+    )
+}

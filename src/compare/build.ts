@@ -1,0 +1,131 @@
+import { buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
+import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
+import type { ComparisonInput } from './observations.js'
+import { ASSUMED_DISCORDANCE, comparePair, mdeFor, type PairOptions } from './pair.js'
+import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from './schema.js'
+import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD } from './stats/index.js'
+
+/** α and power of every test, interval and MDE in a comparison. */
+export const ALPHA = 0.05
+export const POWER = 0.8
+
+/** The stated rules, written into comparison.json and the report. */
+export function statedRules(opts: {
+  resamples: number
+  seed: number
+  level: number
+}): Record<string, string> {
+  return {
+    outcome: OUTCOME_RULE,
+    outcome_denominator:
+      'blocks where every cell graded every trial, with matching identity (model, config hash, harness version), not quarantined, no duplicate rows',
+    resources: COST_RULE,
+    coverage_denominator: 'every planned block',
+    diff_interval: `${RESOLVE_RATE_DIFFERENCE_METHOD}, ${opts.level * 100}%`,
+    mcnemar:
+      'exact binomial on the discordant pairs; two-sided, one-sided in the regression direction (treatment resolves less), and mid-p (Fagerland et al. 2013); no discordant pairs → p = 1',
+    ratio_interval: `paired block bootstrap, B = ${opts.resamples}, seed ${opts.seed}; BCa (jackknife acceleration) when defined, else percentile; both recorded`,
+    geometric_mean_ratio:
+      'exp(mean ln(treatment/baseline)) over blocks with both sides > 0; blocks with a zero are counted',
+    sign_test: 'exact binomial on the count of increases, ties dropped',
+    quantiles: QUANTILE_METHOD,
+    pass_k: `Chen et al. 2021 (pass@k), τ-bench (pass^k), averaged over ${PASS_K_DENOMINATOR}`,
+    cost_per_resolution:
+      'expected cost per attempted instance = mean spend per block (every attempt summed); portfolio = Σ spend / Σ resolved per arm, block-bootstrap interval of the ratio between arms; cost conditional on success = mean spend of resolved trials, reported apart',
+    multiple_tests: `Holm step-down across each comparison's tests at α = ${ALPHA}`,
+    mde: `smallest resolve-rate difference the exact McNemar test detects with power ${POWER} at α = ${ALPHA}, at the outcome n and the observed discordance (assumed ${ASSUMED_DISCORDANCE} when none is observed)`,
+  }
+}
+
+/**
+ * Build comparison.json's content from a ComparisonInput (pure, deterministic: the same input gives
+ * the same value; statistics use only the seeded bootstrap). Never throws for missing data — every
+ * gap is an incomplete block, a missing leg or an input error in the result.
+ */
+export function buildComparison(input: ComparisonInput): Comparison {
+  const seed = input.options.seed >>> 0
+  const opts: PairOptions = {
+    resamples: input.options.resamples,
+    seed,
+    level: input.options.level,
+    alpha: ALPHA,
+    power: POWER,
+  }
+  const blocks = buildBlocks(input)
+  const cells = input.cells.map((c) => cellSummary(c, blocks))
+  const comparisons = input.treatments
+    .filter((t) => t !== input.baseline && input.cells.some((c) => c.id === t))
+    .map((t) => comparePair(blocks, input.baseline, t, opts))
+
+  const outcomeN = blocks.filter((b) => b.outcomeComplete).length
+  const mde = comparisons[0]?.mde ?? panelMde(outcomeN)
+  const coverage = { attempts: 0, complete: 0, partial: 0, missing: 0, unknown: 0 }
+  for (const c of cells) {
+    for (const k of ['attempts', 'complete', 'partial', 'missing', 'unknown'] as const)
+      coverage[k] += c.telemetry[k]
+  }
+  let startedAt: string | null = null
+  let endedAt: string | null = null
+  const observed = new Set<string>()
+  for (const o of input.observations) {
+    if (o.startedAt && (startedAt === null || o.startedAt < startedAt)) startedAt = o.startedAt
+    if (o.endedAt && (endedAt === null || o.endedAt > endedAt)) endedAt = o.endedAt
+    for (const m of o.identity.models) observed.add(m)
+  }
+  const k = Math.max(1, ...input.cells.map((c) => c.trials))
+
+  return {
+    schema_version: COMPARISON_SCHEMA_VERSION,
+    kind: input.kind,
+    experiment_id: input.experimentId,
+    run_id: input.runId,
+    round: input.round,
+    stamp: {
+      manifest_sha256: input.stamp.manifestSha256,
+      plan_sha256: input.stamp.planSha256,
+      model: { ...input.stamp.model, observed: [...observed].sort() },
+      panel: { ...input.stamp.panel, instances: blocks.length, quarantine: [...input.quarantine].sort() },
+      verifier: input.stamp.verifier,
+      budgets: input.stamp.budgets,
+      retries: input.stamp.retries,
+      trials: k,
+      telemetry_source: input.stamp.telemetrySource,
+      thresholds: input.stamp.thresholds,
+      seed,
+      bootstrap_resamples: opts.resamples,
+      confidence_level: opts.level,
+      started_at: startedAt,
+      ended_at: endedAt,
+      inputs: input.inputs,
+    },
+    rules: statedRules(opts),
+    cells,
+    blocks: {
+      planned: blocks.length,
+      outcome_complete: outcomeN,
+      complete: blocks.filter((b) => b.complete).length,
+      incomplete: blocks
+        .filter((b) => b.reasons.length > 0 && !b.quarantined)
+        .map((b) => ({ instance: b.instance, reasons: b.reasons })),
+      quarantined: blocks.filter((b) => b.quarantined).map((b) => b.instance),
+    },
+    telemetry_coverage: coverage,
+    missing_legs: [...input.missingLegs].sort((a, b) => (a.leg < b.leg ? -1 : a.leg > b.leg ? 1 : 0)),
+    input_errors: [...input.inputErrors].sort((a, b) =>
+      a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0),
+    ),
+    comparisons,
+    mde,
+    instances: instanceRows(
+      blocks,
+      input.cells.map((c) => c.id),
+    ),
+    scope_statement: SCOPE_STATEMENT,
+    notes: [...input.notes],
+  }
+}
+
+/** The panel's MDE when there is no comparison: outcome n at the assumed discordance. */
+function panelMde(n: number): Comparison['mde'] {
+  return mdeFor(n, 0, { alpha: ALPHA, power: POWER })
+}

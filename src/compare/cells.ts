@@ -1,0 +1,198 @@
+import type { Coverage } from '../telemetry/ledger.js'
+import type { Block } from './blocks.js'
+import type { CellInput, Observation } from './observations.js'
+import { armSummary } from './pair.js'
+import { type CellSummary, type InstanceRow, METRIC_NAMES, type MetricName } from './schema.js'
+import { meanPassAtK, meanPassHatK } from './stats/index.js'
+
+export const PASS_K_DENOMINATOR =
+  'outcome-complete blocks: every trial of every cell graded; blocks with an infra error, ungraded or missing trial are not dropped silently but listed as incomplete'
+
+/**
+ * Per-cell summary (pure): final outcomes over every planned instance, the resolve rate and pass@k /
+ * pass^k over outcome-complete blocks, intent-to-treat totals over every attempt, telemetry coverage
+ * by attempt and the request shape at the proxy (over instances whose telemetry is complete for the
+ * cell; per instance the mean over trials).
+ */
+export function cellSummary(cell: CellInput, blocks: Block[]): CellSummary {
+  const final = { resolved: 0, unresolved: 0, infra_error: 0, ungraded: 0, missing: 0 }
+  const exits: Record<string, number> = {}
+  const telemetry: Record<Coverage, number> & { attempts: number } = {
+    attempts: 0,
+    complete: 0,
+    partial: 0,
+    missing: 0,
+    unknown: 0,
+  }
+  const versions = new Set<string>()
+  const hashes = new Set<string>()
+  const models = new Set<string>()
+  let attempts = 0
+  let trialsSeen = 0
+  let ittSpend = 0
+  let ittRequests = 0
+  let ittWall = 0
+  let trialsWithoutSpend = 0
+  let trialsWithoutRequests = 0
+  const counts: Array<{ n: number; c: number }> = []
+  let resolvedBlocks = 0
+  let outcomeBlocks = 0
+  const resourceValues = Object.fromEntries(METRIC_NAMES.map((m) => [m, [] as number[]])) as Record<
+    MetricName,
+    number[]
+  >
+  const shape = {
+    bytes: [] as number[],
+    tools: [] as number[],
+    perReq: [] as number[],
+    reqs: [] as number[],
+    aux: [] as number[],
+  }
+
+  for (const blk of blocks) {
+    const cb = blk.cells.get(cell.id)
+    if (!cb) continue
+    final[cb.outcome]++
+    if (blk.outcomeComplete) {
+      outcomeBlocks++
+      if (cb.resolved) resolvedBlocks++
+      counts.push({ n: cb.gradedTrials, c: cb.resolvedTrials })
+    }
+    for (const o of cb.trials) {
+      trialsSeen++
+      attempts += o.attempts
+      const e = o.exitClass ?? 'unknown'
+      exits[e] = (exits[e] ?? 0) + 1
+      telemetry.attempts += o.attempts
+      for (const k of ['complete', 'partial', 'missing', 'unknown'] as const)
+        telemetry[k] += o.attemptCoverage[k]
+      if (o.identity.harnessVersion) versions.add(o.identity.harnessVersion)
+      if (o.identity.configHash) hashes.add(o.identity.configHash)
+      for (const m of o.identity.models) models.add(m)
+      if (o.metrics.spend_usd === null) trialsWithoutSpend++
+      else ittSpend += o.metrics.spend_usd
+      if (o.metrics.proxy_requests === null) trialsWithoutRequests++
+      else ittRequests += o.metrics.proxy_requests
+      ittWall += o.metrics.wall_s ?? 0
+    }
+    if (cb.costComplete && !blk.quarantined) {
+      for (const m of METRIC_NAMES) {
+        const v = cb.metrics[m]
+        if (v !== null) resourceValues[m].push(v)
+      }
+    }
+    if (cb.costComplete && cb.trials.length > 0) {
+      const trials = cb.trials
+      const mean = (f: (o: Observation) => number | null) => {
+        let s = 0
+        for (const o of trials) {
+          const v = f(o)
+          if (v === null) return null
+          s += v
+        }
+        return s / trials.length
+      }
+      const bytes = mean((o) => o.shape.firstRequestBytes)
+      const tools = mean((o) => o.shape.firstRequestTools)
+      const aux = mean((o) => o.shape.auxRequests)
+      const reqs = cb.metrics.proxy_requests
+      const input = cb.metrics.input_tokens
+      if (bytes !== null) shape.bytes.push(bytes)
+      if (tools !== null) shape.tools.push(tools)
+      if (aux !== null) shape.aux.push(aux)
+      if (reqs !== null) shape.reqs.push(reqs)
+      if (reqs !== null && input !== null && reqs > 0) shape.perReq.push(input / reqs)
+    }
+  }
+
+  const ks = Array.from({ length: cell.trials }, (_, i) => i + 1)
+  const lowerBound = (missingTrials: number) =>
+    missingTrials > 0
+      ? `lower bound: ${missingTrials} of ${trialsSeen} trials without complete telemetry`
+      : null
+  const ittReason = [
+    lowerBound(trialsWithoutSpend),
+    trialsWithoutRequests > 0 ? `requests: ${lowerBound(trialsWithoutRequests)}` : null,
+  ]
+    .filter(Boolean)
+    .join('; ')
+  const f64 = (xs: number[]) => Float64Array.from(xs)
+  return {
+    id: cell.id,
+    role: cell.role,
+    label: cell.label,
+    harness: cell.harness,
+    version_declared: cell.versionDeclared,
+    versions_observed: [...versions].sort(),
+    config_hash: cell.configHash,
+    config_hashes_observed: [...hashes].sort(),
+    api: cell.api,
+    model_declared: cell.modelDeclared,
+    models_observed: [...models].sort(),
+    final_outcomes: final,
+    exit_classes: Object.fromEntries(Object.entries(exits).sort(([a], [b]) => (a < b ? -1 : 1))),
+    resolve_rate: {
+      n: outcomeBlocks,
+      value: outcomeBlocks > 0 ? resolvedBlocks / outcomeBlocks : null,
+      reason: outcomeBlocks > 0 ? null : 'no outcome-complete blocks',
+    },
+    pass_at_k: ks.map((k) => passK(meanPassAtK(counts, k))),
+    pass_hat_k: ks.map((k) => passK(meanPassHatK(counts, k))),
+    pass_k_denominator: PASS_K_DENOMINATOR,
+    intent_to_treat: {
+      attempts,
+      retries: Math.max(0, attempts - trialsSeen),
+      spend_usd: trialsSeen > 0 && trialsWithoutSpend < trialsSeen ? ittSpend : null,
+      proxy_requests: trialsSeen > 0 && trialsWithoutRequests < trialsSeen ? ittRequests : null,
+      wall_s: trialsSeen > 0 ? ittWall : null,
+      reason: trialsSeen === 0 ? 'no attempts' : ittReason || null,
+    },
+    telemetry,
+    resources: Object.fromEntries(
+      METRIC_NAMES.map((m) => [
+        m,
+        armSummary(f64(resourceValues[m]), 'no instance with complete telemetry reports it'),
+      ]),
+    ) as CellSummary['resources'],
+    request_shape: {
+      n: shape.reqs.length,
+      first_request_bytes: armSummary(f64(shape.bytes), 'not reported'),
+      first_request_tools: armSummary(f64(shape.tools), 'not reported'),
+      input_tokens_per_request: armSummary(f64(shape.perReq), 'not reported'),
+      requests_per_task: armSummary(f64(shape.reqs), 'not reported'),
+      aux_requests_per_task: armSummary(f64(shape.aux), 'not reported'),
+    },
+  }
+}
+
+function passK(r: { value: number | null; k: number; instances: number; reason: string | null }) {
+  return { k: r.k, value: r.value, n_instances: r.instances, reason: r.reason }
+}
+
+/** One row per planned instance with each cell's reduced outcome and resources (for tables and citations). */
+export function instanceRows(blocks: Block[], cellIds: string[]): InstanceRow[] {
+  return blocks.map((blk) => {
+    const status: InstanceRow['status'] = blk.quarantined
+      ? 'quarantined'
+      : !blk.outcomeComplete
+        ? 'incomplete'
+        : blk.complete
+          ? 'complete'
+          : 'cost_incomplete'
+    const cells: InstanceRow['cells'] = {}
+    for (const id of cellIds) {
+      const c = blk.cells.get(id)
+      if (!c) continue
+      cells[id] = {
+        outcome: c.outcome,
+        exit_class: c.exitClass,
+        trials: c.trials.length,
+        resolved_trials: c.resolvedTrials,
+        attempts: c.attempts,
+        coverage: c.coverage,
+        ...c.metrics,
+      }
+    }
+    return { instance: blk.instance, status, cells }
+  })
+}

@@ -1,0 +1,381 @@
+import { type Manifest, ManifestSchema } from '../manifest/schema.js'
+import type { Plan } from '../plan/schema.js'
+import type { AttemptRecord } from '../run/records.js'
+import type { Coverage } from '../telemetry/ledger.js'
+import { attemptKey, type LegArtifact, type ReadArtifacts } from './artifacts.js'
+import type { InputError, Numbered } from './jsonl.js'
+import type { CellInput, ComparisonInput, FinalOutcome, Observation } from './observations.js'
+import type { BlockReason, BlockReasonCode } from './schema.js'
+
+export interface ArtifactOptions {
+  /** Bootstrap replicates; default manifest.reporting.bootstrap_resamples (10,000). */
+  resamples?: number
+  /** Bootstrap seed; default the plan's seed. */
+  seed?: number
+  level?: number
+  /** Where plan.json was read from (named in messages). */
+  planFile?: string
+  planSha256?: string | null
+}
+
+/** Worst first: the coverage of a trial is that of its worst attempt. */
+const COVERAGE_RANK: Record<Coverage, number> = { complete: 0, unknown: 1, partial: 2, missing: 3 }
+
+/**
+ * Turn the legs of one experiment run into the shared ComparisonInput (pure).
+ *
+ * Per (cell, instance, trial): the attempt marked `final` gives the outcome (none → `missing_attempt`,
+ * two → `duplicate_rows`); every attempt's telemetry and harness time is summed (intent-to-treat).
+ * Rows are checked against the plan: another experiment, round, cell, instance or trial → an input
+ * error and the row is skipped; a repeated (cell, instance, trial, attempt) keeps the first row and
+ * marks the block `duplicate_rows` (never double-counted, F09); config hash, harness or version unlike
+ * the plan → `config_drift`; a model unlike the manifest's, or the proxy's model check failing →
+ * `model_mismatch`. A budget refusal when the manifest declares no per-attempt limit is the proxy's key
+ * budget, i.e. infrastructure (F06): the outcome becomes `infra_error`, never a loss.
+ */
+export function observationsFromArtifacts(
+  plan: Plan,
+  read: ReadArtifacts,
+  opts: ArtifactOptions = {},
+): ComparisonInput {
+  const planFile = opts.planFile ?? 'plan.json'
+  const inputErrors: InputError[] = [...read.inputErrors]
+  const parsedManifest = ManifestSchema.safeParse(plan.manifest)
+  const manifest: Manifest | null = parsedManifest.success ? parsedManifest.data : null
+  if (!parsedManifest.success) {
+    inputErrors.push({
+      file: planFile,
+      line: null,
+      message: 'plan.manifest does not validate; the header shows what the plan itself states',
+    })
+  }
+  const declaredLimits =
+    manifest !== null &&
+    (manifest.budgets.max_spend_usd !== undefined || manifest.budgets.max_requests !== undefined)
+
+  const cells: CellInput[] = plan.cells.map((c) => ({
+    id: c.id,
+    role: c.id === plan.baseline ? 'baseline' : plan.treatments.includes(c.id) ? 'treatment' : 'other',
+    label: `${c.id} (${c.harness}@${c.version})`,
+    harness: c.harness,
+    versionDeclared: c.version,
+    configHash: c.config_hash,
+    api: c.api,
+    modelDeclared: manifest?.model.id ?? null,
+    trials: plan.trials,
+  }))
+  const cellById = new Map(cells.map((c) => [c.id, c]))
+
+  const preReasons: ComparisonInput['preReasons'] = []
+  for (const m of read.missingLegs) {
+    const leg = plan.legs.find((l) => l.leg === m.leg)
+    for (const instance of leg?.instances ?? []) {
+      preReasons.push({
+        instance,
+        reason: {
+          code: 'missing_leg',
+          cell: m.cell,
+          trial: null,
+          attempt: null,
+          detail: `leg ${m.leg} (artifact ${m.artifact}): ${m.reason}`,
+        },
+      })
+    }
+  }
+
+  const observations: Observation[] = []
+  const seen = new Map<string, { file: string; line: number }>()
+  // Grouped across legs: overlapping shards put one (cell, instance) in two artifacts.
+  const groups = new Map<string, { leg: LegArtifact; rows: Numbered<AttemptRecord>[] }>()
+  const extra = new Map<string, BlockReason[]>()
+  for (const leg of read.legs) {
+    const legInstances = new Set(leg.leg.instances)
+    for (const row of leg.attempts) {
+      const a = row.value
+      const skip = checkRow(a, plan, leg, legInstances)
+      if (skip) {
+        inputErrors.push({ file: leg.attemptsFile, line: row.line, message: `${skip}; row skipped` })
+        continue
+      }
+      const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
+      const first = seen.get(key)
+      const groupKey = `${a.cell_id}\u0000${a.instance_id}\u0000${a.trial}`
+      if (first) {
+        pushReason(extra, groupKey, {
+          code: 'duplicate_rows',
+          cell: a.cell_id,
+          trial: a.trial,
+          attempt: a.attempt,
+          detail: `attempt ${a.attempt} appears twice: ${first.file}:${first.line} and ${leg.attemptsFile}:${row.line} (first kept, never counted twice)`,
+        })
+        continue
+      }
+      seen.set(key, { file: leg.attemptsFile, line: row.line })
+      const group = groups.get(groupKey)
+      if (group) group.rows.push(row)
+      else groups.set(groupKey, { leg, rows: [row] })
+    }
+  }
+  for (const [groupKey, { leg, rows }] of groups) {
+    const cell = cellById.get(rows[0]!.value.cell_id)
+    if (!cell) continue
+    observations.push(trialObservation(rows, cell, leg, manifest, declaredLimits, extra.get(groupKey) ?? []))
+  }
+  observations.sort((x, y) => cmp(x.instance, y.instance) || cmp(x.cell, y.cell) || x.trial - y.trial)
+
+  const m = manifest
+  return {
+    kind: 'experiment',
+    experimentId: plan.experiment_id,
+    runId: firstRunId(read.legs),
+    round: plan.round,
+    cells,
+    baseline: plan.baseline,
+    treatments: plan.treatments.filter((t) => cellById.has(t)),
+    instances: [...plan.panel.instances],
+    quarantine: [...plan.panel.quarantine],
+    observations,
+    preReasons,
+    missingLegs: read.missingLegs,
+    inputErrors,
+    inputs: read.inputs,
+    stamp: {
+      manifestSha256: plan.manifest_sha256,
+      planSha256: opts.planSha256 ?? null,
+      model: {
+        declared: m?.model.id ?? null,
+        provider: m?.model.provider ?? null,
+        api: m?.model.api ?? null,
+      },
+      panel: {
+        family: m?.benchmark.family ?? null,
+        revision: m?.benchmark.revision ?? null,
+        source: m ? `${m.panel.source}${m.panel.name ? `:${m.panel.name}` : ''}` : null,
+      },
+      verifier: m ? `${m.benchmark.verifier.kind}, timeout ${m.benchmark.verifier.timeout_s} s` : null,
+      budgets: m
+        ? `timeout ${m.budgets.timeout_s} s, max spend ${m.budgets.max_spend_usd ?? 'none'} USD, max requests ${m.budgets.max_requests ?? 'none'} per attempt`
+        : null,
+      retries: m
+        ? `max ${m.retries.max} on ${m.retries.on.join('/') || 'nothing'}, backoff ${m.retries.backoff_s} s`
+        : null,
+      telemetrySource: m?.telemetry.source ?? null,
+      thresholds: m ? { ...m.thresholds } : null,
+    },
+    options: {
+      resamples: opts.resamples ?? m?.reporting.bootstrap_resamples ?? 10_000,
+      seed: opts.seed ?? plan.seed,
+      level: opts.level ?? 0.95,
+    },
+    notes: [],
+  }
+}
+
+/** Why a row does not belong to this leg of this plan, or null when it does. */
+function checkRow(a: AttemptRecord, plan: Plan, leg: LegArtifact, legInstances: Set<string>): string | null {
+  if (a.experiment_id !== plan.experiment_id)
+    return `experiment ${a.experiment_id}, the plan is ${plan.experiment_id}`
+  if (a.round !== plan.round) return `round ${a.round}, the plan is round ${plan.round}`
+  if (a.cell_id !== leg.leg.cell)
+    return `cell ${a.cell_id} in the artifact of leg ${leg.leg.leg} (cell ${leg.leg.cell})`
+  if (!legInstances.has(a.instance_id))
+    return `instance ${a.instance_id} is not planned for leg ${leg.leg.leg}`
+  if (a.trial >= plan.trials) return `trial ${a.trial}, the plan has ${plan.trials} trial(s)`
+  return null
+}
+
+function trialObservation(
+  rows: Numbered<AttemptRecord>[],
+  cell: CellInput,
+  leg: LegArtifact,
+  manifest: Manifest | null,
+  declaredLimits: boolean,
+  carried: BlockReason[],
+): Observation {
+  rows.sort((x, y) => x.value.attempt - y.value.attempt)
+  const first = rows[0]!.value
+  const reasons: BlockReason[] = [...carried]
+  const add = (code: BlockReasonCode, attempt: number | null, detail: string) => {
+    if (!reasons.some((r) => r.code === code && r.attempt === attempt)) {
+      reasons.push({ code, cell: cell.id, trial: first.trial, attempt, detail })
+    }
+  }
+
+  const finals = rows.filter((r) => r.value.final)
+  const last = rows[rows.length - 1]!
+  let finalRow = finals[finals.length - 1] ?? last
+  if (finals.length === 0) {
+    add(
+      'missing_attempt',
+      null,
+      `no final attempt (last seen: attempt ${last.value.attempt}, ${leg.attemptsFile}:${last.line})`,
+    )
+    finalRow = last
+  } else if (finals.length > 1) {
+    add(
+      'duplicate_rows',
+      null,
+      `${finals.length} attempts marked final: ${finals.map((f) => `${leg.attemptsFile}:${f.line}`).join(', ')}`,
+    )
+  }
+  const fin = finalRow.value
+  let outcome: FinalOutcome = fin.outcome
+  const budgetRefused = fin.telemetry.budget_exceeded || fin.exit.class === 'budget'
+  if (outcome === 'infra_error' || outcome === 'ungraded') {
+    // outcome_reason is an optional field newer run stages write (e.g. budget_exceeded).
+    const why = (fin as { outcome_reason?: string | null }).outcome_reason ?? fin.exit.reason
+    add(
+      outcome,
+      fin.attempt,
+      `final attempt: ${outcome.replace('_', ' ')}${why ? ` (${why})` : ''}, exit ${fin.exit.class}`,
+    )
+  } else if (outcome !== 'resolved' && fin.exit.class === 'infra') {
+    outcome = 'infra_error'
+    add('infra_error', fin.attempt, `exit class infra${fin.exit.reason ? `: ${fin.exit.reason}` : ''}`)
+  } else if (outcome !== 'resolved' && budgetRefused && !declaredLimits) {
+    outcome = 'infra_error'
+    add(
+      'infra_error',
+      fin.attempt,
+      'budget_exceeded at the proxy with no per-attempt limit declared: the key budget ran out (infrastructure, not a loss)',
+    )
+  }
+
+  let coverage: Coverage = 'complete'
+  let coverageDetail: string | null = null
+  const attemptCoverage: Record<Coverage, number> = { complete: 0, partial: 0, missing: 0, unknown: 0 }
+  const sums = {
+    spend_usd: 0 as number | null,
+    proxy_requests: 0 as number | null,
+    input_tokens: 0 as number | null,
+    input_fresh_tokens: 0 as number | null,
+    cache_read_tokens: 0 as number | null,
+    cache_write_tokens: 0 as number | null,
+    output_tokens: 0 as number | null,
+    wall_s: 0 as number | null,
+  }
+  const versions = new Set<string>()
+  const models = new Set<string>()
+  let startedAt: string | null = null
+  let endedAt: string | null = null
+  for (const { value: a, line } of rows) {
+    const t = a.telemetry
+    let cov: Coverage = t.coverage
+    let detail = t.reason
+    const ledgerCount =
+      leg.ledgerRows.size > 0
+        ? (leg.ledgerRows.get(attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)) ?? 0)
+        : null
+    if (cov === 'complete' && ledgerCount !== null && ledgerCount < t.rows) {
+      cov = 'partial'
+      detail = `ledger.jsonl holds ${ledgerCount} of the ${t.rows} rows the attempt summary counts`
+    }
+    attemptCoverage[cov]++
+    if (COVERAGE_RANK[cov] > COVERAGE_RANK[coverage]) {
+      coverage = cov
+      coverageDetail = `attempt ${a.attempt}: ${detail ?? cov}`
+    }
+    sums.spend_usd = addOrNull(sums.spend_usd, t.spend_usd)
+    sums.proxy_requests = addOrNull(sums.proxy_requests, t.proxy_requests)
+    sums.input_tokens = addOrNull(sums.input_tokens, t.input_tokens)
+    sums.input_fresh_tokens = addOrNull(sums.input_fresh_tokens, t.input_fresh_tokens)
+    sums.cache_read_tokens = addOrNull(sums.cache_read_tokens, t.cache_read_tokens)
+    sums.cache_write_tokens = addOrNull(sums.cache_write_tokens, t.cache_write_tokens)
+    sums.output_tokens = addOrNull(sums.output_tokens, t.output_tokens)
+    sums.wall_s = addOrNull(sums.wall_s, a.phases_ms.harness / 1000)
+
+    if (a.quarantined) add('quarantined', a.attempt, 'the attempt record marks the instance quarantined')
+    if (a.config_hash !== cell.configHash) {
+      add(
+        'config_drift',
+        a.attempt,
+        `config hash ${short(a.config_hash)} ≠ planned ${short(cell.configHash ?? '')} (${leg.attemptsFile}:${line})`,
+      )
+    }
+    if (a.harness !== cell.harness)
+      add('config_drift', a.attempt, `harness ${a.harness} ≠ planned ${cell.harness}`)
+    if (
+      a.harness_version !== null &&
+      normVersion(a.harness_version) !== normVersion(cell.versionDeclared ?? '')
+    ) {
+      add(
+        'config_drift',
+        a.attempt,
+        `harness version ${a.harness_version} ≠ declared ${cell.versionDeclared}`,
+      )
+    }
+    if (manifest && a.model !== manifest.model.id) {
+      add('model_mismatch', a.attempt, `model ${a.model} ≠ declared ${manifest.model.id}`)
+    }
+    if (t.model_mismatch) {
+      add(
+        'model_mismatch',
+        a.attempt,
+        `the upstream answered as ${t.models_observed.join(', ') || 'another model'}`,
+      )
+    }
+    if (a.harness_version) versions.add(a.harness_version)
+    for (const mo of t.models_observed) models.add(mo)
+    if (startedAt === null || a.started_at < startedAt) startedAt = a.started_at
+    if (endedAt === null || a.ended_at > endedAt) endedAt = a.ended_at
+  }
+  if (leg.record?.harness_version_observed) versions.add(leg.record.harness_version_observed)
+
+  return {
+    cell: cell.id,
+    instance: first.instance_id,
+    trial: first.trial,
+    outcome,
+    exitClass: fin.exit.class,
+    attempts: rows.length,
+    coverage,
+    coverageDetail,
+    attemptCoverage,
+    metrics: sums,
+    shape: {
+      firstRequestBytes: fin.telemetry.first_request_bytes,
+      firstRequestTools: fin.telemetry.first_request_tools,
+      auxRequests: fin.telemetry.aux_requests,
+    },
+    identity: {
+      harnessVersion: [...versions].sort()[0] ?? null,
+      configHash: fin.config_hash,
+      models: [...models].sort(),
+    },
+    reasons,
+    startedAt,
+    endedAt,
+  }
+}
+
+function addOrNull(sum: number | null, v: number | null): number | null {
+  return sum === null || v === null ? null : sum + v
+}
+
+function pushReason(map: Map<string, BlockReason[]>, key: string, r: BlockReason): void {
+  const list = map.get(key)
+  if (list) list.push(r)
+  else map.set(key, [r])
+}
+
+/** `v1.2.3` and `1.2.3` are the same version. */
+export function normVersion(v: string): string {
+  return v.trim().replace(/^v(?=\d)/i, '')
+}
+
+function short(hash: string): string {
+  return hash.slice(0, 12)
+}
+
+function cmp(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0
+}
+
+function firstRunId(legs: LegArtifact[]): string | null {
+  const ids = new Set<string>()
+  for (const l of legs) {
+    if (l.record) ids.add(l.record.run_id)
+    else if (l.attempts[0]) ids.add(l.attempts[0].value.run_id)
+  }
+  return [...ids].sort()[0] ?? null
+}

@@ -1,0 +1,93 @@
+import type { z } from 'zod'
+import { fieldPath } from '../manifest/load.js'
+
+/** A problem with one input file or one of its lines; `line` is 1-based, null for the whole file. */
+export interface InputError {
+  file: string
+  line: number | null
+  message: string
+}
+
+/** A validated row and the line it came from. */
+export interface Numbered<T> {
+  value: T
+  line: number
+}
+
+/**
+ * Parse JSON Lines text and validate each non-blank line against `schema`. Never throws: a line that
+ * is not JSON or does not match becomes an InputError `{file, line, message}` and is left out of
+ * `rows`. `file` is only used in messages. A final line without a newline is read like any other.
+ */
+export function parseJsonl<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+): { rows: Numbered<z.output<S>>[]; errors: InputError[] } {
+  const rows: Numbered<z.output<S>>[] = []
+  const errors: InputError[] = []
+  let start = 0
+  let line = 0
+  while (start <= text.length) {
+    let end = text.indexOf('\n', start)
+    if (end === -1) end = text.length
+    line++
+    const raw = text.slice(start, end).trim()
+    start = end + 1
+    if (raw === '') {
+      if (end === text.length) break
+      continue
+    }
+    let json: unknown
+    try {
+      json = JSON.parse(raw)
+    } catch (e) {
+      errors.push({ file, line, message: `not valid JSON: ${(e as Error).message}` })
+      continue
+    }
+    const parsed = schema.safeParse(json)
+    if (parsed.success) rows.push({ value: parsed.data, line })
+    else errors.push({ file, line, message: zodMessage(parsed.error) })
+  }
+  return { rows, errors }
+}
+
+/** Parse one JSON document and validate it; errors as for parseJsonl, with line = null or the JSON error line. */
+export function parseJsonFile<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+): { value: z.output<S> | null; errors: InputError[] } {
+  let json: unknown
+  try {
+    json = JSON.parse(text)
+  } catch (e) {
+    return {
+      value: null,
+      errors: [{ file, line: jsonErrorLine(text, e), message: `not valid JSON: ${(e as Error).message}` }],
+    }
+  }
+  const parsed = schema.safeParse(json)
+  if (parsed.success) return { value: parsed.data, errors: [] }
+  return { value: null, errors: [{ file, line: null, message: zodMessage(parsed.error) }] }
+}
+
+/** The first few zod issues as `field.path: message`, joined. */
+export function zodMessage(error: z.ZodError): string {
+  const issues = error.issues.slice(0, 3).map((i) => `${fieldPath(i.path)}: ${i.message}`)
+  const more = error.issues.length > 3 ? ` (+${error.issues.length - 3} more)` : ''
+  return `does not match the schema: ${issues.join('; ')}${more}`
+}
+
+/** V8 reports "at position N" (and newer versions "line L column C"); turn it into a 1-based line. */
+function jsonErrorLine(text: string, e: unknown): number | null {
+  const msg = (e as Error).message
+  const lineMatch = /line (\d+)/.exec(msg)
+  if (lineMatch) return Number(lineMatch[1])
+  const pos = /position (\d+)/.exec(msg)
+  if (!pos) return null
+  const offset = Number(pos[1])
+  let line = 1
+  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++
+  return line
+}

@@ -1,0 +1,106 @@
+import type { Coverage } from '../telemetry/ledger.js'
+import type { InputError } from './jsonl.js'
+import type { BlockReason, MetricName } from './schema.js'
+
+/**
+ * The one shape both front doors reduce their input to before any statistic: experiment artifacts
+ * (attempts.jsonl of every leg) and published per-instance results. Blocks and statistics are built
+ * from these only, so both paths share every line of the comparison.
+ */
+
+export type FinalOutcome = 'resolved' | 'unresolved' | 'infra_error' | 'ungraded'
+
+/** What is known about one cell's one trial on one instance: the final attempt's outcome, resources summed. */
+export interface Observation {
+  cell: string
+  instance: string
+  trial: number
+  /** Outcome of the final attempt (retries are new attempts; the last one counts). */
+  outcome: FinalOutcome
+  exitClass: string | null
+  /** Attempts run in this trial (intent-to-treat: all of them are summed into `metrics`). */
+  attempts: number
+  /** Worst telemetry coverage over the trial's attempts. */
+  coverage: Coverage
+  coverageDetail: string | null
+  /** Attempts of this trial by telemetry coverage. */
+  attemptCoverage: Record<Coverage, number>
+  /** Sums over every attempt of the trial; null when any attempt did not report the value. */
+  metrics: Record<MetricName, number | null>
+  /** Request shape of the trial's final attempt (sizes and counts at the proxy). */
+  shape: {
+    firstRequestBytes: number | null
+    firstRequestTools: number | null
+    auxRequests: number | null
+  }
+  /** Identity seen in the rows, for the header (versions, config hashes and models observed). */
+  identity: { harnessVersion: string | null; configHash: string | null; models: string[] }
+  /** Problems that make the block incomplete (duplicates, drift, model mismatch, quarantine…). */
+  reasons: BlockReason[]
+  /** Earliest start / latest end over the trial's attempts (ISO-8601, from the rows). */
+  startedAt: string | null
+  endedAt: string | null
+}
+
+export type CellRole = 'baseline' | 'treatment' | 'other'
+
+/** A compared cell (or a published system) as declared. */
+export interface CellInput {
+  id: string
+  role: CellRole
+  label: string
+  harness: string
+  versionDeclared: string | null
+  configHash: string | null
+  api: string | null
+  modelDeclared: string | null
+  /** Trials planned per instance (k). */
+  trials: number
+}
+
+/** Everything `buildComparison` needs; produced by the artifact reader or the published-results reader. */
+export interface ComparisonInput {
+  kind: 'experiment' | 'published'
+  experimentId: string
+  runId: string | null
+  round: number
+  cells: CellInput[]
+  baseline: string
+  treatments: string[]
+  /** Planned instances (the panel), quarantined ones included. */
+  instances: string[]
+  quarantine: string[]
+  observations: Observation[]
+  /** Reasons known before reading rows, e.g. a missing leg: every (cell, instance) it covered. */
+  preReasons: Array<{ instance: string; reason: BlockReason }>
+  missingLegs: Array<{ leg: string; cell: string; shard: number; artifact: string; reason: string }>
+  inputErrors: InputError[]
+  inputs: Array<{ path: string; sha256: string }>
+  stamp: {
+    manifestSha256: string | null
+    planSha256: string | null
+    model: { declared: string | null; provider: string | null; api: string | null }
+    panel: { family: string | null; revision: string | null; source: string | null }
+    verifier: string | null
+    budgets: string | null
+    retries: string | null
+    telemetrySource: string | null
+    thresholds: Record<string, number> | null
+  }
+  options: { resamples: number; seed: number; level: number }
+  notes: string[]
+}
+
+/** All metric values null: a trial that reported nothing. */
+export function emptyMetrics(): Record<MetricName, number | null> {
+  return {
+    spend_usd: null,
+    proxy_requests: null,
+    input_tokens: null,
+    input_fresh_tokens: null,
+    cache_read_tokens: null,
+    cache_write_tokens: null,
+    output_tokens: null,
+    wall_s: null,
+  }
+}

@@ -1,0 +1,217 @@
+import { z } from 'zod'
+
+/**
+ * Per-instance result files that systems publish, reduced to one shape. Three formats:
+ * - `swebench-resolved-list`: {system?, harness?, harness_version?, model?, resolved: [ids],
+ *   resolved_null?: [ids], cost_usd?: {id: USD | null} | null, api_calls?: {id: n} | null, n_total?}
+ *   (SWE-bench leaderboard / experiments exports; an id not in `resolved` is unresolved).
+ * - `openhands-instance-results`: {id: {resolved: bool | null, cost: USD | null}} (OpenHands index
+ *   `instance_results/<benchmark>.json`; metadata.json two folders up names the agent and model).
+ * - `terminal-bench-per-task`: {benchmark?, systems: {name: {tasks: {task: {n_trials, n_success}}}}}
+ *   (k trials per task; one system chosen with `file#system`).
+ */
+
+export type PublishedFormat =
+  | 'swebench-resolved-list'
+  | 'openhands-instance-results'
+  | 'terminal-bench-per-task'
+
+/** Outcome of one published trial; `ungraded` is a null grade in the source. */
+export type PublishedTrial = 'resolved' | 'unresolved' | 'ungraded'
+
+export interface PublishedInstance {
+  trials: PublishedTrial[]
+  costUsd: number | null
+  requests: number | null
+}
+
+/** One published system's per-instance results. */
+export interface PublishedSystem {
+  name: string
+  format: PublishedFormat
+  /** File (and `#system` selector) it came from, as given. */
+  source: string
+  harness: string
+  harnessVersion: string | null
+  model: string | null
+  benchmark: string | null
+  date: string | null
+  /** Instances the file names. For the resolved-list format, every id it mentions. */
+  instances: Map<string, PublishedInstance>
+  /** Panel size the file declares (resolved-list format), if any. */
+  declaredTotal: number | null
+  /** True when an id absent from the file is unresolved by the format's meaning (resolved lists). */
+  absentIsUnresolved: boolean
+  notes: string[]
+}
+
+export const SwebenchResolvedListSchema = z.looseObject({
+  system: z.string().nullish(),
+  harness: z.string().nullish(),
+  harness_name: z.string().nullish(),
+  harness_version: z.string().nullish(),
+  model: z.string().nullish(),
+  date: z.string().nullish(),
+  resolved: z.array(z.string()),
+  resolved_null: z.array(z.string()).nullish(),
+  cost_usd: z.record(z.string(), z.number().nonnegative().nullable()).nullish(),
+  api_calls: z.record(z.string(), z.number().int().nonnegative().nullable()).nullish(),
+  n_total: z.number().int().positive().nullish(),
+})
+
+export const OpenHandsInstanceResultsSchema = z.record(
+  z.string(),
+  z.looseObject({ resolved: z.boolean().nullable(), cost: z.number().nonnegative().nullable().optional() }),
+)
+
+export const OpenHandsMetadataSchema = z.looseObject({
+  agent_name: z.string().nullish(),
+  agent_version: z.string().nullish(),
+  model: z.string().nullish(),
+  submission_time: z.string().nullish(),
+})
+
+export const TerminalBenchSchema = z.looseObject({
+  benchmark: z.string().nullish(),
+  systems: z.record(
+    z.string(),
+    z.looseObject({
+      tasks: z.record(
+        z.string(),
+        z.looseObject({ n_trials: z.number().int().positive(), n_success: z.number().int().nonnegative() }),
+      ),
+    }),
+  ),
+})
+
+/** Which format a parsed JSON value is, or null. */
+export function detectFormat(json: unknown): PublishedFormat | null {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) return null
+  const o = json as Record<string, unknown>
+  if (Array.isArray(o.resolved)) return 'swebench-resolved-list'
+  if (o.systems && typeof o.systems === 'object') return 'terminal-bench-per-task'
+  const values = Object.values(o)
+  if (
+    values.length > 0 &&
+    values.every((v) => v !== null && typeof v === 'object' && 'resolved' in (v as object))
+  ) {
+    return 'openhands-instance-results'
+  }
+  return null
+}
+
+/** Reduce a resolved-list file (already validated). */
+export function fromResolvedList(
+  v: z.output<typeof SwebenchResolvedListSchema>,
+  source: string,
+  fallbackName: string,
+): PublishedSystem {
+  const instances = new Map<string, PublishedInstance>()
+  const get = (id: string) => {
+    let x = instances.get(id)
+    if (!x) {
+      x = { trials: ['unresolved'], costUsd: null, requests: null }
+      instances.set(id, x)
+    }
+    return x
+  }
+  for (const id of Object.keys(v.cost_usd ?? {})) get(id).costUsd = v.cost_usd?.[id] ?? null
+  for (const id of Object.keys(v.api_calls ?? {})) get(id).requests = v.api_calls?.[id] ?? null
+  for (const id of v.resolved) get(id).trials = ['resolved']
+  for (const id of v.resolved_null ?? []) get(id).trials = ['ungraded']
+  const notes: string[] = []
+  if (!v.cost_usd) notes.push(`${fallbackName}: the file has no per-instance cost`)
+  return {
+    name: v.system ?? fallbackName,
+    format: 'swebench-resolved-list',
+    source,
+    harness: v.harness ?? v.harness_name ?? fallbackName,
+    harnessVersion: v.harness_version ?? null,
+    model: v.model ?? null,
+    benchmark: null,
+    date: v.date ?? null,
+    instances,
+    declaredTotal: v.n_total ?? null,
+    absentIsUnresolved: true,
+    notes,
+  }
+}
+
+/** Reduce an OpenHands `instance_results` file (and its metadata.json, when found). */
+export function fromOpenHands(
+  v: z.output<typeof OpenHandsInstanceResultsSchema>,
+  meta: z.output<typeof OpenHandsMetadataSchema> | null,
+  source: string,
+  fallbackName: string,
+  benchmark: string | null,
+): PublishedSystem {
+  const instances = new Map<string, PublishedInstance>()
+  for (const [id, r] of Object.entries(v)) {
+    instances.set(id, {
+      trials: [r.resolved === null ? 'ungraded' : r.resolved ? 'resolved' : 'unresolved'],
+      costUsd: r.cost ?? null,
+      requests: null,
+    })
+  }
+  const agent = meta?.agent_name ?? fallbackName
+  return {
+    name: meta
+      ? `${agent}${meta.agent_version ? ` ${meta.agent_version}` : ''}${meta.model ? ` + ${meta.model}` : ''}`
+      : fallbackName,
+    format: 'openhands-instance-results',
+    source,
+    harness: agent,
+    harnessVersion: meta?.agent_version ?? null,
+    model: meta?.model ?? null,
+    benchmark,
+    date: meta?.submission_time ?? null,
+    instances,
+    declaredTotal: null,
+    absentIsUnresolved: false,
+    notes: meta
+      ? []
+      : [`${fallbackName}: no metadata.json beside instance_results/; harness and model unknown`],
+  }
+}
+
+/** Reduce one system of a Terminal-Bench per-task file: c successes of n trials per task. */
+export function fromTerminalBench(
+  v: z.output<typeof TerminalBenchSchema>,
+  system: string,
+  source: string,
+): PublishedSystem {
+  const s = v.systems[system]
+  const instances = new Map<string, PublishedInstance>()
+  const notes: string[] = []
+  for (const [task, t] of Object.entries(s?.tasks ?? {})) {
+    const c = Math.min(t.n_success, t.n_trials)
+    if (t.n_success > t.n_trials)
+      notes.push(`${system}: task ${task} has n_success ${t.n_success} > n_trials ${t.n_trials}; capped`)
+    // Only counts are published, not the order of trials; every rule we apply is order-free.
+    const trials: PublishedTrial[] = [
+      ...Array<PublishedTrial>(c).fill('resolved'),
+      ...Array<PublishedTrial>(t.n_trials - c).fill('unresolved'),
+    ]
+    instances.set(task, { trials, costUsd: null, requests: null })
+  }
+  notes.push(`${system}: per-task success counts only (no cost, no trial order)`)
+  const [date, ...rest] = system.split('_')
+  return {
+    name: system,
+    format: 'terminal-bench-per-task',
+    source,
+    harness:
+      /^\d{8}$/.test(date ?? '') && rest.length > 0 ? (rest[0] ?? system) : (system.split('__')[0] ?? system),
+    harnessVersion: null,
+    model:
+      /^\d{8}$/.test(date ?? '') && rest.length > 1
+        ? rest.slice(1).join('_')
+        : (system.split('__')[1] ?? null),
+    benchmark: v.benchmark ?? null,
+    date: /^\d{8}$/.test(date ?? '') ? `${date!.slice(0, 4)}-${date!.slice(4, 6)}-${date!.slice(6)}` : null,
+    instances,
+    declaredTotal: null,
+    absentIsUnresolved: false,
+    notes,
+  }
+}

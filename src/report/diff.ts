@@ -1,0 +1,52 @@
+import type { ComparisonDiff } from '../compare/diff.js'
+import { fitSections, type Section } from './budget.js'
+import { codeSpan } from './escape.js'
+import { fmtP, fmtPp, fmtRate, fmtRatio, fmtValue } from './format.js'
+
+/**
+ * The Markdown of `harness-watch diff`: one table of per-cell changes between two runs, then each
+ * cell's regressions and fixes by instance; within GitHub's body limit (lists cut, never mid-row).
+ */
+export function renderDiffMarkdown(d: ComparisonDiff, fullReport = 'the --json output'): string {
+  const head = [
+    '# Harness Watch — run over run',
+    '',
+    `Old: ${codeSpan(d.old.experiment_id)} run ${d.old.run_id ? codeSpan(d.old.run_id) : '—'} (round ${d.old.round}${d.old.started_at ? `, ${codeSpan(d.old.started_at)}` : ''}) · New: ${codeSpan(d.new.experiment_id)} run ${d.new.run_id ? codeSpan(d.new.run_id) : '—'} (round ${d.new.round}${d.new.started_at ? `, ${codeSpan(d.new.started_at)}` : ''})`,
+    '',
+    `${d.instances.common} instances in both runs; ${d.instances.only_old.length} only in the old, ${d.instances.only_new.length} only in the new.`,
+    '',
+    '| Cell | n | Regressions | Fixes | Resolve rate old → new | Δ | McNemar p (two-sided · regression) | Spend per instance old → new | Requests per instance old → new |',
+    '|---|---:|---:|---:|---|---:|---|---|---|',
+    ...d.cells.map((c) => {
+      const flag = c.identity.changed
+        ? ' ⚠ version/config changed'
+        : !c.in_old
+          ? ' (new cell)'
+          : !c.in_new
+            ? ' (gone)'
+            : ''
+      return `| ${codeSpan(c.cell)}${flag} | ${c.n} | ${c.regressions.length} | ${c.fixes.length} | ${fmtRate(c.old_rate)} → ${fmtRate(c.new_rate)} | ${fmtPp(c.delta_pp)} | ${fmtP(c.mcnemar.p_two_sided)} · ${fmtP(c.mcnemar.p_one_sided)} | ${fmtValue(c.spend_usd.old_mean, 'usd')} → ${fmtValue(c.spend_usd.new_mean, 'usd')} (${fmtRatio(c.spend_usd.ratio_of_means)}, n ${c.spend_usd.n}) | ${fmtValue(c.proxy_requests.old_mean, 'requests')} → ${fmtValue(c.proxy_requests.new_mean, 'requests')} (${fmtRatio(c.proxy_requests.ratio_of_means)}) |`
+    }),
+    '',
+    ...d.notes.map((n) => `> ${n}`),
+    '',
+  ].join('\n')
+  const sections: Section[] = [{ id: 'summary', text: head, keep: true }]
+  for (const c of d.cells) {
+    if (c.regressions.length + c.fixes.length === 0) continue
+    const rows = [
+      ...c.regressions.map((i) => `| ${codeSpan(i)} | regression (resolved → unresolved) |\n`),
+      ...c.fixes.map((i) => `| ${codeSpan(i)} | fix (unresolved → resolved) |\n`),
+    ]
+    sections.push({
+      id: `cell ${c.cell}`,
+      head: `## ${codeSpan(c.cell)}\n\n| Instance | Change |\n|---|---|\n`,
+      rows,
+      tail: '\n',
+    })
+  }
+  return fitSections(sections, {
+    pointer: (omitted) =>
+      `> Shortened to fit GitHub's limit (${omitted.join(', ')}); the full list is in ${fullReport}.\n`,
+  }).text
+}

@@ -1,0 +1,83 @@
+/**
+ * Escaping for text quoted from runs (instance ids, harness and model names, messages) into the
+ * Markdown we publish (report.md, job summary, issue and PR bodies) and into report.html.
+ *
+ * Markdown rules (GitHub Flavored Markdown as rendered on github.com):
+ * - no raw HTML: `<`, `>` and `&` become entities, so `<img onerror=…>` or `<details>` is shown as text;
+ * - no formatting, links or images: ASCII punctuation that Markdown interprets is backslash-escaped;
+ * - no pings or cross-references: `@name` gets a zero-width joiner after the `@` (GitHub does not
+ *   match the mention), `#123` is escaped;
+ * - one line: newlines and tabs become spaces, other control characters are dropped;
+ * - `|` is escaped, so the text is safe inside table cells (also inside code spans, where GFM needs it).
+ */
+
+/** U+200D ZERO WIDTH JOINER: placed after `@` so GitHub does not turn `@user` into a mention. */
+export const ZWJ = '\u200d'
+
+// Punctuation with an inline Markdown meaning (escape, code, emphasis, strikethrough, links and images,
+// tables, issue references). Line-start syntax (`-`, `+`, `1.`, headings) needs no escape because the
+// text is always placed after other text on its line.
+const MD_SPECIAL = /[\\`*_[\]|~#]/g
+
+/** Control characters except tab and newline (which become spaces). */
+const CONTROL = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f]/g
+
+function oneLine(text: string): string {
+  return text.replace(CONTROL, '').replace(/[\t\r\n]+/g, ' ')
+}
+
+/** `@` followed by a name character gets a ZWJ, so no user or team is pinged. */
+export function neutralizeMentions(text: string): string {
+  return text.replace(/@(?=[A-Za-z0-9_-])/g, `@${ZWJ}`)
+}
+
+/**
+ * Plain text from a run → inline Markdown that renders as the same text: no HTML, no formatting, no
+ * links, no mentions, safe in a table cell. For text placed after something else on its line (a table
+ * cell, after a label); at the very start of a line wrap it in `codeSpan` instead. Example: `<b>@team</b> | x` → `&lt;b&gt;@‍team&lt;/b&gt; \| x`.
+ */
+export function escapeMarkdown(text: string): string {
+  const s = oneLine(text)
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(MD_SPECIAL, (ch) => `\\${ch}`)
+  return neutralizeMentions(s)
+}
+
+/**
+ * Text from a run as an inline code span (monospace, shown verbatim: no HTML, no links, no mentions).
+ * The fence is longer than any backtick run inside; `|` is escaped for table cells (GFM reads `\|` in a
+ * code span inside a table as `|`). Empty text gives an empty code span's visible form `` ` ` ``.
+ */
+export function codeSpan(text: string): string {
+  const s = oneLine(text).replace(/\|/g, '\\|')
+  let longest = 0
+  for (const m of s.matchAll(/`+/g)) longest = Math.max(longest, m[0].length)
+  const fence = '`'.repeat(longest + 1)
+  const pad = s.startsWith('`') || s.endsWith('`') || s === '' ? ' ' : ''
+  return `${fence}${pad}${s}${pad}${fence}`
+}
+
+/** Text for HTML element content or a double-quoted attribute value. */
+export function escapeHtml(text: string): string {
+  return text
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
+}
+
+/**
+ * JSON for embedding inside `<script type="application/json">`: `<`, `>`, `&` and the line separators
+ * U+2028/2029 as \u escapes, so no `</script>` or `<!--` can end or alter the script element.
+ */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value)
+    .replace(/</g, '\\u003c')
+    .replace(/>/g, '\\u003e')
+    .replace(/&/g, '\\u0026')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029')
+}

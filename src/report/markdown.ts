@@ -1,0 +1,373 @@
+import type { Comparison, ComparisonEntry, MetricName } from '../compare/schema.js'
+import { METRIC_NAMES } from '../compare/schema.js'
+import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
+import { codeSpan, escapeMarkdown, neutralizeMentions as own } from './escape.js'
+import { fmtCi, fmtInt, fmtNum, fmtP, fmtPp, fmtRate, fmtRatio, fmtValue } from './format.js'
+
+export interface MarkdownOptions {
+  /** Where the full report lives (a URL or a file name next to report.md). */
+  fullReport?: string
+  /** Character budget (default 65,536, GitHub's body limit). */
+  limit?: number
+  /** Characters left free for a publisher's marker or footer. */
+  reserve?: number
+  /** Heading level of the title (1 for report.md, 2 inside a comment). */
+  titleLevel?: 1 | 2 | 3
+}
+
+export const METRIC_LABELS: Record<MetricName, string> = {
+  spend_usd: 'Spend (USD)',
+  proxy_requests: 'Proxy requests',
+  input_tokens: 'Input tokens',
+  input_fresh_tokens: 'Fresh input tokens',
+  cache_read_tokens: 'Cache-read tokens',
+  cache_write_tokens: 'Cache-write tokens',
+  output_tokens: 'Output tokens',
+  wall_s: 'Harness wall time',
+}
+
+const OUTCOME_MARK: Record<string, string> = {
+  resolved: '✓',
+  unresolved: '✗',
+  infra_error: '⚠ infra',
+  ungraded: '? ungraded',
+  missing: '∅ missing',
+}
+
+/**
+ * report.md: header, outcome table, resource table with intervals, request shape, the instances that
+ * drive the difference, incomplete blocks, a per-instance table, and the scope statement — within a
+ * character budget (F13: whole sections dropped from the bottom, tables cut at row boundaries and
+ * closed, a pointer to the full report, the scope statement always kept). Text quoted from runs is
+ * escaped (escape.ts). Pure and deterministic.
+ */
+export function renderMarkdownReport(c: Comparison, opts: MarkdownOptions = {}): string {
+  const full = opts.fullReport ?? 'report.html'
+  const { text } = fitSections(markdownSections(c, opts), {
+    limit: opts.limit ?? GITHUB_BODY_LIMIT,
+    reserve: opts.reserve ?? 0,
+    pointer: (omitted) =>
+      `> Shortened to fit ${fmtInt(opts.limit ?? GITHUB_BODY_LIMIT)} characters: ${omitted.length} section(s) left out or cut (${omitted.join(', ')}). Full report: ${linkTo(full)} and comparison.json.\n`,
+    footer: scopeSection(c),
+  })
+  return text
+}
+
+/** The report's sections in order (for publishers that budget them differently). */
+export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Section[] {
+  const h = '#'.repeat(opts.titleLevel ?? 1)
+  return [
+    { id: 'header', text: header(c, h), keep: true },
+    { id: 'outcome', text: outcomeSection(c), keep: true },
+    { id: 'resources', text: resourceSection(c) },
+    { id: 'request-shape', text: requestShapeSection(c) },
+    { id: 'drivers', text: driverSection(c) },
+    incompleteSection(c),
+    ...problemsSections(c),
+    instanceSection(c),
+  ]
+}
+
+function linkTo(target: string): string {
+  if (/^https?:\/\//.test(target)) return `<${target.replace(/[<>\s]/g, encodeURIComponent)}>`
+  return codeSpan(target)
+}
+
+function cellName(c: Comparison, id: string): string {
+  return codeSpan(c.cells.find((x) => x.id === id)?.id ?? id)
+}
+
+function header(c: Comparison, h: string): string {
+  const s = c.stamp
+  const lines: string[] = []
+  const title = c.kind === 'published' ? 'published results' : codeSpan(c.experiment_id)
+  lines.push(`${h} Harness Watch — ${title}`, '')
+  const when =
+    s.started_at || s.ended_at ? ` · ${codeSpan(s.started_at ?? '?')} → ${codeSpan(s.ended_at ?? '?')}` : ''
+  if (c.kind === 'experiment') {
+    lines.push(`Run ${c.run_id ? codeSpan(c.run_id) : '—'} · round ${c.round}${when}`, '')
+  }
+  if (c.missing_legs.length > 0 || c.input_errors.length > 0) {
+    lines.push(
+      `> **Incomplete input:** ${c.missing_legs.length} missing leg(s), ${c.input_errors.length} unreadable file(s) or row(s) — listed below; their blocks are not compared.`,
+      '',
+    )
+  }
+  lines.push('| | |', '|---|---|')
+  const model = s.model.declared
+    ? `${codeSpan(s.model.declared)} via ${escapeMarkdown(s.model.provider ?? '?')} (${escapeMarkdown(s.model.api ?? '?')} API)`
+    : '—'
+  const observed = s.model.observed.length ? `; observed ${s.model.observed.map(codeSpan).join(', ')}` : ''
+  lines.push(`| Model route | ${model}${observed} |`)
+  for (const cell of c.cells) {
+    const role = cell.role === 'baseline' ? 'Baseline' : cell.role === 'treatment' ? 'Treatment' : 'Cell'
+    const versions = cell.versions_observed.length
+      ? ` (observed ${cell.versions_observed.map(codeSpan).join(', ')})`
+      : ''
+    const hash = cell.config_hash ? `, config ${codeSpan(cell.config_hash.slice(0, 12))}` : ''
+    const m = c.kind === 'published' && cell.model_declared ? `, model ${codeSpan(cell.model_declared)}` : ''
+    lines.push(
+      `| ${role} ${codeSpan(cell.id)} | ${codeSpan(cell.harness)} ${cell.version_declared ? codeSpan(cell.version_declared) : '—'}${versions}${hash}${m} |`,
+    )
+  }
+  const p = s.panel
+  const fam = p.family
+    ? `${escapeMarkdown(p.family)}${p.revision ? `@${escapeMarkdown(p.revision)}` : ''}`
+    : '—'
+  lines.push(
+    `| Panel | ${fam}${p.source ? ` (${escapeMarkdown(p.source)})` : ''}: ${p.instances} instances${p.quarantine.length ? `, ${p.quarantine.length} quarantined` : ''} |`,
+  )
+  if (s.verifier) lines.push(`| Verifier | ${escapeMarkdown(s.verifier)} |`)
+  if (s.budgets) lines.push(`| Limits and budgets | ${escapeMarkdown(s.budgets)} |`)
+  if (s.retries) lines.push(`| Retries | ${escapeMarkdown(s.retries)} |`)
+  lines.push(`| Trials | k = ${s.trials} |`)
+  const t = c.telemetry_coverage
+  lines.push(
+    `| Telemetry | ${s.telemetry_source ? `${escapeMarkdown(s.telemetry_source)}; ` : ''}${t.complete} of ${t.attempts} attempts complete (${t.partial} partial, ${t.missing} missing, ${t.unknown} unknown) |`,
+  )
+  const b = c.blocks
+  lines.push(
+    `| Blocks | ${b.planned} planned · ${b.outcome_complete} outcome-complete · ${b.complete} complete · ${b.incomplete.length} incomplete |`,
+  )
+  lines.push(
+    `| Statistics | ${escapeMarkdown(`seed ${s.seed}, B = ${s.bootstrap_resamples} bootstrap resamples, ${s.confidence_level * 100}% intervals`)} |`,
+  )
+  if (s.manifest_sha256) lines.push(`| Manifest | sha256 ${codeSpan(s.manifest_sha256.slice(0, 12))} |`)
+  return `${lines.join('\n')}\n`
+}
+
+function outcomeSection(c: Comparison): string {
+  const lines = ['## Outcome', '']
+  lines.push(
+    `_Rule: ${own(c.rules.outcome ?? '')}. Difference interval: ${own(c.rules.diff_interval ?? '')}._`,
+    '',
+  )
+  if (c.comparisons.length === 0) {
+    lines.push('No comparison: the plan names no treatment.', '')
+  } else {
+    lines.push(
+      '| Baseline → treatment | n | W / L / T | Baseline | Treatment | Δ resolve rate [CI] | McNemar p two-sided · one-sided · mid-p | MDE |',
+      '|---|---:|---|---:|---:|---|---|---:|',
+    )
+    for (const cmp of c.comparisons) {
+      const o = cmp.outcome
+      const note = o.mcnemar.note ? ` (${escapeMarkdown(o.mcnemar.note)})` : ''
+      lines.push(
+        `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)} | ${o.n} | ${o.wins} / ${o.losses} / ${o.ties} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtCi(o.diff_ci, (x) => fmtNum(x, 3))} | ${fmtP(o.mcnemar.p_two_sided)} · ${fmtP(o.mcnemar.p_one_sided)} · ${fmtP(o.mcnemar.p_mid)}${note} | ${cmp.mde.mde_pp === null ? '—' : `${fmtNum(cmp.mde.mde_pp, 3)} pp`} |`,
+      )
+    }
+    lines.push('')
+    lines.push(
+      '_W / L / T from the treatment’s side: W = treatment-only resolved (c), L = baseline-only (b). One-sided p is in the regression direction (treatment resolves less). A non-significant difference smaller than the MDE is not evidence of parity._',
+      '',
+    )
+  }
+  const k = c.stamp.trials
+  lines.push(
+    k > 1
+      ? `| Cell | Resolve rate (n) | ${range(k)
+          .map((i) => `pass@${i}`)
+          .join(' | ')} | ${range(k)
+          .map((i) => `pass^${i}`)
+          .join(' | ')} |`
+      : '| Cell | Resolve rate (n) | Resolved | Unresolved | Infra error | Ungraded | Missing |',
+  )
+  lines.push(k > 1 ? `|---|---:|${'---:|'.repeat(2 * k)}` : '|---|---:|---:|---:|---:|---:|---:|')
+  for (const cell of c.cells) {
+    const rr = `${fmtRate(cell.resolve_rate.value)} (${cell.resolve_rate.n})`
+    if (k > 1) {
+      lines.push(
+        `| ${codeSpan(cell.id)} | ${rr} | ${cell.pass_at_k.map((p) => fmtNum(p.value, 3)).join(' | ')} | ${cell.pass_hat_k.map((p) => fmtNum(p.value, 3)).join(' | ')} |`,
+      )
+    } else {
+      const f = cell.final_outcomes
+      lines.push(
+        `| ${codeSpan(cell.id)} | ${rr} | ${f.resolved} | ${f.unresolved} | ${f.infra_error} | ${f.ungraded} | ${f.missing} |`,
+      )
+    }
+  }
+  lines.push('')
+  if (k > 1) lines.push(`_pass@k / pass^k denominator: ${own(c.cells[0]?.pass_k_denominator ?? '')}._`, '')
+  return `${lines.join('\n')}\n`
+}
+
+function range(k: number): number[] {
+  return Array.from({ length: k }, (_, i) => i + 1)
+}
+
+function resourceSection(c: Comparison): string {
+  const lines = ['## Resources', '']
+  lines.push(
+    `_${own(c.rules.resources ?? '')}. Interval: ${own(c.rules.ratio_interval ?? '')}. Quantiles: ${own(c.rules.quantiles ?? '')}._`,
+    '',
+  )
+  for (const cmp of c.comparisons) {
+    lines.push(`### ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)}`, '')
+    lines.push(
+      `Denominators: coverage ${cmp.denominators.coverage} planned blocks · outcome ${cmp.denominators.outcome} · cost ${cmp.denominators.cost} (complete telemetry on both sides).`,
+      '',
+    )
+    lines.push(
+      '| Metric | n | Baseline mean · median · P90 | Treatment mean · median · P90 | Ratio of means [CI] | Geo-mean ratio | Paired Δ mean | Sign test p (Holm) |',
+      '|---|---:|---|---|---|---:|---:|---|',
+    )
+    for (const m of METRIC_NAMES) lines.push(metricRow(cmp, m))
+    lines.push('')
+    const cpr = cmp.cost_per_resolution
+    const arm = (a: typeof cpr.baseline) =>
+      `expected ${fmtValue(a.expected_cost_per_attempted_instance, 'usd')} per attempted instance; portfolio ${a.portfolio_cost_per_resolution === null ? `— (${escapeMarkdown(a.reason ?? 'undefined')})` : fmtValue(a.portfolio_cost_per_resolution, 'usd')} per resolution (${fmtValue(a.total_spend_usd, 'usd')} / ${fmtNum(a.resolutions, 4)}); conditional on success ${fmtValue(a.conditional_on_success.mean, 'usd')} (n = ${a.conditional_on_success.n})`
+    lines.push(`- **Cost per resolution** over ${cpr.n} blocks:`)
+    lines.push(`  - baseline: ${arm(cpr.baseline)}`)
+    lines.push(`  - treatment: ${arm(cpr.treatment)}`)
+    lines.push(
+      `  - ratio treatment / baseline: ${fmtRatio(cpr.ratio.estimate)} ${fmtCi(cpr.ratio.ci, (x) => fmtNum(x, 3))}${cpr.ratio.ci ? ` (${cpr.ratio.method})` : cpr.ratio.reason ? ` (${escapeMarkdown(cpr.ratio.reason)})` : ''}`,
+      '',
+    )
+  }
+  return `${lines.join('\n')}\n`
+}
+
+function metricRow(cmp: ComparisonEntry, m: MetricName): string {
+  const x = cmp.metrics[m]
+  const u = x.unit
+  const arm = (a: typeof x.baseline) =>
+    a.n === 0 ? '—' : `${fmtValue(a.mean, u)} · ${fmtValue(a.median, u)} · ${fmtValue(a.p90, u)}`
+  const r = x.ratio_of_means
+  const ratio =
+    r.estimate === null
+      ? `— (${escapeMarkdown(r.reason ?? 'undefined')})`
+      : `${fmtRatio(r.estimate)} ${fmtCi(r.ci, (v) => fmtNum(v, 3))}${r.ci ? ` ${r.method}` : ''}`
+  const gm = x.geometric_mean_ratio
+  const gmText =
+    gm.estimate === null
+      ? '—'
+      : `${fmtRatio(gm.estimate)}${gm.zeros_excluded ? ` (${gm.zeros_excluded} zero blocks excluded)` : ''}`
+  const test = cmp.tests.find((t) => t.id === `sign:${m}`)
+  const sign =
+    x.sign_test.p_two_sided === null
+      ? '—'
+      : `${fmtP(x.sign_test.p_two_sided)} (${fmtP(test?.p_holm ?? null)}); ↑${x.sign_test.increases} ↓${x.sign_test.decreases} =${x.sign_test.ties}`
+  return `| ${METRIC_LABELS[m]} | ${x.n} | ${arm(x.baseline)} | ${arm(x.treatment)} | ${ratio} | ${gmText} | ${fmtValue(x.paired_difference.mean, u)} | ${sign} |`
+}
+
+function requestShapeSection(c: Comparison): string {
+  const lines = ['## Request shape at the proxy', '']
+  lines.push('_Per instance with complete telemetry (mean over trials); median [P90] across instances._', '')
+  lines.push(
+    '| Cell | n | First-request bytes | Tools in first request | Input tokens / request | Requests / task | Aux requests / task |',
+    '|---|---:|---|---|---|---|---|',
+  )
+  const med = (s: { median: number | null; p90: number | null }) =>
+    s.median === null ? '—' : `${fmtNum(s.median, 4)} [${fmtNum(s.p90, 4)}]`
+  for (const cell of c.cells) {
+    const r = cell.request_shape
+    lines.push(
+      `| ${codeSpan(cell.id)} | ${r.n} | ${med(r.first_request_bytes)} | ${med(r.first_request_tools)} | ${med(r.input_tokens_per_request)} | ${med(r.requests_per_task)} | ${med(r.aux_requests_per_task)} |`,
+    )
+  }
+  return `${lines.join('\n')}\n\n`
+}
+
+function driverSection(c: Comparison): string {
+  const lines = ['## Instances driving the difference', '']
+  for (const cmp of c.comparisons) {
+    lines.push(`### ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)}`, '')
+    const losses = cmp.drivers.filter((d) => d.kind === 'treatment_loss').map((d) => codeSpan(d.instance))
+    const wins = cmp.drivers.filter((d) => d.kind === 'treatment_win').map((d) => codeSpan(d.instance))
+    lines.push(`- Treatment losses (baseline only, b = ${losses.length}): ${losses.join(', ') || 'none'}`)
+    lines.push(`- Treatment wins (treatment only, c = ${wins.length}): ${wins.join(', ') || 'none'}`, '')
+    const res = cmp.drivers.filter((d) => d.kind === 'residual')
+    if (res.length > 0) {
+      const metric = res[0]!.metric ?? 'spend_usd'
+      const unit = cmp.metrics[metric].unit
+      lines.push(
+        `Largest paired residuals of ${own(METRIC_LABELS[metric].toLowerCase())} (log ratio around the geometric mean ratio):`,
+        '',
+      )
+      lines.push('| Instance | Baseline | Treatment | Ratio |', '|---|---:|---:|---:|')
+      for (const d of res) {
+        lines.push(
+          `| ${codeSpan(d.instance)} | ${fmtValue(d.baseline, unit)} | ${fmtValue(d.treatment, unit)} | ${d.log_ratio === null ? '—' : fmtRatio(Math.exp(d.log_ratio))} |`,
+        )
+      }
+      lines.push('')
+    }
+  }
+  return `${lines.join('\n')}\n`
+}
+
+function incompleteSection(c: Comparison): Section {
+  const b = c.blocks
+  const head = [
+    '## Incomplete blocks',
+    '',
+    `${b.incomplete.length} of ${b.planned} blocks are incomplete (never counted as a loss or as zero)${b.quarantined.length ? `; ${b.quarantined.length} quarantined: ${b.quarantined.map(codeSpan).join(', ')}` : ''}.`,
+    '',
+  ]
+  if (b.incomplete.length === 0) return { id: 'incomplete', text: `${head.join('\n')}\n` }
+  head.push('| Instance | Reasons |', '|---|---|', '')
+  const rows = b.incomplete.map((blk) => {
+    const reasons = blk.reasons
+      .map(
+        (r) =>
+          `${codeSpan(r.code)}${r.cell ? ` ${codeSpan(r.cell)}` : ''}${r.trial !== null ? ` trial ${r.trial}` : ''}: ${escapeMarkdown(r.detail)}`,
+      )
+      .join('; ')
+    return `| ${codeSpan(blk.instance)} | ${reasons} |\n`
+  })
+  return { id: 'incomplete', head: head.join('\n'), rows, tail: '\n' }
+}
+
+function problemsSections(c: Comparison): Section[] {
+  const out: Section[] = []
+  if (c.missing_legs.length > 0) {
+    const head = '## Missing legs\n\n| Leg | Cell | Shard | Artifact | Reason |\n|---|---|---:|---|---|\n'
+    const rows = c.missing_legs.map(
+      (l) =>
+        `| ${codeSpan(l.leg)} | ${codeSpan(l.cell)} | ${l.shard} | ${codeSpan(l.artifact)} | ${escapeMarkdown(l.reason)} |\n`,
+    )
+    out.push({ id: 'missing-legs', head, rows, tail: '\n' })
+  }
+  if (c.input_errors.length > 0) {
+    const head = '## Unreadable input\n\n| File:line | Problem |\n|---|---|\n'
+    const rows = c.input_errors.map(
+      (e) => `| ${codeSpan(`${e.file}${e.line ? `:${e.line}` : ''}`)} | ${escapeMarkdown(e.message)} |\n`,
+    )
+    out.push({ id: 'input-errors', head, rows, tail: '\n' })
+  }
+  if (c.notes.length > 0) {
+    out.push({
+      id: 'notes',
+      text: `## Notes\n\n${c.notes.map((n) => `- ${escapeMarkdown(n)}`).join('\n')}\n`,
+    })
+  }
+  return out
+}
+
+function instanceSection(c: Comparison): Section {
+  const ids = c.cells.map((x) => x.id)
+  const head = [
+    '<details><summary>Per-instance results</summary>',
+    '',
+    `| Instance | Status | ${ids.map(codeSpan).join(' | ')} |`,
+    `|---|---|${'---|'.repeat(ids.length)}`,
+    '',
+  ].join('\n')
+  const rows = c.instances.map((row) => {
+    const cells = ids.map((id) => {
+      const x = row.cells[id]
+      if (!x) return '—'
+      const trials = x.trials > 1 ? ` ${x.resolved_trials}/${x.trials}` : ''
+      const spend = x.spend_usd === null ? '' : ` ${fmtValue(x.spend_usd, 'usd')}`
+      const reqs = x.proxy_requests === null ? '' : ` · ${fmtNum(x.proxy_requests, 3)} req`
+      const cov = x.coverage === 'complete' ? '' : ` · telemetry ${x.coverage}`
+      return `${OUTCOME_MARK[x.outcome] ?? x.outcome}${trials}${spend}${reqs}${cov}`
+    })
+    return `| ${codeSpan(row.instance)} | ${row.status.replace('_', ' ')} | ${cells.join(' | ')} |\n`
+  })
+  return { id: 'instances', head, rows, tail: '\n</details>\n' }
+}
+
+function scopeSection(c: Comparison): string {
+  return `## Scope\n\n${own(c.scope_statement)}\n`
+}
