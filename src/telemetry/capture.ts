@@ -45,3 +45,4 @@ export interface TelemetryCapture {
 }
 
 export { type LedgerCapture, type LedgerCaptureOptions, openLedgerCapture } from './ledger-capture.js'
+export { type LiteLLMCapture, type LiteLLMCaptureOptions, openLiteLLMCapture } from './litellm/capture.js'

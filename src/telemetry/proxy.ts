@@ -130,7 +130,12 @@ interface Outcome {
   observation: Observation | null
   /** The upstream was not asked, or answered with an error: nothing was billed. */
   noCharge: boolean
+  /** The proxy answered itself (unknown key, budget, upstream unreachable): the upstream never saw it. */
+  local?: boolean
 }
+
+/** Flag of rows the proxy answered itself; a spend-log source behind it has no row for them. */
+export const ANSWERED_BY_PROXY = 'answered_by_proxy'
 
 /**
  * The recording proxy: forwards every request and answer unchanged (SSE chunks are written as they
@@ -287,7 +292,14 @@ export class RecordingProxy {
           })
         }
         res.end(e.body)
-        void record({ httpStatus: e.status, errorClass, errorCode: kind, observation: null, noCharge: true })
+        void record({
+          httpStatus: e.status,
+          errorClass,
+          errorCode: kind,
+          observation: null,
+          noCharge: true,
+          local: true,
+        })
       }
       // Answer after the body is read, so the client is not cut off mid-upload.
       void reqDone.then(send)
@@ -382,6 +394,7 @@ export class RecordingProxy {
         errorCode: null,
         observation: null,
         noCharge: true,
+        local: !timeout,
       })
     })
 
@@ -492,6 +505,7 @@ export class RecordingProxy {
       ? normalizeUsage(path.api, usage, rule)
       : { tokens: { ...NULL_TOKENS }, flags: [] as string[] }
     const flags = [...norm.flags]
+    if (outcome.local) flags.push(ANSWERED_BY_PROXY)
     let spend: Pick<LedgerRow, 'spend_usd' | 'spend_source' | 'spend_recomputed_usd'>
     if (norm.tokens.input_total !== null || hasTokens(norm.tokens)) {
       const c = chooseProxySpend(norm.tokens, this.opts.route.prices)
