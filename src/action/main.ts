@@ -7,6 +7,8 @@ import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { buildPlan } from '../plan/plan.js'
 import { jobSummary } from '../report/summary.js'
+import { runLegFromFiles } from '../run/entry.js'
+import { createProgressReporter } from '../run/progress.js'
 import { strictJson } from '../util/json.js'
 import { type ActionInputs, readInputs, required } from './inputs.js'
 
@@ -18,6 +20,21 @@ export async function run(): Promise<void> {
     switch (inputs.command) {
       case 'plan':
         return await plan(inputs)
+      case 'run': {
+        const r = await runLegFromFiles({
+          manifestFile: required(inputs, 'manifest'),
+          planFile: required(inputs, 'plan'),
+          leg: required(inputs, 'leg'),
+          outDir: inputs.out,
+          progress: createProgressReporter({ stream: process.stdout as NodeJS.WriteStream, tty: false }),
+          log: (line) => core.info(line),
+        })
+        core.setOutput('artifact', r.artifact)
+        core.setOutput('leg-dir', r.dir)
+        if (r.leg.status !== 'complete')
+          core.setFailed(`leg ${r.leg.leg} is ${r.leg.status}: ${r.leg.error ?? 'incomplete'}`)
+        return
+      }
       case 'aggregate': {
         const plan = required(inputs, 'plan')
         const r = await aggregate({ plan, artifacts: required(inputs, 'artifacts'), out: inputs.out })

@@ -6,6 +6,7 @@ import { registerDiff } from './commands/diff.js'
 import { registerPanel } from './commands/panel.js'
 import { registerModel } from './commands/model.js'
 import { registerPlan } from './commands/plan.js'
+import { registerRun } from './commands/run.js'
 import { registerValidate } from './commands/validate.js'
 
 /** Build the `harness-watch` program. Each command lives in src/cli/commands/<name>.ts. */
@@ -17,6 +18,7 @@ export function buildProgram(): Command {
     .exitOverride()
   registerValidate(program)
   registerPlan(program)
+  registerRun(program)
   registerModel(program)
   registerPanel(program)
   registerAggregate(program)

@@ -55,6 +55,11 @@ export const AttemptRecordSchema = z.strictObject({
   }),
   timed_out: z.boolean(),
   outcome: OutcomeSchema,
+  outcome_reason: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('why the outcome is infra_error or ungraded, e.g. budget_exceeded (F06); null when graded'),
   verifier: z.strictObject({
     status: z.enum(['pass', 'fail', 'error', 'timeout', 'skipped']),
     exit_code: z.number().int().nullable(),

@@ -1,0 +1,359 @@
+import { readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { performance } from 'node:perf_hooks'
+import { messageOf } from '../errors.js'
+import type { AttemptContext, HarnessAdapter, InstalledHarness, ParsedRun } from '../harnesses/contract.js'
+import type { WireApi } from '../harnesses/names.js'
+import type { Cell } from '../manifest/schema.js'
+import type {
+  AttemptBudget,
+  AttemptTelemetry,
+  CapturedTelemetry,
+  TelemetryCapture,
+} from '../telemetry/capture.js'
+import type { Attribution } from '../telemetry/ledger.js'
+import { selfReportDivergence } from '../telemetry/summary.js'
+import { harnessEnv } from './env.js'
+import type { InstanceSource, Verdict } from './instances.js'
+import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
+import { type HarnessRunResult, runHarnessProcess } from './process.js'
+import type { AttemptRecord } from './records.js'
+import { emptyTelemetry } from './telemetry.js'
+import {
+  type AttemptDirs,
+  collectDeliverable,
+  commitBaseline,
+  type Deliverable,
+  makeAttemptDirs,
+  removeAttemptDirs,
+} from './workspace.js'
+
+/** What stays the same for every attempt of a leg. */
+export interface LegContext {
+  experimentId: string
+  runId: string
+  round: number
+  leg: string
+  cell: Cell
+  configHash: string
+  /** Model id declared in the manifest route. */
+  model: string
+  api: WireApi
+  /** The route's prices (USD per million tokens), when declared; passed to adapters for self-reports. */
+  prices?: AttemptContext['prices']
+  adapter: HarnessAdapter
+  installed: InstalledHarness
+  /** Version the installed CLI reported (probeVersion), or null. */
+  harnessVersion: string | null
+  source: InstanceSource
+  capture: TelemetryCapture | null
+  telemetrySource: 'ledger' | 'litellm'
+  budget: AttemptBudget
+  timeoutS: number
+  killGraceMs: number
+  /** Root of the attempt folders (`<root>/w/<id>` workspaces, `<root>/h/<id>` homes). */
+  workRoot: string
+  /** Self-report divergence ratio (manifest telemetry.self_report_divergence). */
+  divergence: number
+  /** Runner environment: PATH and the cell's pass_env names are read from it. */
+  runnerEnv: NodeJS.ProcessEnv
+  keepWorkspaces: boolean
+}
+
+export interface AttemptSpec {
+  instance: string
+  trial: number
+  attempt: number
+  quarantined: boolean
+  /** The attempt's logs folder in the artifact (relative to the leg folder, and absolute). */
+  logs: { rel: string; abs: string }
+}
+
+export interface AttemptResult {
+  /** The record, with `final` still to be set by the leg (it depends on the retry decision). */
+  record: AttemptRecord
+  telemetry: CapturedTelemetry
+  /** The run was aborted (signal): nothing is recorded for it. */
+  aborted: boolean
+  /** pass_env names missing from the runner environment. */
+  missingPassEnv: string[]
+}
+
+const FINAL_MESSAGE_MAX = 2000
+
+/**
+ * Run one attempt end to end and describe it: fresh workspace (copied + baseline commit) and home,
+ * telemetry begin, adapter prepare, the harness under its timeout in its own process group, telemetry
+ * finish (in parallel with deliverable + verifier), exit class and outcome. Writes stdout.txt,
+ * stderr.txt, patch.diff, verifier.log and trajectory.jsonl into `spec.logs.abs`. Failures on our side
+ * become exit class `infra`; the function throws only for defects. Workspace and home are removed
+ * afterwards unless `keepWorkspaces`.
+ */
+export async function runAttempt(
+  leg: LegContext,
+  spec: AttemptSpec,
+  signal?: AbortSignal,
+): Promise<AttemptResult> {
+  const startedAt = new Date()
+  const t0 = performance.now()
+  const logs = spec.logs.abs
+  const attribution: Attribution = {
+    experiment_id: leg.experimentId,
+    run_id: leg.runId,
+    cell_id: leg.cell.id,
+    instance_id: spec.instance,
+    trial: spec.trial,
+    attempt: spec.attempt,
+  }
+  let dirs: AttemptDirs | null = null
+  let tel: AttemptTelemetry | null = null
+  let infraError: string | null = null
+  let ctx: AttemptContext | null = null
+  let baseCommit = ''
+  let missingPassEnv: string[] = []
+  let run: HarnessRunResult | null = null
+  let setupMs = 0
+  const stdoutFile = path.join(logs, 'stdout.txt')
+  const stderrFile = path.join(logs, 'stderr.txt')
+  try {
+    // --- setup: workspace, home, telemetry key, adapter config ---
+    let prompt = ''
+    try {
+      dirs = await makeAttemptDirs(leg.workRoot)
+      ;({ prompt, baseCommit } = await leg.source.prepare(spec.instance, {
+        workspace: dirs.workspace,
+        scratch: dirs.scratch,
+        logsDir: logs,
+      }))
+    } catch (e) {
+      infraError = `workspace setup failed: ${firstLine(messageOf(e))}`
+    }
+    if (!infraError && leg.capture) {
+      try {
+        tel = await leg.capture.begin(attribution, leg.budget)
+      } catch (e) {
+        infraError = `telemetry capture failed to start: ${firstLine(messageOf(e))}`
+      }
+    }
+    if (!infraError && dirs) {
+      ctx = {
+        workspace: dirs.workspace,
+        home: dirs.home,
+        tmp: dirs.tmp,
+        prompt,
+        model: leg.model,
+        api: leg.api,
+        // Without a capture there is nowhere to send requests: a closed port makes that visible.
+        endpoint: tel?.endpoint ?? { origin: 'http://127.0.0.1:9', apiKey: 'hw-no-telemetry' },
+        config: leg.cell.config,
+        timeoutS: leg.timeoutS,
+        prices: leg.prices,
+      }
+      try {
+        const inv = await leg.adapter.prepare(leg.installed, ctx)
+        const env = harnessEnv({
+          dirs,
+          runnerEnv: leg.runnerEnv,
+          invocationEnv: inv.env,
+          configEnv: leg.cell.config.env,
+          passEnv: leg.cell.config.pass_env,
+        })
+        missingPassEnv = env.missing
+        setupMs = performance.now() - t0
+        // --- the harness ---
+        run = await runHarnessProcess(
+          { command: inv.command, args: inv.args, cwd: inv.cwd, env: env.env, stdin: inv.stdin },
+          {
+            timeoutMs: leg.timeoutS * 1000,
+            graceMs: leg.killGraceMs,
+            stdoutFile,
+            stderrFile,
+            signal,
+            sweepHome: dirs.home,
+          },
+        )
+        if (run.spawnError) infraError = `harness could not be started: ${run.spawnError}`
+      } catch (e) {
+        infraError = `harness preparation failed: ${firstLine(messageOf(e))}`
+      }
+    }
+    if (!run) setupMs = performance.now() - t0
+    const harnessMs = run?.durationMs ?? 0
+
+    // --- after the harness: telemetry (waits for quiescence) alongside deliverable + verifier ---
+    const ranHarness = run !== null && !run.spawnError
+    const telemetryP = finishTelemetry(tel, leg, ranHarness)
+    const afterP = (async () => {
+      const stdout = await readFile(stdoutFile, 'utf8').catch(() => '')
+      const stderr = await readFile(stderrFile, 'utf8').catch(() => '')
+      if (!run) {
+        await writeFile(stdoutFile, stdout)
+        await writeFile(stderrFile, stderr)
+      }
+      const parsed = await parseRun(leg, ctx, run, stdout, stderr, dirs)
+      await writeFile(
+        path.join(logs, 'trajectory.jsonl'),
+        parsed.trajectory.map((e) => `${safeJson(e)}\n`).join(''),
+      )
+      const deliverable: Deliverable =
+        dirs && baseCommit
+          ? await collectDeliverable(dirs.workspace, baseCommit)
+          : { patch: '', bytes: 0, sha256: null, files_changed: 0, error: null }
+      const patchFile = path.join(logs, 'patch.diff')
+      await writeFile(patchFile, deliverable.patch)
+      let verdict: Verdict | null = null
+      const vt0 = performance.now()
+      if (ranHarness && dirs && !run?.aborted) {
+        verdict = await leg.source.verify(
+          spec.instance,
+          { workspace: dirs.workspace, scratch: dirs.scratch, logsDir: logs },
+          patchFile,
+        )
+      } else {
+        await writeFile(path.join(logs, 'verifier.log'), 'verifier skipped: the harness did not run\n')
+      }
+      return { parsed, deliverable, verdict, verifierMs: performance.now() - vt0 }
+    })()
+    const [telemetry, after] = await Promise.all([telemetryP, afterP])
+    const { parsed, deliverable, verdict } = after
+
+    // --- exit class and outcome ---
+    let exit: ExitDecision = classifyExit({
+      infraError,
+      exitCode: run?.exitCode ?? null,
+      signal: run?.signal ?? null,
+      timedOut: run?.timedOut ?? false,
+      startupError: parsed.startupError,
+      budgetExceeded: telemetry.summary.budget_exceeded,
+      rows: telemetry.rows,
+      deliverableBytes: deliverable.bytes,
+    })
+    if (exit.class === 'clean' && verdict?.status === 'error') {
+      exit = { class: 'infra', reason: `verifier crashed: ${verdict.reason ?? 'unknown'}` }
+    }
+    const verifierStatus = verdict?.status ?? 'skipped'
+    const outcome = decideOutcome({ exit, verifier: verifierStatus, deliverableBytes: deliverable.bytes })
+    // The proxy's numbers stand; the harness's own report only raises flags (and lowers coverage).
+    const checked = selfReportDivergence(telemetry.summary, parsed.selfReport, leg.divergence).summary
+    const flags: string[] = []
+    if (deliverable.error) flags.push('deliverable_unavailable')
+    if (run && run.strays > 0) flags.push('stray_processes_killed')
+    const summary = { ...checked, flags: [...new Set([...checked.flags, ...flags])] }
+    const record: AttemptRecord = {
+      schema_version: 1,
+      experiment_id: leg.experimentId,
+      run_id: leg.runId,
+      round: leg.round,
+      leg: leg.leg,
+      cell_id: leg.cell.id,
+      harness: leg.cell.harness,
+      harness_version: leg.harnessVersion,
+      config_hash: leg.configHash,
+      model: leg.model,
+      instance_id: spec.instance,
+      trial: spec.trial,
+      attempt: spec.attempt,
+      final: true,
+      quarantined: spec.quarantined,
+      started_at: startedAt.toISOString(),
+      ended_at: new Date().toISOString(),
+      phases_ms: { setup: round1(setupMs), harness: round1(harnessMs), verifier: round1(after.verifierMs) },
+      exit: {
+        class: exit.class,
+        code: run?.exitCode ?? null,
+        signal: run?.signal ?? null,
+        reason: exit.reason,
+      },
+      timed_out: run?.timedOut ?? false,
+      outcome: outcome.outcome,
+      outcome_reason: outcome.reason,
+      verifier: {
+        status: verifierStatus,
+        exit_code: verdict?.exitCode ?? null,
+        reward: verdict?.reward ?? null,
+        duration_ms: round1(verdict?.durationMs ?? 0),
+      },
+      deliverable: {
+        bytes: deliverable.bytes,
+        sha256: deliverable.sha256,
+        files_changed: deliverable.files_changed,
+      },
+      telemetry: summary,
+      self_report: parsed.selfReport,
+      final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
+      logs_dir: spec.logs.rel,
+    }
+    return {
+      record,
+      telemetry: { rows: telemetry.rows, summary },
+      aborted: run?.aborted ?? false,
+      missingPassEnv,
+    }
+  } finally {
+    if (dirs && !leg.keepWorkspaces) await removeAttemptDirs(dirs)
+  }
+}
+
+/** Collect the attempt's telemetry; a failing capture is coverage `missing` with its reason, never zero. */
+async function finishTelemetry(
+  tel: AttemptTelemetry | null,
+  leg: LegContext,
+  ranHarness: boolean,
+): Promise<CapturedTelemetry> {
+  if (!tel) {
+    const reason = leg.capture ? 'the harness did not run' : 'no telemetry capture configured'
+    return { rows: [], summary: emptyTelemetry(leg.telemetrySource, 'unknown', reason) }
+  }
+  try {
+    return await tel.finish()
+  } catch (e) {
+    const reason = `telemetry capture failed: ${firstLine(messageOf(e))}`
+    return {
+      rows: [],
+      summary: emptyTelemetry(leg.telemetrySource, ranHarness ? 'missing' : 'unknown', reason),
+    }
+  }
+}
+
+/** The adapter's reading of the run; a parser that throws gives an empty reading, flagged in the trajectory. */
+async function parseRun(
+  leg: LegContext,
+  ctx: AttemptContext | null,
+  run: HarnessRunResult | null,
+  stdout: string,
+  stderr: string,
+  dirs: AttemptDirs | null,
+): Promise<ParsedRun> {
+  if (!run || !ctx || !dirs)
+    return { finalMessage: null, trajectory: [], selfReport: null, startupError: null }
+  try {
+    return await leg.adapter.parse(
+      { stdout, stderr, exitCode: run.exitCode, signal: run.signal, home: dirs.home },
+      ctx,
+    )
+  } catch (e) {
+    return {
+      finalMessage: null,
+      trajectory: [{ type: 'hw_parse_error', message: firstLine(messageOf(e)) }],
+      selfReport: null,
+      startupError: null,
+    }
+  }
+}
+
+function firstLine(s: string): string {
+  return (s.split('\n')[0] ?? '').slice(0, 500)
+}
+
+function round1(ms: number): number {
+  return Math.round(ms * 10) / 10
+}
+
+/** JSON of a trajectory event; values without a JSON form (cycles, BigInt) become a note. */
+function safeJson(v: unknown): string {
+  try {
+    return JSON.stringify(v) ?? 'null'
+  } catch {
+    return JSON.stringify({ type: 'hw_unserialisable_event' })
+  }
+}

@@ -1,0 +1,265 @@
+import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { HwError } from '../errors.js'
+import type { Manifest } from '../manifest/schema.js'
+import { expandTemplate, writePredictions } from '../panel/idlist.js'
+import { runProcessGroup } from '../panel/process.js'
+import { loadTask, type Task } from '../panel/task.js'
+import { parseReward, runTaskVerifier } from '../panel/verifier.js'
+import { safeSegment } from '../util/paths.js'
+import type { VerifierStatus } from './outcome.js'
+import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
+
+/** The verifier's verdict on one attempt. */
+export interface Verdict {
+  status: Exclude<VerifierStatus, 'skipped'>
+  exitCode: number | null
+  reward: number | null
+  durationMs: number
+  /** Why the status is error/timeout, or null. */
+  reason: string | null
+}
+
+/** The folders of one attempt an instance source works in (all absolute). */
+export interface SourceDirs {
+  /** Empty before `prepare`; the harness's working directory afterwards. */
+  workspace: string
+  /** Private scratch folder outside workspace and home (setup output, predictions, grader reports). */
+  scratch: string
+  /** The attempt's logs folder in the artifact (setup.log, verifier.log are written here). */
+  logsDir: string
+}
+
+/**
+ * Where an instance's workspace, prompt and grade come from. Task folders: environment/ is copied,
+ * instruction.md is the prompt, tests/test.sh grades. Id lists: `benchmark.setup` prepares the
+ * workspace and `benchmark.verifier.command` grades the patch.
+ */
+export interface InstanceSource {
+  /**
+   * Fill the empty workspace with the instance's starting state, committed as the baseline; return the
+   * prompt and the baseline commit. Throws on failure (an infra failure of the attempt).
+   */
+  prepare(instance: string, dirs: SourceDirs): Promise<{ prompt: string; baseCommit: string }>
+  /** Grade the attempt after the harness; `patchFile` holds its deliverable. Never throws. */
+  verify(instance: string, dirs: SourceDirs, patchFile: string): Promise<Verdict>
+  /** Remove cached starting states. */
+  dispose(): Promise<void>
+}
+
+export interface SourceOptions {
+  manifest: Manifest
+  /** Task folder root (resolvePanel's tasksDir), or null for an id-list panel. */
+  tasksDir: string | null
+  runId: string
+  /** Label of the predictions' model_name_or_path (the cell id). */
+  label: string
+  /** Seconds the setup command may run. */
+  setupTimeoutS: number
+  /** Folder for cached starting states of task folders (one per instance, built on first use). */
+  templatesDir: string
+}
+
+/**
+ * Choose the instance source for a manifest. Throws HwError `panel_invalid` when the panel cannot be
+ * run: task-tests grading without task folders, or an id list without `benchmark.setup`.
+ */
+export function instanceSource(opts: SourceOptions): InstanceSource {
+  const b = opts.manifest.benchmark
+  if (b.verifier.kind === 'task-tests' && !opts.tasksDir) {
+    throw new HwError('panel_invalid', 'verifier kind "task-tests" needs a panel of task folders', {
+      where: 'benchmark.verifier.kind',
+      help: 'use panel source "tasks" or "builtin", or a command verifier (kind: command) with benchmark.setup',
+    })
+  }
+  if (!opts.tasksDir && !b.setup) {
+    throw new HwError('panel_invalid', 'an id-list panel needs benchmark.setup to prepare each workspace', {
+      where: 'benchmark.setup',
+      help: 'e.g. setup: "prepare-instance --instance {instance} --workspace {workspace} --out {out}"',
+    })
+  }
+  const tasks = new Map<string, Promise<Task>>()
+  const taskOf = (id: string): Promise<Task> =>
+    memo(tasks, id, () => loadTask(path.join(opts.tasksDir ?? '', id)))
+  // environment/ copied and committed once per instance; every attempt copies the result.
+  const templates = new Map<string, Promise<string>>()
+  const templateOf = (task: Task): Promise<string> =>
+    memo(templates, task.id, () =>
+      buildTemplate(task.paths.environment, path.join(opts.templatesDir, safeSegment(task.id))),
+    )
+  return {
+    async prepare(instance, dirs) {
+      if (opts.tasksDir) {
+        const task = await taskOf(instance)
+        const baseCommit = await templateOf(task)
+        await copyTemplate(path.join(opts.templatesDir, safeSegment(task.id)), dirs.workspace)
+        return { prompt: task.instruction, baseCommit }
+      }
+      const { prompt } = await runSetup(instance, dirs, opts)
+      return { prompt, baseCommit: await commitBaseline(dirs.workspace) }
+    },
+    async dispose() {
+      await Promise.allSettled([...templates.values()])
+      await rm(opts.templatesDir, { recursive: true, force: true })
+    },
+    async verify(instance, dirs, patchFile) {
+      try {
+        if (b.verifier.kind === 'task-tests') {
+          const task = await taskOf(instance)
+          const r = await runTaskVerifier(task, dirs.workspace, {
+            logFile: path.join(dirs.logsDir, 'verifier.log'),
+          })
+          return {
+            status: r.status,
+            exitCode: r.exitCode,
+            reward: r.reward,
+            durationMs: r.durationMs,
+            reason: r.reason,
+          }
+        }
+        return await runCommandVerifier(instance, dirs, patchFile, opts)
+      } catch (e) {
+        return { status: 'error', exitCode: null, reward: null, durationMs: 0, reason: (e as Error).message }
+      }
+    },
+  }
+}
+
+/** The cached promise for `key`, made once; a rejected promise is forgotten so a later call retries. */
+function memo<T>(cache: Map<string, Promise<T>>, key: string, make: () => Promise<T>): Promise<T> {
+  let p = cache.get(key)
+  if (!p) {
+    p = make()
+    cache.set(key, p)
+    p.catch(() => cache.delete(key))
+  }
+  return p
+}
+
+/**
+ * Id-list setup: run `benchmark.setup` (expanded with {instance} {workspace} {out} {run_id}) with
+ * `bash -c` from the current working directory (relative script paths resolve as the user typed
+ * them; in Actions, the repository root); it must fill the workspace and write the task's prompt to
+ * `{out}/instruction.md`. Output goes to setup.log. Throws when it fails or writes no prompt.
+ */
+async function runSetup(
+  instance: string,
+  dirs: SourceDirs,
+  opts: SourceOptions,
+): Promise<{ prompt: string }> {
+  const script = expandTemplate(
+    opts.manifest.benchmark.setup ?? '',
+    { instance, workspace: dirs.workspace, out: dirs.scratch, run_id: opts.runId },
+    'benchmark.setup',
+  )
+  const run = await runProcessGroup('bash', ['-c', script], {
+    cwd: process.cwd(),
+    timeoutMs: opts.setupTimeoutS * 1000,
+    logFile: path.join(dirs.logsDir, 'setup.log'),
+  })
+  if (run.timedOut) throw new Error(`setup timed out after ${opts.setupTimeoutS} s`)
+  if (run.exitCode !== 0) {
+    throw new Error(
+      `setup ${run.spawnError ?? (run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`)}`,
+    )
+  }
+  const prompt = await readFile(path.join(dirs.scratch, 'instruction.md'), 'utf8').catch(() => null)
+  if (prompt === null || prompt.trim() === '') {
+    throw new Error('setup wrote no prompt: it must write the instruction to {out}/instruction.md')
+  }
+  return { prompt }
+}
+
+/**
+ * Id-list grading: write the patch as SWE-bench predictions (`{predictions}`), run
+ * `benchmark.verifier.command` (expanded with {instance} {workspace} {patch} {predictions} {out}
+ * {run_id}) from the current working directory under its timeout with HW_REWARD_FILE / HW_PATCH_FILE / HW_WORKSPACE set. Verdict: a reward
+ * written to HW_REWARD_FILE decides; else a SWE-bench report under {out} that lists the instance
+ * (resolved_ids → pass; unresolved/empty-patch ids → fail; error ids → error); else the exit code
+ * (0 pass, 126/127 error, others fail). Over the limit → timeout.
+ */
+async function runCommandVerifier(
+  instance: string,
+  dirs: SourceDirs,
+  patchFile: string,
+  opts: SourceOptions,
+): Promise<Verdict> {
+  const v = opts.manifest.benchmark.verifier
+  const out = path.join(dirs.scratch, 'grade')
+  const predictions = path.join(dirs.scratch, 'predictions.jsonl')
+  const rewardFile = path.join(dirs.scratch, 'reward.txt')
+  await writePredictions(predictions, {
+    instance_id: instance,
+    model_name_or_path: opts.label,
+    model_patch: await readFile(patchFile, 'utf8'),
+  })
+  await rm(rewardFile, { force: true })
+  const script = expandTemplate(
+    v.command ?? '',
+    { instance, workspace: dirs.workspace, patch: patchFile, predictions, out, run_id: opts.runId },
+    'benchmark.verifier.command',
+  )
+  await mkdir(out, { recursive: true })
+  const run = await runProcessGroup('bash', ['-c', script], {
+    cwd: process.cwd(),
+    env: { HW_REWARD_FILE: rewardFile, HW_PATCH_FILE: patchFile, HW_WORKSPACE: dirs.workspace },
+    timeoutMs: v.timeout_s * 1000,
+    logFile: path.join(dirs.logsDir, 'verifier.log'),
+  })
+  const base = { exitCode: run.exitCode, durationMs: run.durationMs }
+  if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: `over ${v.timeout_s} s` }
+  if (run.spawnError) return { ...base, status: 'error', reward: null, reason: run.spawnError }
+  const written = await readFile(rewardFile, 'utf8').catch(() => null)
+  if (written !== null) {
+    const reward = parseReward(written)
+    if (reward === null)
+      return {
+        ...base,
+        status: 'error',
+        reward: null,
+        reason: `bad reward ${JSON.stringify(written.trim())}`,
+      }
+    return { ...base, status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
+  }
+  const report = await sweBenchVerdict(out, instance)
+  if (report) return { ...base, ...report, reward: null }
+  if (run.signal) return { ...base, status: 'error', reward: null, reason: `verifier ended by ${run.signal}` }
+  if (run.exitCode === 0) return { ...base, status: 'pass', reward: null, reason: null }
+  if (run.exitCode === 126 || run.exitCode === 127) {
+    return {
+      ...base,
+      status: 'error',
+      reward: null,
+      reason: `verifier exited ${run.exitCode} (command not runnable)`,
+    }
+  }
+  return { ...base, status: 'fail', reward: null, reason: null }
+}
+
+/**
+ * The instance's verdict in a SWE-bench run report (`*.json` with `resolved_ids`) under `dir`, or null
+ * when no report names it. Source: swebench.harness.run_evaluation's make_run_report fields.
+ */
+export async function sweBenchVerdict(
+  dir: string,
+  instance: string,
+): Promise<{ status: Verdict['status']; reason: string | null } | null> {
+  const entries = await readdir(dir, { recursive: true }).catch(() => [] as string[])
+  for (const rel of entries.filter((e) => e.endsWith('.json')).sort()) {
+    const file = path.join(dir, rel)
+    if (!(await stat(file)).isFile()) continue
+    let report: Record<string, unknown>
+    try {
+      report = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+    } catch {
+      continue
+    }
+    const has = (k: string): boolean =>
+      Array.isArray(report[k]) && (report[k] as unknown[]).includes(instance)
+    if (!Array.isArray(report.resolved_ids)) continue
+    if (has('resolved_ids')) return { status: 'pass', reason: null }
+    if (has('unresolved_ids') || has('empty_patch_ids')) return { status: 'fail', reason: null }
+    if (has('error_ids')) return { status: 'error', reason: `grader error (${rel})` }
+  }
+  return null
+}

@@ -1,0 +1,371 @@
+import { randomBytes } from 'node:crypto'
+import { rename, stat, writeFile } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { messageOf } from '../errors.js'
+import type { InstalledHarness } from '../harnesses/contract.js'
+import { adapterFor } from '../harnesses/registry.js'
+import type { LoadedManifest } from '../manifest/load.js'
+import { resolvePanel } from '../panel/resolve.js'
+import type { Plan } from '../plan/schema.js'
+import type { TelemetryCapture } from '../telemetry/capture.js'
+import { LegArtifact } from './artifact.js'
+import { type LegContext, runAttempt } from './attempt.js'
+import { instanceSource } from './instances.js'
+import { backoffSeconds, shouldRetry } from './outcome.js'
+import { selectLeg } from './plan-file.js'
+import type { AttemptRecord, LegRecord } from './records.js'
+import { attemptKey, pairKey, resumeState } from './resume.js'
+import { emptyTelemetry } from './telemetry.js'
+
+/** Progress of one leg, for bars and log lines (see progress.ts). `done`/`total` count (instance, trial) pairs. */
+export type LegProgressEvent =
+  | {
+      type: 'start'
+      leg: string
+      cell: string
+      harness: string
+      total: number
+      done: number
+      resolved: number
+    }
+  | {
+      type: 'attempt'
+      leg: string
+      record: AttemptRecord
+      done: number
+      total: number
+      resolved: number
+      /** A retry of this (instance, trial) follows. */
+      retrying: boolean
+    }
+  | { type: 'end'; leg: LegRecord; finals: AttemptRecord[] }
+
+export interface RunLegOptions {
+  /** The manifest as loaded (its sha256 must match the plan's). */
+  loaded: LoadedManifest
+  /** plan.json's content (validated again here). */
+  plan: Plan | unknown
+  /** Leg id, e.g. `pi-s0`. */
+  leg: string
+  /** The leg's artifact folder. */
+  outDir: string
+  runId: string
+  /** Shared telemetry capture; null/undefined = none (coverage `unknown` on every attempt). */
+  capture?: TelemetryCapture | null
+  /** Where harness packages are installed (shared across legs). Default ~/.cache/harness-watch/harnesses. */
+  cacheDir?: string
+  /** Move an existing output folder aside (to `<out>-prev-<UTC stamp>`) instead of resuming it. */
+  fresh?: boolean
+  onProgress?: (e: LegProgressEvent) => void
+  /** Aborting kills the attempt in flight (not recorded) and ends the leg as `partial`. */
+  signal?: AbortSignal
+  /** Root of attempt workspaces and homes (same for every leg compared). Default `<tmpdir>/hw`. */
+  workRoot?: string
+  /** Milliseconds between SIGTERM and SIGKILL when an attempt times out. Default 5000. */
+  killGraceMs?: number
+  /** Keep workspaces and homes after each attempt (debugging). */
+  keepWorkspaces?: boolean
+  /** Runner environment (PATH, pass_env). Default process.env. */
+  runnerEnv?: NodeJS.ProcessEnv
+  /** Lines for a person (install progress, warnings). */
+  log?: (line: string) => void
+}
+
+/** Default install cache of harness packages. */
+export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
+  const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache')
+  return path.join(base, 'harness-watch', 'harnesses')
+}
+
+/**
+ * Run one leg (one cell on one shard) into `outDir`: attempts.jsonl, ledger.jsonl, leg.json and
+ * logs/<instance>/<trial>-<attempt>/. Instances run in the plan's seeded order, each `trials` times
+ * (trial 0..k−1); an attempt whose exit class is in `retries.on` is retried (new attempt, fresh
+ * workspace and key) up to `retries.max` times with exponential backoff; every attempt is recorded and
+ * only the last of a (instance, trial) is `final`. Rerunning into the same folder skips pairs whose
+ * final attempt is recorded (resume), unless `fresh`.
+ *
+ * Throws HwError before anything runs for a user mistake: invalid plan (`plan_invalid`, e.g. a `../`
+ * instance id), stale plan (`plan_stale`: manifest sha256 or config hash differ), unknown leg
+ * (`leg_unknown`), a panel that cannot run (`panel_invalid`), a folder holding another leg
+ * (`resume_mismatch`). Later failures do not throw: they are in the returned LegRecord
+ * (status `failed` with `error`; `partial` when aborted or incomplete; `complete` otherwise).
+ */
+export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
+  const { loaded } = opts
+  const m = loaded.manifest
+  const sel = selectLeg(loaded, opts.plan, opts.leg)
+  const { plan, leg, cell, configHash } = sel
+  const panel = await resolvePanel(m, loaded.dir, loaded.file)
+  const workRoot = path.resolve(opts.workRoot ?? path.join(os.tmpdir(), 'hw'))
+  const source = instanceSource({
+    manifest: m,
+    tasksDir: panel.tasksDir,
+    runId: opts.runId,
+    label: cell.id,
+    setupTimeoutS: Math.max(m.budgets.timeout_s, m.benchmark.verifier.timeout_s),
+    templatesDir: path.join(workRoot, 't', randomBytes(6).toString('hex')),
+  })
+  const adapter = adapterFor(cell.harness)
+  const planCell = plan.cells.find((c) => c.id === cell.id)
+  const log = opts.log ?? (() => {})
+
+  if (opts.fresh) await moveAside(opts.outDir, log)
+  const artifact = new LegArtifact(opts.outDir)
+  await artifact.init()
+  const identity = {
+    experiment_id: m.experiment.id,
+    leg: leg.leg,
+    cell_id: cell.id,
+    config_hash: configHash,
+    round: plan.round,
+  }
+  const existing = await artifact.readAttempts()
+  const state = resumeState(existing, identity, artifact.attemptsFile)
+  await artifact.pruneLedger(
+    (row) =>
+      !row.attribution ||
+      row.attribution.cell_id !== cell.id ||
+      state.recorded.has(
+        attemptKey(row.attribution.instance_id, row.attribution.trial, row.attribution.attempt),
+      ),
+  )
+  const previous = await artifact.readLeg()
+
+  const total = leg.instances.length * plan.trials
+  const finals = new Map<string, AttemptRecord>(state.done)
+  let attemptsWritten = existing.length
+  const resolvedCount = (): number => [...finals.values()].filter((r) => r.outcome === 'resolved').length
+
+  const legRecord: LegRecord = {
+    schema_version: 1,
+    experiment_id: m.experiment.id,
+    run_id: opts.runId,
+    round: plan.round,
+    leg: leg.leg,
+    cell_id: cell.id,
+    shard: leg.shard,
+    harness: cell.harness,
+    harness_version_declared: cell.version,
+    harness_version_observed: null,
+    config_hash: configHash,
+    manifest_sha256: loaded.sha256,
+    model: m.model.id,
+    api: planCell?.api ?? m.model.api,
+    telemetry_source: m.telemetry.source,
+    runner: runnerInfo(opts.runnerEnv ?? process.env),
+    started_at: previous?.started_at ?? new Date().toISOString(),
+    ended_at: null,
+    planned_instances: leg.instances,
+    attempts: attemptsWritten,
+    status: 'partial',
+    error: null,
+  }
+  await artifact.writeLeg(legRecord)
+  opts.onProgress?.({
+    type: 'start',
+    leg: leg.leg,
+    cell: cell.id,
+    harness: cell.harness,
+    total,
+    done: finals.size,
+    resolved: resolvedCount(),
+  })
+
+  const quarantine = new Set(plan.panel.quarantine)
+  let status: LegRecord['status'] = 'complete'
+  let error: string | null = null
+  try {
+    // --- install the pinned harness once for the leg ---
+    let installed: InstalledHarness | null = null
+    try {
+      installed = await adapter.install(cell.version, { cacheDir: opts.cacheDir ?? defaultCacheDir(), log })
+      legRecord.harness_version_observed = await adapter.probeVersion(installed).catch(() => null)
+    } catch (e) {
+      error = `install of ${cell.harness}@${cell.version} failed: ${messageOf(e).split('\n')[0]}`
+      status = 'failed'
+    }
+
+    const ctx: LegContext | null = installed && {
+      experimentId: m.experiment.id,
+      runId: opts.runId,
+      round: plan.round,
+      leg: leg.leg,
+      cell,
+      configHash,
+      model: m.model.id,
+      api: legRecord.api as LegContext['api'],
+      prices: m.model.prices,
+      adapter,
+      installed,
+      harnessVersion: legRecord.harness_version_observed,
+      source,
+      capture: opts.capture ?? null,
+      telemetrySource: m.telemetry.source,
+      budget: { maxSpendUsd: m.budgets.max_spend_usd, maxRequests: m.budgets.max_requests },
+      timeoutS: m.budgets.timeout_s,
+      killGraceMs: opts.killGraceMs ?? 5000,
+      workRoot,
+      divergence: m.telemetry.self_report_divergence,
+      runnerEnv: opts.runnerEnv ?? process.env,
+      keepWorkspaces: opts.keepWorkspaces ?? false,
+    }
+    let warnedPassEnv = false
+
+    pairs: for (const instance of leg.instances) {
+      for (let trial = 0; trial < plan.trials; trial++) {
+        const key = pairKey(instance, trial)
+        if (finals.has(key)) continue
+        let attempt = (state.lastAttempt.get(key) ?? 0) + 1
+        for (;;) {
+          if (opts.signal?.aborted) {
+            status = 'partial'
+            error = 'aborted'
+            break pairs
+          }
+          const logs = await artifact.freshLogsDir(instance, trial, attempt)
+          let record: AttemptRecord
+          let rows: Parameters<LegArtifact['appendLedger']>[0] = []
+          if (!ctx) {
+            record = notRunRecord(
+              legRecord,
+              instance,
+              trial,
+              attempt,
+              quarantine.has(instance),
+              logs.rel,
+              error ?? 'install failed',
+            )
+            await writeFile(path.join(logs.abs, 'stderr.txt'), `${error}\n`)
+          } else {
+            const res = await runAttempt(
+              ctx,
+              { instance, trial, attempt, quarantined: quarantine.has(instance), logs },
+              opts.signal,
+            )
+            if (res.aborted) {
+              status = 'partial'
+              error = 'aborted'
+              break pairs
+            }
+            if (res.missingPassEnv.length > 0 && !warnedPassEnv) {
+              warnedPassEnv = true
+              log(
+                `warning: ${cell.id}: pass_env names variables the runner does not have: ${res.missingPassEnv.join(', ')}`,
+              )
+            }
+            record = res.record
+            rows = res.telemetry.rows
+          }
+          const retry = ctx !== null && shouldRetry(record.exit.class, attempt - 1, m.retries)
+          record.final = !retry
+          // Rows first: a crash between the two leaves rows without a record, pruned on resume.
+          await artifact.appendLedger(rows)
+          await artifact.appendAttempt(record)
+          attemptsWritten++
+          if (record.final) finals.set(key, record)
+          opts.onProgress?.({
+            type: 'attempt',
+            leg: leg.leg,
+            record,
+            done: finals.size,
+            total,
+            resolved: resolvedCount(),
+            retrying: retry,
+          })
+          if (!retry) break
+          try {
+            await sleep(backoffSeconds(attempt, m.retries.backoff_s) * 1000, undefined, {
+              signal: opts.signal,
+            })
+          } catch {
+            // aborted during the backoff: the check at the top of the loop ends the leg
+          }
+          attempt++
+        }
+      }
+    }
+    if (status === 'complete' && finals.size < total) status = 'partial'
+  } catch (e) {
+    status = 'failed'
+    error = messageOf(e).split('\n')[0] ?? 'failed'
+  } finally {
+    await source.dispose()
+  }
+  legRecord.status = status
+  legRecord.error = error
+  legRecord.attempts = attemptsWritten
+  legRecord.ended_at = new Date().toISOString()
+  await artifact.writeLeg(legRecord)
+  opts.onProgress?.({ type: 'end', leg: legRecord, finals: [...finals.values()] })
+  return legRecord
+}
+
+/** An attempt that could not run at all (the leg's harness failed to install): infra, intent-to-treat. */
+function notRunRecord(
+  leg: LegRecord,
+  instance: string,
+  trial: number,
+  attempt: number,
+  quarantined: boolean,
+  logsRel: string,
+  reason: string,
+): AttemptRecord {
+  const now = new Date().toISOString()
+  return {
+    schema_version: 1,
+    experiment_id: leg.experiment_id,
+    run_id: leg.run_id,
+    round: leg.round,
+    leg: leg.leg,
+    cell_id: leg.cell_id,
+    harness: leg.harness,
+    harness_version: null,
+    config_hash: leg.config_hash,
+    model: leg.model,
+    instance_id: instance,
+    trial,
+    attempt,
+    final: true,
+    quarantined,
+    started_at: now,
+    ended_at: now,
+    phases_ms: { setup: 0, harness: 0, verifier: 0 },
+    exit: { class: 'infra', code: null, signal: null, reason },
+    timed_out: false,
+    outcome: 'infra_error',
+    outcome_reason: reason,
+    verifier: { status: 'skipped', exit_code: null, reward: null, duration_ms: 0 },
+    deliverable: { bytes: 0, sha256: null, files_changed: 0 },
+    telemetry: emptyTelemetry(leg.telemetry_source, 'unknown', 'the harness did not run'),
+    self_report: null,
+    final_message: null,
+    logs_dir: logsRel,
+  }
+}
+
+/** Move an existing output folder aside to `<out>-prev-<UTC stamp>` (never deleted). */
+async function moveAside(outDir: string, log: (line: string) => void): Promise<void> {
+  const abs = path.resolve(outDir)
+  if (!(await stat(abs).catch(() => null))) return
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
+  let target = `${abs}-prev-${stamp}`
+  for (let i = 1; await stat(target).catch(() => null); i++) target = `${abs}-prev-${stamp}-${i}`
+  await rename(abs, target)
+  log(`--fresh: moved the previous results to ${target}`)
+}
+
+function runnerInfo(env: NodeJS.ProcessEnv): LegRecord['runner'] {
+  return {
+    os: `${os.platform()} ${os.release()}`,
+    arch: os.arch(),
+    node: process.version,
+    ci: env.CI === 'true' || env.CI === '1',
+    runner_name: env.RUNNER_NAME ?? null,
+  }
+}

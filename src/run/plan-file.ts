@@ -1,0 +1,89 @@
+import { readFile } from 'node:fs/promises'
+import { HwError } from '../errors.js'
+import { fieldPath, type LoadedManifest } from '../manifest/load.js'
+import type { Cell } from '../manifest/schema.js'
+import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
+
+/**
+ * Read and validate plan.json. Every instance id is checked by the schema (no `/`, no `..`: ids name
+ * folders), so a tampered plan is rejected before anything runs. Throws HwError `plan_invalid`
+ * (unreadable, not JSON, or one detail line per schema problem).
+ */
+export async function loadPlan(file: string): Promise<Plan> {
+  let text: string
+  try {
+    text = await readFile(file, 'utf8')
+  } catch (e) {
+    throw new HwError('plan_invalid', `cannot read plan.json (${(e as NodeJS.ErrnoException).code})`, {
+      where: file,
+      help: 'pass the plan.json written by `harness-watch plan`',
+    })
+  }
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    throw new HwError('plan_invalid', `not valid JSON: ${(e as Error).message}`, { where: file })
+  }
+  return parsePlan(value, file)
+}
+
+/** Validate a plan object (PlanSchema). Throws HwError `plan_invalid` naming each bad field. */
+export function parsePlan(value: unknown, where = 'plan.json'): Plan {
+  const r = PlanSchema.safeParse(value)
+  if (r.success) return r.data
+  throw new HwError('plan_invalid', `${r.error.issues.length} problem(s) in the plan`, {
+    where,
+    details: r.error.issues.slice(0, 20).map((i) => `${fieldPath(i.path)}: ${i.message}`),
+    help: 'regenerate it with `harness-watch plan` (plan.json is not meant to be edited)',
+  })
+}
+
+/** The leg to run, its cell and config hash, checked against the manifest the plan was made from. */
+export interface LegSelection {
+  plan: Plan
+  leg: Leg
+  cell: Cell
+  configHash: string
+}
+
+/**
+ * Pick `legId` from a validated plan and check the plan still describes this manifest: its
+ * manifest_sha256 must equal the manifest file's sha256 and the cell's config hash must match —
+ * otherwise the plan is stale (config drift) and HwError `plan_stale` is thrown. HwError
+ * `leg_unknown` when the plan has no such leg.
+ */
+export function selectLeg(loaded: LoadedManifest, planValue: unknown, legId: string): LegSelection {
+  const plan = parsePlan(planValue)
+  if (plan.manifest_sha256 !== loaded.sha256) {
+    throw new HwError(
+      'plan_stale',
+      `the plan is stale: it was made from a manifest with sha256 ${plan.manifest_sha256.slice(0, 12)}…, but ${loaded.file} has ${loaded.sha256.slice(0, 12)}… (config drift)`,
+      {
+        where: loaded.file,
+        help: 'run `harness-watch plan` again on this manifest, then run the legs of the new plan',
+      },
+    )
+  }
+  const leg = plan.legs.find((l) => l.leg === legId)
+  if (!leg) {
+    const known = plan.legs.map((l) => l.leg)
+    throw new HwError('leg_unknown', `the plan has no leg "${legId}"`, {
+      help: known.length > 0 ? `legs in this plan: ${known.slice(0, 20).join(', ')}` : 'the plan has no legs',
+    })
+  }
+  const cell = loaded.manifest.cells.find((c) => c.id === leg.cell)
+  const configHash = loaded.configHashes[leg.cell]
+  const planned = plan.cells.find((c) => c.id === leg.cell)
+  if (!cell || !configHash || !planned || planned.config_hash !== configHash) {
+    throw new HwError(
+      'plan_stale',
+      `the plan is stale: cell "${leg.cell}" differs from the manifest (config drift)`,
+      {
+        where: loaded.file,
+        help: 'run `harness-watch plan` again on this manifest',
+      },
+    )
+  }
+  return { plan, leg, cell, configHash }
+}

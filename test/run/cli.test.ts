@@ -1,0 +1,108 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { main } from '../../src/cli/index.js'
+import {
+  type Fixture,
+  makeFixture,
+  manifestAndPlan,
+  readAttempts,
+  readLegJson,
+  scriptCell,
+} from './fixture.js'
+
+let fx: Fixture
+beforeAll(() => {
+  fx = makeFixture()
+})
+
+function capture(): { out: string[]; err: string[]; restore: () => void } {
+  const out: string[] = []
+  const err: string[] = []
+  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
+    out.push(String(s))
+    return true
+  })
+  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
+    err.push(String(s))
+    return true
+  })
+  return {
+    out,
+    err,
+    restore: () => {
+      o.mockRestore()
+      e.mockRestore()
+    },
+  }
+}
+
+describe('harness-watch run', () => {
+  it('runs one leg with the scripted model behind the proxy and prints a line per attempt and a summary', async () => {
+    const { file, plan } = await manifestAndPlan(fx, [scriptCell(fx, 'solver', 'solve.sh')], {}, 'cli.yml')
+    const planFile = path.join(fx.root, 'cli-plan.json')
+    writeFileSync(planFile, JSON.stringify(plan))
+    const dir = path.join(fx.root, 'out', 'cli')
+    const io = capture()
+    let code: number
+    try {
+      code = await main([
+        'run',
+        file,
+        '--plan',
+        planFile,
+        '--leg',
+        'solver-s0',
+        '--out',
+        dir,
+        '--work-root',
+        fx.work,
+      ])
+    } finally {
+      io.restore()
+    }
+    process.exitCode = undefined
+    expect(code).toBe(0)
+    const err = io.err.join('')
+    expect(err).toMatch(/^\[1\/3\] solver \S+ trial 0 attempt 1: resolved \(clean\) /m)
+    expect(err).toMatch(/^\[3\/3\] solver /m)
+    // The solver sends no model request: telemetry is captured and found missing, never zero.
+    expect(err).toMatch(/requests unknown, spend unknown, telemetry missing/)
+    expect(err).toMatch(
+      /^leg solver-s0 complete: 3\/3 resolved, 0 unresolved, 0 infra_error, 0 ungraded; 3 attempts/m,
+    )
+    expect(io.out.join('')).toContain(`wrote ${dir} (artifact hw-run-fixture-solver-0, leg complete)`)
+    expect(readAttempts(dir)).toHaveLength(3)
+    expect(readLegJson(dir).telemetry_source).toBe('ledger')
+  })
+
+  it('exits 2 with the reason when the plan is stale (the manifest changed after planning)', async () => {
+    const { file, plan } = await manifestAndPlan(
+      fx,
+      [scriptCell(fx, 'solver', 'solve.sh')],
+      {},
+      'cli-stale.yml',
+    )
+    const planFile = path.join(fx.root, 'cli-stale-plan.json')
+    writeFileSync(planFile, JSON.stringify(plan))
+    writeFileSync(file, `${readFileSync(file, 'utf8')}\n# edited\n`)
+    const io = capture()
+    let code: number
+    try {
+      code = await main([
+        'run',
+        file,
+        '--plan',
+        planFile,
+        '--leg',
+        'solver-s0',
+        '--out',
+        path.join(fx.root, 'x'),
+      ])
+    } finally {
+      io.restore()
+    }
+    expect(code).toBe(2)
+    expect(io.err.join('')).toMatch(/the plan is stale: .*config drift/)
+  })
+})

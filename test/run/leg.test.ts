@@ -1,0 +1,437 @@
+import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { HwError } from '../../src/errors.js'
+import { runLeg } from '../../src/run/leg.js'
+import { loadPlan } from '../../src/run/plan-file.js'
+import type { AttemptTelemetry, TelemetryCapture } from '../../src/telemetry/capture.js'
+import {
+  type Fixture,
+  makeFixture,
+  manifestAndPlan,
+  pidsWithCmdline,
+  readAttempts,
+  readLegJson,
+  scriptCell,
+  walk,
+} from './fixture.js'
+
+let fx: Fixture
+beforeAll(() => {
+  fx = makeFixture()
+})
+afterAll(() => {
+  // Temp folders are left for inspection on failure; the OS cleans tmp.
+})
+
+const out = (name: string): string => path.join(fx.root, 'out', name)
+
+describe('runLeg: a complete leg over a fixture panel', () => {
+  it('solves every task with a solving harness and writes a valid artifact', async () => {
+    const { loaded, plan } = await manifestAndPlan(fx, [scriptCell(fx, 'solver', 'solve.sh')], {
+      trials: 2,
+      panel: { source: 'tasks', path: './panel', quarantine: ['txt-greet'] },
+    })
+    const dir = out('solver')
+    const events: string[] = []
+    const leg = await runLeg({
+      loaded,
+      plan,
+      leg: 'solver-s0',
+      outDir: dir,
+      runId: 'run-1',
+      workRoot: fx.work,
+      onProgress: (e) => events.push(e.type),
+    })
+    expect(leg.status).toBe('complete')
+    expect(leg.error).toBeNull()
+    expect(leg.attempts).toBe(6)
+    expect(leg.harness_version_observed).toBe('1.0.0')
+    expect(leg.manifest_sha256).toBe(loaded.sha256)
+    expect(leg.config_hash).toBe(loaded.configHashes.solver)
+    expect(leg.ended_at).not.toBeNull()
+    expect(readLegJson(dir)).toEqual(leg)
+
+    const attempts = readAttempts(dir)
+    const planned = plan.legs[0]?.instances ?? []
+    // Seeded instance order, each instance k = 2 times (trial 0, 1).
+    expect(attempts.map((a) => [a.instance_id, a.trial])).toEqual(
+      planned.flatMap((id) => [
+        [id, 0],
+        [id, 1],
+      ]),
+    )
+    for (const a of attempts) {
+      expect(a.outcome).toBe('resolved')
+      expect(a.exit).toEqual({ class: 'clean', code: 0, signal: null, reason: null })
+      expect(a.verifier.status).toBe('pass')
+      expect(a.attempt).toBe(1)
+      expect(a.final).toBe(true)
+      expect(a.timed_out).toBe(false)
+      expect(a.quarantined).toBe(a.instance_id === 'txt-greet')
+      expect(a.deliverable.bytes).toBeGreaterThan(0)
+      expect(a.deliverable.sha256).toMatch(/^[0-9a-f]{64}$/)
+      expect(a.final_message).toMatch(/^solved /)
+      // No capture configured: coverage unknown, totals null — never zero.
+      expect(a.telemetry.coverage).toBe('unknown')
+      expect(a.telemetry.proxy_requests).toBeNull()
+      expect(a.logs_dir).toBe(`logs/${a.instance_id}/${a.trial}-${a.attempt}`)
+      const logs = path.join(dir, a.logs_dir)
+      expect(readdirSync(logs).sort()).toEqual(
+        ['patch.diff', 'stderr.txt', 'stdout.txt', 'trajectory.jsonl', 'verifier.log'].sort(),
+      )
+      expect(readFileSync(path.join(logs, 'trajectory.jsonl'), 'utf8')).toContain('"type":"done"')
+    }
+    // The grade uses the reward file for txt-greet.
+    expect(attempts.find((a) => a.instance_id === 'txt-greet')?.verifier.reward).toBe(1)
+    // The deliverable includes new files and ignored files.
+    const greet = attempts.find((a) => a.instance_id === 'txt-greet')
+    const patch = readFileSync(path.join(dir, greet?.logs_dir ?? '', 'patch.diff'), 'utf8')
+    expect(patch).toContain('+hello world')
+    expect(patch).toContain('build/out.txt')
+    expect(greet?.deliverable.files_changed).toBe(2)
+    const count = attempts.find((a) => a.instance_id === 'sh+count')
+    expect(count?.deliverable.files_changed).toBe(2)
+    // Same patch for the same work on every trial (reproducible baseline).
+    expect(
+      new Set(attempts.filter((a) => a.instance_id === 'js-add').map((a) => a.deliverable.sha256)).size,
+    ).toBe(1)
+    // No hidden paths in the artifact (upload-artifact skips them).
+    expect(walk(dir).filter((p) => p.split('/').some((s) => s.startsWith('.')))).toEqual([])
+    expect(events[0]).toBe('start')
+    expect(events.at(-1)).toBe('end')
+    expect(events.filter((e) => e === 'attempt')).toHaveLength(6)
+    // Workspaces are removed after each attempt.
+    expect(readdirSync(path.join(fx.work, 'w'))).toEqual([])
+  })
+
+  it('records an idle harness as unresolved with an empty deliverable', async () => {
+    const { loaded, plan } = await manifestAndPlan(fx, [scriptCell(fx, 'idle', 'noop.sh')], {}, 'idle.yml')
+    const dir = out('idle')
+    const leg = await runLeg({ loaded, plan, leg: 'idle-s0', outDir: dir, runId: 'run-1', workRoot: fx.work })
+    expect(leg.status).toBe('complete')
+    const attempts = readAttempts(dir)
+    expect(attempts).toHaveLength(3)
+    for (const a of attempts) {
+      expect(a.outcome).toBe('unresolved')
+      expect(a.exit.class).toBe('clean')
+      expect(a.verifier.status).toBe('fail')
+      expect(a.deliverable).toEqual({ bytes: 0, sha256: null, files_changed: 0 })
+    }
+  })
+
+  it('kills a hanging harness tree at the timeout, leaves no orphan, and still grades the workspace', async () => {
+    const mark = `1000.${process.pid}${Date.now() % 100000}`
+    const { loaded, plan } = await manifestAndPlan(
+      fx,
+      [scriptCell(fx, 'hang', 'hang.sh', { env: { HW_MARK: mark } })],
+      { budgets: { timeout_s: 1.5 }, panel: { source: 'tasks', path: './panel', instances: ['js-add'] } },
+      'hang.yml',
+    )
+    const dir = out('hang')
+    const leg = await runLeg({
+      loaded,
+      plan,
+      leg: 'hang-s0',
+      outDir: dir,
+      runId: 'run-1',
+      workRoot: fx.work,
+      killGraceMs: 300,
+    })
+    expect(leg.status).toBe('complete')
+    const [a] = readAttempts(dir)
+    expect(a?.timed_out).toBe(true)
+    expect(a?.exit.class).toBe('timeout')
+    expect(a?.exit.code).toBeNull()
+    expect(a?.exit.signal).toBe('SIGKILL') // SIGTERM was ignored: the grace period escalated
+    expect(a?.phases_ms.harness).toBeGreaterThanOrEqual(1500)
+    expect(a?.phases_ms.harness).toBeLessThan(6000)
+    // The verifier ran after the timeout and its verdict stands (the fix was applied before the hang).
+    expect(a?.verifier.status).toBe('pass')
+    expect(a?.outcome).toBe('resolved')
+    expect(a?.telemetry.flags).toContain('stray_processes_killed')
+    expect(pidsWithCmdline(`sleep ${mark}`)).toEqual([])
+  })
+
+  it('classes a harness failing at startup as error and does not retry it (retries.on: [infra])', async () => {
+    const bad = {
+      id: 'broken',
+      harness: 'command',
+      version: '1.0.0',
+      config: { command: 'hw-no-such-program-xyz --flag' },
+    }
+    const { loaded, plan } = await manifestAndPlan(fx, [bad], {}, 'broken.yml')
+    const dir = out('broken')
+    const leg = await runLeg({
+      loaded,
+      plan,
+      leg: 'broken-s0',
+      outDir: dir,
+      runId: 'run-1',
+      workRoot: fx.work,
+    })
+    expect(leg.status).toBe('complete')
+    const attempts = readAttempts(dir)
+    expect(attempts).toHaveLength(3)
+    for (const a of attempts) {
+      expect(a.exit.class).toBe('error')
+      expect(a.exit.code).toBe(127)
+      expect(a.exit.reason).toMatch(/^startup: /)
+      expect(a.attempt).toBe(1)
+      expect(a.final).toBe(true)
+      expect(a.outcome).toBe('unresolved')
+    }
+  })
+})
+
+/** A capture that cannot start for the first `failures` attempts (then hands out a closed endpoint). */
+function failingCapture(failures: number): TelemetryCapture & { begun: number } {
+  const cap = {
+    source: 'ledger' as const,
+    begun: 0,
+    async begin(): Promise<AttemptTelemetry> {
+      cap.begun++
+      if (cap.begun <= failures) throw new Error('proxy is down (connection refused)')
+      throw new Error('unreachable in this test')
+    },
+    async close() {},
+  }
+  return cap
+}
+
+describe('runLeg: retries', () => {
+  it('retries infra failures up to retries.max, each retry a new attempt; only the last is final', async () => {
+    const { loaded, plan } = await manifestAndPlan(
+      fx,
+      [scriptCell(fx, 'solver', 'solve.sh')],
+      {
+        retries: { max: 2, on: ['infra'], backoff_s: 0 },
+        panel: { source: 'tasks', path: './panel', instances: ['js-add'] },
+      },
+      'retry.yml',
+    )
+    const dir = out('retry')
+    const capture = failingCapture(99)
+    const leg = await runLeg({
+      loaded,
+      plan,
+      leg: 'solver-s0',
+      outDir: dir,
+      runId: 'run-1',
+      workRoot: fx.work,
+      capture,
+    })
+    const attempts = readAttempts(dir)
+    expect(attempts.map((a) => [a.attempt, a.final, a.exit.class, a.outcome])).toEqual([
+      [1, false, 'infra', 'infra_error'],
+      [2, false, 'infra', 'infra_error'],
+      [3, true, 'infra', 'infra_error'],
+    ])
+    expect(attempts[0]?.exit.reason).toMatch(/telemetry capture failed to start: proxy is down/)
+    expect(attempts[0]?.verifier.status).toBe('skipped')
+    expect(new Set(attempts.map((a) => a.logs_dir)).size).toBe(3)
+    expect(capture.begun).toBe(3)
+    expect(leg.status).toBe('complete')
+    expect(leg.attempts).toBe(3)
+  })
+})
+
+describe('runLeg: resume and --fresh', () => {
+  it('skips pairs whose final attempt is recorded, reruns the rest, and --fresh moves the folder aside', async () => {
+    const { loaded, plan } = await manifestAndPlan(
+      fx,
+      [scriptCell(fx, 'solver', 'solve.sh')],
+      {},
+      'resume.yml',
+    )
+    const dir = out('resume')
+    const opts = { loaded, plan, leg: 'solver-s0', outDir: dir, runId: 'run-1', workRoot: fx.work }
+    await runLeg(opts)
+    const first = readAttempts(dir)
+    expect(first).toHaveLength(3)
+
+    // Nothing to do on a rerun of a complete leg.
+    const again = await runLeg(opts)
+    expect(again.status).toBe('complete')
+    expect(readAttempts(dir)).toEqual(first)
+
+    // A crash after the first attempt, mid-way through writing the second line.
+    const lines = readFileSync(path.join(dir, 'attempts.jsonl'), 'utf8').split('\n')
+    writeFileSync(path.join(dir, 'attempts.jsonl'), `${lines[0]}\n${lines[1]?.slice(0, 40)}`)
+    const resumed = await runLeg({ ...opts, runId: 'run-2' })
+    expect(resumed.status).toBe('complete')
+    const after = readAttempts(dir)
+    expect(after).toHaveLength(3)
+    expect(after[0]).toEqual(first[0])
+    expect(after.slice(1).map((a) => a.run_id)).toEqual(['run-2', 'run-2'])
+    expect(after.map((a) => a.instance_id)).toEqual(first.map((a) => a.instance_id))
+
+    // --fresh: the old folder is moved aside (never deleted) and the leg runs from scratch.
+    const fresh = await runLeg({ ...opts, runId: 'run-3', fresh: true })
+    expect(fresh.status).toBe('complete')
+    expect(readAttempts(dir).map((a) => a.run_id)).toEqual(['run-3', 'run-3', 'run-3'])
+    const aside = readdirSync(path.dirname(dir)).filter((n) => n.startsWith('resume-prev-'))
+    expect(aside).toHaveLength(1)
+    expect(readAttempts(path.join(path.dirname(dir), aside[0] ?? ''))).toEqual(after)
+  })
+
+  it('refuses to resume into a folder holding another leg', async () => {
+    const a = await manifestAndPlan(fx, [scriptCell(fx, 'solver', 'solve.sh')], {}, 'mix-a.yml')
+    const dir = out('mix')
+    await runLeg({
+      loaded: a.loaded,
+      plan: a.plan,
+      leg: 'solver-s0',
+      outDir: dir,
+      runId: 'r',
+      workRoot: fx.work,
+    })
+    const b = await manifestAndPlan(fx, [scriptCell(fx, 'idle', 'noop.sh')], {}, 'mix-b.yml')
+    await expect(
+      runLeg({ loaded: b.loaded, plan: b.plan, leg: 'idle-s0', outDir: dir, runId: 'r', workRoot: fx.work }),
+    ).rejects.toMatchObject({ code: 'resume_mismatch' })
+  })
+})
+
+describe('runLeg: the harness environment is an allowlist', () => {
+  it('passes only the isolation variables, the adapter env, config.env and pass_env (F14)', async () => {
+    const dump = path.join(fx.root, 'env-dump')
+    process.env.HW_TEST_SECRET = 'runner-secret'
+    process.env.HW_TEST_PASSED = 'passed-through'
+    try {
+      const cell = scriptCell(fx, 'envdump', 'envdump.sh', {
+        env: { HW_DUMP: dump, CELL_VAR: 'from-config' },
+        pass_env: ['HW_TEST_PASSED', 'HW_TEST_ABSENT'],
+      })
+      const { loaded, plan } = await manifestAndPlan(
+        fx,
+        [cell],
+        { panel: { source: 'tasks', path: './panel', instances: ['js-add'] } },
+        'env.yml',
+      )
+      const dir = out('env')
+      const logs: string[] = []
+      await runLeg({
+        loaded,
+        plan,
+        leg: 'envdump-s0',
+        outDir: dir,
+        runId: 'r',
+        workRoot: fx.work,
+        log: (l) => logs.push(l),
+      })
+      const env = Object.fromEntries(
+        readFileSync(dump, 'utf8')
+          .split('\0')
+          .filter(Boolean)
+          .map((kv) => [kv.slice(0, kv.indexOf('=')), kv.slice(kv.indexOf('=') + 1)]),
+      )
+      // The command adapter's own variables (Invocation.env) are allowed; so are those bash sets itself.
+      const adapterNames = [
+        'USER',
+        'LOGNAME',
+        'SHELL',
+        'TZ',
+        'NO_COLOR',
+        'CI',
+        'HW_BASE_URL',
+        'HW_OPENAI_BASE_URL',
+        'HW_MODEL',
+        'HW_API_KEY',
+        'HW_PROMPT_FILE',
+        'HW_WORKSPACE',
+        'OPENAI_BASE_URL',
+        'OPENAI_API_KEY',
+        'ANTHROPIC_BASE_URL',
+        'ANTHROPIC_API_KEY',
+      ]
+      const allowed = new Set([
+        'PATH',
+        'HOME',
+        'XDG_CONFIG_HOME',
+        'XDG_DATA_HOME',
+        'XDG_CACHE_HOME',
+        'XDG_STATE_HOME',
+        'TMPDIR',
+        'LANG',
+        'LC_ALL',
+        'TERM',
+        ...adapterNames,
+        'HW_DUMP',
+        'CELL_VAR',
+        'HW_TEST_PASSED',
+        'PWD',
+        'OLDPWD',
+        'SHLVL',
+        '_',
+      ])
+      expect(Object.keys(env).filter((k) => !allowed.has(k))).toEqual([])
+      expect(env.HW_TEST_SECRET).toBeUndefined()
+      expect(env.HW_TEST_PASSED).toBe('passed-through')
+      expect(env.CELL_VAR).toBe('from-config')
+      expect(env.TERM).toBe('dumb')
+      expect(env.LC_ALL).toBe('C.UTF-8')
+      // A fresh home of the attempt, never the user's (no stored credentials to find).
+      expect(env.HOME).toMatch(new RegExp(`^${fx.work}/h/[0-9a-f]{12}$`))
+      expect(env.HOME).not.toBe(process.env.HOME)
+      expect(env.XDG_CONFIG_HOME).toBe(`${env.HOME}/.config`)
+      expect(env.XDG_DATA_HOME).toBe(`${env.HOME}/.local/share`)
+      expect(env.TMPDIR?.startsWith(`${env.HOME}/`)).toBe(true)
+      expect(readFileSync(`${dump}.home`, 'utf8').split('\n').filter(Boolean).sort()).toEqual([
+        '.cache',
+        '.config',
+        '.local',
+        'tmp',
+      ])
+      // Workspace path: same length for every attempt.
+      expect(env.PWD).toMatch(new RegExp(`^${fx.work}/w/[0-9a-f]{12}$`))
+      // A runner variable not present is reported once, not invented.
+      expect(logs.join('\n')).toMatch(/pass_env names variables the runner does not have: HW_TEST_ABSENT/)
+      // Every runner variable outside the allowlist stayed out.
+      const leaked = Object.keys(process.env).filter((k) => k in env && !allowed.has(k))
+      expect(leaked).toEqual([])
+    } finally {
+      delete process.env.HW_TEST_SECRET
+      delete process.env.HW_TEST_PASSED
+    }
+  })
+})
+
+describe('plan checks before anything runs', () => {
+  it('rejects a plan.json whose instance id would escape the artifact folder', async () => {
+    const { loaded, plan } = await manifestAndPlan(fx, [scriptCell(fx, 'solver', 'solve.sh')], {}, 'evil.yml')
+    const evil = structuredClone(plan)
+    const leg0 = evil.legs[0]
+    if (!leg0) throw new Error('no leg')
+    leg0.instances = ['../../escape', ...leg0.instances]
+    const planFile = path.join(fx.root, 'evil-plan.json')
+    writeFileSync(planFile, JSON.stringify(evil))
+    const err = await loadPlan(planFile).catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(HwError)
+    expect((err as HwError).code).toBe('plan_invalid')
+    expect((err as HwError).details.join('\n')).toMatch(/legs\[0\]\.instances\[0\]/)
+    const dir = out('evil')
+    await expect(
+      runLeg({ loaded, plan: evil, leg: 'solver-s0', outDir: dir, runId: 'r', workRoot: fx.work }),
+    ).rejects.toMatchObject({ code: 'plan_invalid' })
+    expect(existsSync(dir)).toBe(false)
+  })
+
+  it('rejects a stale plan (manifest changed since planning) and an unknown leg', async () => {
+    const { file, loaded, plan } = await manifestAndPlan(
+      fx,
+      [scriptCell(fx, 'solver', 'solve.sh')],
+      {},
+      'drift.yml',
+    )
+    const drifted = { ...loaded, sha256: 'f'.repeat(64) }
+    await expect(
+      runLeg({ loaded: drifted, plan, leg: 'solver-s0', outDir: out('drift'), runId: 'r' }),
+    ).rejects.toMatchObject({ code: 'plan_stale' })
+    await expect(
+      runLeg({ loaded, plan, leg: 'nope-s9', outDir: out('drift'), runId: 'r' }),
+    ).rejects.toMatchObject({ code: 'leg_unknown' })
+    expect(existsSync(out('drift'))).toBe(false)
+    expect(file).toContain('drift.yml')
+  })
+})
