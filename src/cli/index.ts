@@ -6,6 +6,7 @@ import { registerDiff } from './commands/diff.js'
 import { registerPanel } from './commands/panel.js'
 import { registerModel } from './commands/model.js'
 import { registerPlan } from './commands/plan.js'
+import { registerProxy } from './commands/proxy.js'
 import { registerRun } from './commands/run.js'
 import { registerValidate } from './commands/validate.js'
 
@@ -18,6 +19,7 @@ export function buildProgram(): Command {
     .exitOverride()
   registerValidate(program)
   registerPlan(program)
+  registerProxy(program)
   registerRun(program)
   registerModel(program)
   registerPanel(program)

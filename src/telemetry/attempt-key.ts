@@ -95,3 +95,10 @@ export function upstreamSearch(
   q.set('key', upstreamKey)
   return `?${q.toString()}`
 }
+
+/** The header a wire API carries its key in: Anthropic `x-api-key`, Gemini `x-goog-api-key`, else Bearer. */
+export function keyHeaderFor(api: string, key: string): [string, string] {
+  if (api === 'anthropic') return ['x-api-key', key]
+  if (api === 'gemini') return ['x-goog-api-key', key]
+  return ['authorization', `Bearer ${key}`]
+}

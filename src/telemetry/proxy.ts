@@ -3,7 +3,7 @@ import http from 'node:http'
 import https from 'node:https'
 import type { AddressInfo } from 'node:net'
 import { performance } from 'node:perf_hooks'
-import { keyCandidates, newAttemptKey, upstreamHeaders, upstreamSearch } from './attempt-key.js'
+import { keyCandidates, keyHeaderFor, newAttemptKey, upstreamHeaders, upstreamSearch } from './attempt-key.js'
 import { type CacheSemantics, cacheRuleFor } from './cache-semantics.js'
 import type { AttemptBudget } from './capture.js'
 import { type Attribution, LEDGER_SCHEMA_VERSION, type LedgerRow } from './ledger.js'
@@ -238,7 +238,8 @@ export class RecordingProxy {
     }
     const method = req.method ?? 'GET'
     const path = classifyPath(method, pathname)
-    const found = this.findAttempt(keyCandidates(req.headers, url.searchParams, pathToken))
+    const candidates = keyCandidates(req.headers, url.searchParams, pathToken)
+    const found = this.findAttempt(candidates)
     const attempt = found.state
     const attribution = attempt
       ? attempt.reg.attribution
@@ -323,13 +324,22 @@ export class RecordingProxy {
       attempt.inflight++
     }
 
+    const upstreamKey = attempt?.reg.upstreamKey ?? this.opts.upstreamKey
+    // Standalone: whatever key the client sent stands for the real one.
+    const keyed = candidates.filter((c) => c.place !== 'path')
+    const swapFrom = found.key ?? (this.opts.standalone ? (keyed[0]?.key ?? null) : null)
     const headers = upstreamHeaders(
       req.headers,
-      found.key,
-      attempt?.reg.upstreamKey ?? this.opts.upstreamKey,
+      swapFrom,
+      upstreamKey,
       this.extraHeaders(attempt, attribution),
     )
-    const search = upstreamSearch(url.search, found.key, attempt?.reg.upstreamKey ?? this.opts.upstreamKey)
+    if (upstreamKey !== undefined && keyed.length === 0) {
+      // Identified by path prefix only: carry the real key the way this API expects it.
+      const [name, value] = keyHeaderFor(path.api, upstreamKey)
+      headers[name] = value
+    }
+    const search = upstreamSearch(url.search, swapFrom, upstreamKey)
     const up = this.requestFn({
       protocol: this.upstreamUrl.protocol,
       hostname: this.upstreamUrl.hostname,
