@@ -22,7 +22,6 @@ import { emptyTelemetry } from './telemetry.js'
 import {
   type AttemptDirs,
   collectDeliverable,
-  commitBaseline,
   type Deliverable,
   makeAttemptDirs,
   removeAttemptDirs,

@@ -44,16 +44,7 @@ export interface RunTelemetryOptions {
 export async function openRunTelemetry(opts: RunTelemetryOptions): Promise<RunTelemetry> {
   const m = opts.manifest
   const env = opts.env ?? process.env
-  if (m.telemetry.source !== 'ledger') {
-    throw new HwError(
-      'telemetry_unavailable',
-      `telemetry source "${m.telemetry.source}" cannot be captured by this run`,
-      {
-        where: 'telemetry.source',
-        help: 'use telemetry source "ledger" (the built-in recording proxy)',
-      },
-    )
-  }
+  if (m.telemetry.source === 'litellm') return openLiteLLM(opts, env)
   let model: ScriptedModel | null = null
   let upstream: string
   let upstreamKey: string | undefined

@@ -6,6 +6,7 @@ import { formatAttemptLine } from '../../src/run/progress.js'
 import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-setup.js'
 import type { TelemetryCapture } from '../../src/telemetry/capture.js'
 import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { FakeLiteLLM } from '../telemetry/support/fake-litellm.js'
 import { type Fixture, makeFixture, manifestAndPlan, readAttempts } from './fixture.js'
 
 // Real parts: the recording proxy in-process on 127.0.0.1 in front of the scripted model, and a
@@ -214,5 +215,63 @@ describe('runLeg with the recording proxy and the scripted model', () => {
     expect(a?.telemetry.input_tokens).toBeNull()
     expect(a?.outcome).toBe('resolved')
     expect(readFileSync(path.join(dir, 'ledger.jsonl'), 'utf8')).toBe('')
+  })
+})
+
+describe('runLeg with LiteLLM spend logs (a local fake LiteLLM, following its documented contract)', () => {
+  it('captures each attempt by its virtual key and records the rows in the leg', async () => {
+    const fake = await new FakeLiteLLM().start()
+    const litellm = {
+      telemetry: {
+        source: 'litellm',
+        litellm: { settle_s: 0.1, max_wait_s: 5 },
+      },
+      model: { id: 'gpt-test', provider: 'openai', api: 'chat', base_url_env: 'LITELLM_BASE_URL' },
+    }
+    const { loaded, plan } = await manifestAndPlan(
+      fx,
+      [cell(fx, { HW_REQUESTS: '2', HW_THEN: 'fix' })],
+      { ...only('js-add'), ...litellm },
+      'tel-litellm.yml',
+    )
+    await expect(
+      openRunTelemetry({
+        manifest: loaded.manifest,
+        tasksDir: null,
+        runId: 'r',
+        journalFile: '/dev/null',
+        env: {},
+      }),
+    ).rejects.toMatchObject({ code: 'model_route_invalid' })
+    const run = await openRunTelemetry({
+      manifest: loaded.manifest,
+      tasksDir: null,
+      runId: 'run-l',
+      journalFile: path.join(fx.root, 'litellm-journal.jsonl'),
+      env: { LITELLM_BASE_URL: fake.origin, LITELLM_MASTER_KEY: fake.masterKey },
+    })
+    try {
+      const dir = path.join(fx.root, 'out', 'tel-litellm')
+      await runLeg({
+        loaded,
+        plan,
+        leg: 'chat-s0',
+        outDir: dir,
+        runId: 'run-l',
+        workRoot: fx.work,
+        capture: run.capture,
+      })
+      const [a] = readAttempts(dir)
+      expect(a?.outcome).toBe('resolved')
+      expect(a?.telemetry.source).toBe('litellm')
+      expect(a?.telemetry.proxy_requests).toBe(2)
+      expect(a?.telemetry.rows).toBe(2)
+      const rows = readFileSync(path.join(dir, 'ledger.jsonl'), 'utf8').split('\n').filter(Boolean)
+      expect(rows).toHaveLength(2)
+      expect(rows.map((l) => LedgerRowSchema.parse(JSON.parse(l)).source)).toEqual(['litellm', 'litellm'])
+    } finally {
+      await run.close()
+      await fake.close()
+    }
   })
 })
