@@ -12,6 +12,7 @@ export const ActionInputsSchema = z.object({
   plan: z.string(),
   leg: z.string(),
   artifacts: z.string(),
+  previous: z.string(),
   comparison: z.string(),
   token: z.string(),
   'report-url': z.string(),

@@ -2,7 +2,9 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as core from '@actions/core'
 import { aggregate } from '../compare/aggregate.js'
+import { detectStep } from '../detect/step.js'
 import { messageOf } from '../errors.js'
+import { publish, publishOutputs } from '../github/publish.js'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { buildPlan } from '../plan/plan.js'
@@ -51,6 +53,30 @@ export async function run(): Promise<void> {
           )
         }
         await core.summary.addRaw(jobSummary(r.markdown), true).write()
+        // Detection (and, on a breach, the confirmation plan; on a confirmation plan, the verdict).
+        const d = await detectStep({
+          comparison: r.comparisonPath,
+          plan,
+          previous: inputs.previous || undefined,
+        })
+        for (const [k, v] of Object.entries({ status: d.decision.status, ...d.outputs })) core.setOutput(k, v)
+        core.info(d.decision.summary)
+        for (const h of d.decision.health.filter((x) => x.severity === 'error')) core.error(h.message)
+        // F11: legs planned but none recorded is a failed run, never a green "no regression".
+        const none = d.decision.health.find((h) => h.code === 'no_legs_executed')
+        if (none) core.setFailed(none.message)
+        return
+      }
+      case 'publish': {
+        const r = await publish({
+          comparison: required(inputs, 'comparison'),
+          token: required(inputs, 'token'),
+          pr: inputs['pr-number'] ? Number(inputs['pr-number']) : null,
+          reportUrl: inputs['report-url'] || undefined,
+        })
+        for (const [k, v] of Object.entries(publishOutputs(r))) core.setOutput(k, v)
+        await core.summary.addRaw(r.summary, true).write()
+        if (r.failure) core.setFailed(r.failure)
         return
       }
       default:

@@ -2,11 +2,14 @@ import { Command, CommanderError } from 'commander'
 import { EXIT, isHwError } from '../errors.js'
 import { registerAggregate } from './commands/aggregate.js'
 import { registerCompare } from './commands/compare.js'
+import { registerConfirm } from './commands/confirm.js'
+import { registerDetect } from './commands/detect.js'
 import { registerDiff } from './commands/diff.js'
 import { registerPanel } from './commands/panel.js'
 import { registerModel } from './commands/model.js'
 import { registerPlan } from './commands/plan.js'
 import { registerProxy } from './commands/proxy.js'
+import { registerPublish } from './commands/publish.js'
 import { registerRun } from './commands/run.js'
 import { registerValidate } from './commands/validate.js'
 
@@ -26,6 +29,9 @@ export function buildProgram(): Command {
   registerAggregate(program)
   registerCompare(program)
   registerDiff(program)
+  registerDetect(program)
+  registerConfirm(program)
+  registerPublish(program)
   return program
 }
 

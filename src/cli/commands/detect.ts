@@ -1,0 +1,47 @@
+import path from 'node:path'
+import type { Command } from 'commander'
+import { formatEffect } from '../../detect/decide.js'
+import type { Decision } from '../../detect/schema.js'
+import { detectStep } from '../../detect/step.js'
+
+export function registerDetect(program: Command): void {
+  program
+    .command('detect')
+    .description(
+      'Decide on a comparison.json: thresholds, evaluation health, self-regression; writes decision.json ' +
+        'and, on a breach, the targeted confirmation plan',
+    )
+    .requiredOption('--comparison <file>', 'comparison.json written by `harness-watch aggregate`')
+    .requiredOption('--plan <file>', 'the plan.json the comparison was aggregated from')
+    .option('--previous <file>', "an earlier run's comparison.json of the same experiment (self-regression)")
+    .option('--out <dir>', 'folder for decision.json (default: beside the comparison)')
+    .option('--json', 'print the step outputs (breach, confirm-matrix, confirm-plan-path, confirmed) as JSON')
+    .action(
+      async (opts: { comparison: string; plan: string; previous?: string; out?: string; json?: boolean }) => {
+        const r = await detectStep(opts)
+        if (opts.json)
+          process.stdout.write(`${JSON.stringify({ status: r.decision.status, ...r.outputs })}\n`)
+        else process.stdout.write(describeDecision(r.decision, r.decisionPath, r.confirmPlanPath))
+      },
+    )
+}
+
+/** What a person needs after detect/confirm: the verdict, each signal with its interval, health, files. */
+export function describeDecision(d: Decision, decisionPath: string, confirmPlanPath: string | null): string {
+  const lines = [d.summary]
+  for (const s of d.signals) {
+    const who = s.kind === 'self' ? `${s.treatment} vs its previous run` : `${s.treatment} vs ${s.baseline}`
+    const rerun = s.rerun ? `; rerun ${formatEffect(s.rerun.projected)} (${s.rerun.reason})` : ''
+    lines.push(`  ${s.state.padEnd(15)} ${who}: ${s.metric} ${formatEffect(s.effect)} — ${s.rule}${rerun}`)
+  }
+  for (const h of d.health)
+    lines.push(`  ${h.severity === 'error' ? 'error  ' : 'warning'} ${h.code}: ${h.message}`)
+  lines.push(`wrote ${decisionPath}`)
+  if (confirmPlanPath && d.confirmation) {
+    lines.push(
+      `confirmation plan: ${confirmPlanPath} (${d.confirmation.legs} legs, ${d.confirmation.instances.length} blocks, ` +
+        `cells ${d.confirmation.cells.join(', ')}); run it, aggregate it, then: harness-watch confirm --plan ${path.relative(process.cwd(), confirmPlanPath)} --comparison <rerun comparison.json>`,
+    )
+  }
+  return `${lines.join('\n')}\n`
+}

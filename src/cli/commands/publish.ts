@@ -1,0 +1,54 @@
+import type { Command } from 'commander'
+import { HwError } from '../../errors.js'
+import { publish } from '../../github/publish.js'
+import { parseIntOption } from './plan.js'
+
+export function registerPublish(program: Command): void {
+  program
+    .command('publish')
+    .description(
+      'Publish a decision to GitHub: the tracking issue of each comparison (created only on a confirmed ' +
+        'breach), or with --pr the one PR comment. Token from $GITHUB_TOKEN, repository from $GITHUB_REPOSITORY',
+    )
+    .requiredOption('--comparison <file>', 'comparison.json with decision.json beside it')
+    .option('--pr <number>', 'pull request number: update its Harness Watch comment instead', parseIntOption)
+    .option('--repo <owner/repo>', 'repository (default: $GITHUB_REPOSITORY)')
+    .option('--report-url <url>', 'link to the full report (default: this workflow run)')
+    .option('--keep-open', 'label recovered tracking issues `recovered` without closing them')
+    .action(
+      async (opts: {
+        comparison: string
+        pr?: number
+        repo?: string
+        reportUrl?: string
+        keepOpen?: boolean
+      }) => {
+        const token = process.env.GITHUB_TOKEN ?? process.env.GH_TOKEN ?? ''
+        if (!token) {
+          throw new HwError('github_token_missing', 'no GitHub token: set GITHUB_TOKEN', {
+            help: 'a token with issues: write (tracking issues) or pull-requests: write (PR comments)',
+          })
+        }
+        let repo: { owner: string; repo: string } | undefined
+        if (opts.repo) {
+          const [owner, name, extra] = opts.repo.split('/')
+          if (!owner || !name || extra !== undefined)
+            throw new HwError('usage', `--repo expects owner/repo, got "${opts.repo}"`)
+          repo = { owner, repo: name }
+        }
+        const r = await publish({
+          comparison: opts.comparison,
+          token,
+          repo,
+          pr: opts.pr ?? null,
+          reportUrl: opts.reportUrl,
+          closeOnRecovery: !opts.keepOpen,
+        })
+        process.stdout.write(`${r.summary}\n`)
+        if (r.failure) {
+          process.stderr.write(`check failed: ${r.failure}\n`)
+          process.exitCode = 1
+        }
+      },
+    )
+}

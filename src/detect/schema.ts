@@ -1,0 +1,185 @@
+import { z } from 'zod'
+import { ConfirmationSchema, ReportingSchema, ThresholdsSchema } from '../manifest/schema.js'
+
+/**
+ * decision.json: what the detection stage concluded from a comparison.json (written beside it).
+ *
+ * - `status` is the run's verdict: `ok` (no threshold crossed), `breach` (crossed on complete blocks,
+ *   unconfirmed: a single run can never do more, F08), `confirmed` (the targeted rerun held the
+ *   breach beyond its threshold), `cleared` (the rerun did not), `inconclusive` (evaluation health
+ *   failed, e.g. coverage below thresholds.min_coverage: F06; never a regression).
+ * - `signals` are threshold crossings (regressions), each with its effect and interval; `improvements`
+ *   the crossings in the good direction (reported, never alarmed).
+ * - `health` lists evaluation failures (failed or missing legs, harnesses that never started,
+ *   missing telemetry, low coverage): they make a comparison inconclusive, never a competitive alarm.
+ * - `runs` lists every run the decision rests on (the first run and, after confirmation, the rerun).
+ * Units: `pp` = percentage points of resolve rate (treatment − baseline); `ratio` = treatment/baseline.
+ */
+export const DECISION_SCHEMA_VERSION = 1
+
+const Interval = z.tuple([z.number(), z.number()])
+const Count = z.number().int().nonnegative()
+
+export const DecisionStatusSchema = z.enum(['ok', 'breach', 'confirmed', 'cleared', 'inconclusive'])
+export type DecisionStatus = z.infer<typeof DecisionStatusSchema>
+
+export const SignalMetricSchema = z.enum(['resolved', 'spend_usd', 'input_fresh_tokens', 'proxy_requests'])
+export type SignalMetric = z.infer<typeof SignalMetricSchema>
+
+/** An estimate with its interval; null with a reason when undefined. */
+export const EffectSchema = z.strictObject({
+  estimate: z.number().nullable(),
+  ci: Interval.nullable(),
+  unit: z.enum(['pp', 'ratio']),
+  method: z.string().describe('how the interval was computed'),
+  n: Count.describe('blocks behind the estimate'),
+  reason: z.string().nullable(),
+})
+export type Effect = z.infer<typeof EffectSchema>
+
+export const SignalStateSchema = z.enum([
+  'unconfirmed',
+  'confirmed',
+  'cleared',
+  'not_confirmable',
+  'inconclusive',
+])
+export type SignalState = z.infer<typeof SignalStateSchema>
+
+/** What the targeted rerun showed for one signal. */
+export const RerunResultSchema = z.strictObject({
+  round: z.number().int().positive(),
+  planned_blocks: Count,
+  complete_blocks: Count,
+  /** The breached statistic over the panel with the rerun blocks' values in place of their first-run values. */
+  projected: EffectSchema,
+  /** The statistic on the rerun blocks alone (direction check). */
+  rerun_only: EffectSchema,
+  /** Resolve-rate difference on the rerun blocks: baseline-only (b) and treatment-only (c) wins. */
+  b: Count,
+  c: Count,
+  p_one_sided: z.number().nullable().describe('exact McNemar in the regression direction, rerun blocks only'),
+  holds: z.boolean(),
+  reason: z.string().describe('why the signal was confirmed or not'),
+})
+export type RerunResult = z.infer<typeof RerunResultSchema>
+
+export const SignalSchema = z.strictObject({
+  id: z.string().describe('"<key>:<metric>"'),
+  key: z
+    .string()
+    .describe('comparison key: "<experiment>/<baseline>-vs-<treatment>" or "<experiment>/self/<cell>"'),
+  kind: z.enum(['competitive', 'self']),
+  baseline: z.string().describe('baseline cell (for self: the same cell, previous run)'),
+  treatment: z.string(),
+  metric: SignalMetricSchema,
+  direction: z.enum(['regression', 'improvement']),
+  rule: z.string().describe('the threshold rule in words'),
+  threshold: z.number(),
+  effect: EffectSchema,
+  /** For ratio signals: the resolve-rate difference that would excuse the cost (a resolved advantage). */
+  resolved_advantage: EffectSchema.nullable(),
+  p_one_sided: z.number().nullable(),
+  instances: z.strictObject({
+    driving: z.array(z.string()).describe('regression-direction discordant blocks, or over-threshold blocks'),
+    opposing: z.array(z.string()).describe('discordant blocks in the other direction (rerun too)'),
+    flaky: z.array(z.string()).describe('driving blocks on quarantined or unstable instances'),
+  }),
+  flaky_only: z.boolean().describe('every driving block is on a quarantined/unstable instance (F07)'),
+  state: SignalStateSchema,
+  rerun: RerunResultSchema.nullable(),
+})
+export type Signal = z.infer<typeof SignalSchema>
+
+export const HealthCodeSchema = z.enum([
+  'no_legs_executed',
+  'leg_missing',
+  'harness_startup_failure',
+  'coverage_low',
+  'telemetry_missing',
+  'infra_errors',
+  'identity_mismatch',
+  'input_errors',
+  'previous_not_comparable',
+  'rerun_incomplete',
+])
+export type HealthCode = z.infer<typeof HealthCodeSchema>
+
+export const HealthSchema = z.strictObject({
+  code: HealthCodeSchema,
+  severity: z.enum(['error', 'warning']).describe('error: the affected comparison cannot be decided'),
+  key: z.string().nullable().describe('comparison key it affects; null = the whole run'),
+  cell: z.string().nullable(),
+  message: z.string(),
+  count: Count,
+  instances: z.array(z.string()).describe('up to 50 affected instances'),
+})
+export type Health = z.infer<typeof HealthSchema>
+
+export const ComparisonVerdictSchema = z.strictObject({
+  key: z.string(),
+  kind: z.enum(['competitive', 'self']),
+  baseline: z.string(),
+  treatment: z.string(),
+  status: DecisionStatusSchema,
+  coverage: z.strictObject({
+    planned: Count,
+    outcome: Count,
+    cost: Count,
+    share: z.number().nullable().describe('outcome / planned'),
+  }),
+  reason: z.string().nullable(),
+})
+export type ComparisonVerdict = z.infer<typeof ComparisonVerdictSchema>
+
+export const RunRefSchema = z.strictObject({
+  round: Count,
+  run_id: z.string().nullable(),
+  comparison: z.string().describe('path of comparison.json, relative to decision.json'),
+  comparison_sha256: z.string(),
+})
+
+export const ConfirmationRefSchema = z.strictObject({
+  round: z.number().int().positive(),
+  plan: z.string().describe('path of the confirmation plan.json, relative to decision.json'),
+  seed: z.number().int(),
+  cells: z.array(z.string()),
+  instances: z.array(z.string()),
+  legs: Count,
+  capped: z.boolean().describe('more blocks were affected than confirmation.max_blocks'),
+})
+
+export const DecisionSchema = z.strictObject({
+  schema_version: z.literal(DECISION_SCHEMA_VERSION),
+  experiment_id: z.string(),
+  run_id: z.string().nullable(),
+  round: Count,
+  status: DecisionStatusSchema,
+  summary: z.string().describe('one line for logs and titles'),
+  comparisons: z.array(ComparisonVerdictSchema),
+  signals: z.array(SignalSchema),
+  improvements: z.array(SignalSchema),
+  health: z.array(HealthSchema),
+  affected_blocks: z.array(z.string()).describe('instances the confirmation reruns (or reran)'),
+  unstable_instances: z.array(z.string()).describe('quarantined, mixed trials, or flipped between runs'),
+  thresholds: ThresholdsSchema,
+  policy: z.strictObject({ confirmation: ConfirmationSchema, reporting: ReportingSchema }),
+  runs: z.array(RunRefSchema),
+  previous: RunRefSchema.nullable().describe('the earlier run of the self-regression check'),
+  confirmation: ConfirmationRefSchema.nullable(),
+  notes: z.array(z.string()),
+})
+export type Decision = z.infer<typeof DecisionSchema>
+
+/**
+ * confirmation.json, written beside a confirmation plan.json: where the first run's decision is, so
+ * that aggregating the rerun can decide without extra inputs (paths relative to this file).
+ */
+export const CONFIRMATION_SCHEMA_VERSION = 1
+export const ConfirmationSidecarSchema = z.strictObject({
+  schema_version: z.literal(CONFIRMATION_SCHEMA_VERSION),
+  round: z.number().int().positive(),
+  decision: z.string().describe('the first run decision.json, relative to this file'),
+  signals: z.array(z.string()).describe('ids of the signals the rerun must confirm'),
+})
+export type ConfirmationSidecar = z.infer<typeof ConfirmationSidecarSchema>

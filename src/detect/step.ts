@@ -1,0 +1,232 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import type { z } from 'zod'
+import { type Comparison, ComparisonSchema } from '../compare/schema.js'
+import { HwError } from '../errors.js'
+import { ManifestSchema } from '../manifest/schema.js'
+import { type Plan, PlanSchema } from '../plan/schema.js'
+import { sha256, strictJson } from '../util/json.js'
+import { confirm } from './confirm.js'
+import { buildConfirmationPlan, selectConfirmation } from './confirm-plan.js'
+import { type ComparisonRef, detect } from './decide.js'
+import {
+  CONFIRMATION_SCHEMA_VERSION,
+  type ConfirmationSidecar,
+  ConfirmationSidecarSchema,
+  type Decision,
+  DecisionSchema,
+} from './schema.js'
+
+export const DECISION_FILE = 'decision.json'
+export const SIDECAR_FILE = 'confirmation.json'
+
+export interface DetectStepOptions {
+  /** comparison.json of this round. */
+  comparison: string
+  /** plan.json of this round: the first run's plan, or a confirmation plan (kind: confirmation). */
+  plan: string
+  /** comparison.json of an earlier run of the same experiment (self-regression check; first runs only). */
+  previous?: string
+  /** Where decision.json (and a confirmation plan) go; default: the folder of `comparison`. */
+  out?: string
+}
+
+/** Action outputs of the detection step (names as in action.yml). */
+export interface DetectOutputs {
+  breach: 'true' | 'false'
+  'confirm-matrix': string
+  'confirm-plan-path': string
+  confirmed: 'true' | 'false'
+}
+
+export interface DetectStepResult {
+  decision: Decision
+  decisionPath: string
+  confirmPlan: Plan | null
+  confirmPlanPath: string | null
+  outputs: DetectOutputs
+}
+
+/**
+ * The detection stage as one call, for `aggregate` (CLI and action) and `harness-watch detect`:
+ *  - a first-run plan: decide (detect), write decision.json; on a breach with confirmation enabled,
+ *    also write the rerun plan `confirm-<round>/plan.json` and `confirm-<round>/confirmation.json`
+ *    (which points back to this decision) and return its matrix;
+ *  - a confirmation plan: read confirmation.json beside it, load the first run's decision and
+ *    comparison (and the previous run, for self signals), decide on the rerun, write decision.json.
+ * Throws HwError `detect_input_invalid` for unreadable or invalid inputs.
+ */
+export async function detectStep(opts: DetectStepOptions): Promise<DetectStepResult> {
+  const plan = await readJson(opts.plan, PlanSchema, 'plan.json')
+  const out = path.resolve(opts.out ?? path.dirname(opts.comparison))
+  await mkdir(out, { recursive: true })
+  const current = await loadRef(opts.comparison, out)
+  if (plan.kind === 'confirmation') return confirmStep(opts.plan, current, out)
+
+  const manifest = ManifestSchema.parse(plan.manifest)
+  const previous = opts.previous ? await loadRef(opts.previous, out) : undefined
+  const decision = detect({
+    current,
+    previous,
+    policy: {
+      thresholds: manifest.thresholds,
+      confirmation: manifest.confirmation,
+      reporting: manifest.reporting,
+    },
+    quarantine: plan.panel.quarantine,
+  })
+  let confirmPlan: Plan | null = null
+  let confirmPlanPath: string | null = null
+  if (decision.status === 'breach' && manifest.confirmation.enabled) {
+    const selection = selectConfirmation(decision, manifest.confirmation.max_blocks)
+    if (selection.instances.length > 0) {
+      const round = plan.round + 1
+      confirmPlan = buildConfirmationPlan(plan, selection, round)
+      const dir = path.join(out, `confirm-${round}`)
+      await mkdir(dir, { recursive: true })
+      confirmPlanPath = path.join(dir, 'plan.json')
+      await writeFile(confirmPlanPath, strictJson(confirmPlan))
+      const sidecar: ConfirmationSidecar = {
+        schema_version: CONFIRMATION_SCHEMA_VERSION,
+        round,
+        decision: path.relative(dir, path.join(out, DECISION_FILE)),
+        signals: selection.signals,
+      }
+      await writeFile(path.join(dir, SIDECAR_FILE), strictJson(sidecar))
+      decision.affected_blocks = confirmPlan.panel.instances
+      decision.confirmation = {
+        round,
+        plan: path.relative(out, confirmPlanPath),
+        seed: confirmPlan.seed,
+        cells: confirmPlan.cells.map((c) => c.id),
+        instances: confirmPlan.panel.instances,
+        legs: confirmPlan.legs.length,
+        capped: selection.capped,
+      }
+      if (selection.capped) {
+        decision.notes.push(
+          `more blocks were affected than confirmation.max_blocks (${manifest.confirmation.max_blocks}); ` +
+            'the rest count as ties in the confirmation',
+        )
+      }
+    }
+  }
+  const decisionPath = path.join(out, DECISION_FILE)
+  await writeFile(decisionPath, strictJson(DecisionSchema.parse(decision)))
+  return {
+    decision,
+    decisionPath,
+    confirmPlan,
+    confirmPlanPath,
+    outputs: {
+      breach: decision.status === 'breach' ? 'true' : 'false',
+      'confirm-matrix': JSON.stringify(confirmPlan?.matrix ?? { include: [] }),
+      'confirm-plan-path': confirmPlanPath ?? '',
+      confirmed: 'false',
+    },
+  }
+}
+
+async function confirmStep(planPath: string, rerun: ComparisonRef, out: string): Promise<DetectStepResult> {
+  const planDir = path.dirname(path.resolve(planPath))
+  const sidecarPath = path.join(planDir, SIDECAR_FILE)
+  const sidecar = await readJson(sidecarPath, ConfirmationSidecarSchema, SIDECAR_FILE)
+  const originalDecisionPath = path.resolve(planDir, sidecar.decision)
+  const original = await readJson(originalDecisionPath, DecisionSchema, 'the first run decision.json')
+  const originalDir = path.dirname(originalDecisionPath)
+  const firstRun = original.runs[0]
+  if (!firstRun) throw new HwError('detect_input_invalid', 'the first run decision.json lists no run')
+  const originalRef = await loadRef(path.resolve(originalDir, firstRun.comparison), out)
+  if (originalRef.sha256 !== firstRun.comparison_sha256) {
+    throw new HwError('detect_input_invalid', 'the first run comparison.json changed since it was decided', {
+      where: originalRef.path,
+      help: 'confirm against the same comparison.json the first decision was made from',
+    })
+  }
+  const previous = original.previous
+    ? (await loadRef(path.resolve(originalDir, original.previous.comparison), out)).comparison
+    : undefined
+  if (rerun.comparison.experiment_id !== original.experiment_id) {
+    throw new HwError(
+      'detect_input_invalid',
+      `the rerun is of experiment ${rerun.comparison.experiment_id}, the first run of ${original.experiment_id}`,
+    )
+  }
+  const decision = confirm({
+    original,
+    originalComparison: originalRef.comparison,
+    previous,
+    rerun,
+    originalRef,
+  })
+  const decisionPath = path.join(out, DECISION_FILE)
+  await writeFile(decisionPath, strictJson(DecisionSchema.parse(decision)))
+  return {
+    decision,
+    decisionPath,
+    confirmPlan: null,
+    confirmPlanPath: null,
+    outputs: {
+      breach: 'false',
+      'confirm-matrix': JSON.stringify({ include: [] }),
+      'confirm-plan-path': '',
+      confirmed: decision.status === 'confirmed' ? 'true' : 'false',
+    },
+  }
+}
+
+/** Read a comparison.json and describe it relative to the folder decision.json goes in. */
+export async function loadRef(file: string, decisionDir: string): Promise<ComparisonRef> {
+  const text = await readText(file, 'comparison.json')
+  const comparison: Comparison = parse(text, file, ComparisonSchema, 'comparison.json')
+  return {
+    comparison,
+    path: path.relative(decisionDir, path.resolve(file)) || 'comparison.json',
+    sha256: sha256(text),
+  }
+}
+
+/** Read decision.json beside a comparison.json (or at the path given). */
+export async function readDecision(fileOrDir: string): Promise<{ decision: Decision; path: string }> {
+  const p =
+    fileOrDir.endsWith('.json') && !fileOrDir.endsWith('comparison.json')
+      ? fileOrDir
+      : path.join(fileOrDir.endsWith('comparison.json') ? path.dirname(fileOrDir) : fileOrDir, DECISION_FILE)
+  return { decision: await readJson(p, DecisionSchema, DECISION_FILE), path: p }
+}
+
+async function readJson<S extends z.ZodType>(file: string, schema: S, what: string): Promise<z.output<S>> {
+  return parse(await readText(file, what), file, schema, what)
+}
+
+async function readText(file: string, what: string): Promise<string> {
+  try {
+    return await readFile(file, 'utf8')
+  } catch (e) {
+    throw new HwError(
+      'detect_input_invalid',
+      `cannot read ${what}: ${(e as NodeJS.ErrnoException).code ?? e}`,
+      {
+        where: file,
+      },
+    )
+  }
+}
+
+function parse<S extends z.ZodType>(text: string, file: string, schema: S, what: string): z.output<S> {
+  let value: unknown
+  try {
+    value = JSON.parse(text)
+  } catch (e) {
+    throw new HwError('detect_input_invalid', `${what} is not JSON: ${(e as Error).message}`, { where: file })
+  }
+  const r = schema.safeParse(value)
+  if (!r.success) {
+    throw new HwError('detect_input_invalid', `${what} does not match its schema`, {
+      where: file,
+      details: r.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+      help: 'pass a file written by this version of harness-watch',
+    })
+  }
+  return r.data
+}

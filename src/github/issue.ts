@@ -1,0 +1,250 @@
+import type { ComparisonVerdict } from '../detect/schema.js'
+import { parseIdentity, parseState, type TrackingState } from './marker.js'
+import { call, type GitHubClient, type Repo } from './octokit.js'
+import {
+  confirmedComment,
+  type RenderContext,
+  recoveredComment,
+  trackingIssueBody,
+  trackingTitle,
+} from './render.js'
+
+/** Label added when a tracked regression has cleared for `recovered_after` consecutive runs. */
+export const RECOVERED_LABEL = 'recovered'
+
+/** What this run says about one comparison key, for its tracking issue. */
+export type KeyRunStatus = 'confirmed' | 'clean' | 'unconfirmed' | 'inconclusive'
+
+/** A comparison verdict as tracking-issue input: only a confirmed breach opens or reopens an issue. */
+export function keyRunStatus(v: ComparisonVerdict): KeyRunStatus {
+  switch (v.status) {
+    case 'confirmed':
+      return 'confirmed'
+    case 'ok':
+    case 'cleared':
+      return 'clean'
+    case 'breach':
+      return 'unconfirmed'
+    default:
+      return 'inconclusive'
+  }
+}
+
+export interface ExistingIssue {
+  number: number
+  state: 'open' | 'closed'
+  body: string | null
+  labels: string[]
+  html_url: string
+}
+
+export type TrackingAction =
+  | { kind: 'none'; reason: string }
+  | { kind: 'create'; state: TrackingState }
+  | {
+      kind: 'update'
+      state: TrackingState
+      reopen: boolean
+      close: boolean
+      comment: 'confirmed' | 'recovered' | null
+      addLabels: string[]
+      removeLabels: string[]
+    }
+
+/**
+ * What to do with the tracking issue of one key, given this run's status. Pure.
+ *  - confirmed: create the issue if there is none; otherwise update its body, add a comment (edits
+ *    notify nobody: conbench#307) and reopen it if closed, removing `recovered` (Beam pattern: no
+ *    duplicates);
+ *  - clean (ok or cleared): count a clean run on an open issue; after `recoveredAfter` in a row,
+ *    label it `recovered`, comment, and close it when `closeOnRecovery`; never opens anything;
+ *  - unconfirmed or inconclusive: nothing — an unconfirmed signal never opens or touches the issue
+ *    (F08), and an evaluation failure is not evidence either way (F06).
+ */
+export function planTracking(input: {
+  existing: ExistingIssue | null
+  status: KeyRunStatus
+  recoveredAfter: number
+  closeOnRecovery: boolean
+  run: string | null
+}): TrackingAction {
+  const { existing, status } = input
+  const prior = existing ? parseState(existing.body) : null
+  if (status === 'confirmed') {
+    const state: TrackingState = {
+      clean_runs: 0,
+      confirmed_breaches: (prior?.confirmed_breaches ?? 0) + 1,
+      last_status: 'confirmed',
+      last_run: input.run,
+      recovered: false,
+    }
+    if (!existing) return { kind: 'create', state }
+    return {
+      kind: 'update',
+      state,
+      reopen: existing.state === 'closed',
+      close: false,
+      comment: 'confirmed',
+      addLabels: [],
+      removeLabels: existing.labels.includes(RECOVERED_LABEL) ? [RECOVERED_LABEL] : [],
+    }
+  }
+  if (status !== 'clean') return { kind: 'none', reason: `${status}: the tracking issue is not touched` }
+  if (!existing) return { kind: 'none', reason: 'no breach has been confirmed for this comparison' }
+  if (existing.state === 'closed') return { kind: 'none', reason: 'the tracking issue is closed' }
+  const before: TrackingState = prior ?? {
+    clean_runs: 0,
+    confirmed_breaches: 1,
+    last_status: 'confirmed',
+    last_run: null,
+    recovered: false,
+  }
+  if (before.recovered) return { kind: 'none', reason: 'already marked recovered' }
+  const state: TrackingState = {
+    ...before,
+    clean_runs: before.clean_runs + 1,
+    last_status: 'clean',
+    last_run: input.run,
+  }
+  if (state.clean_runs >= input.recoveredAfter) {
+    return {
+      kind: 'update',
+      state: { ...state, recovered: true },
+      reopen: false,
+      close: input.closeOnRecovery,
+      comment: 'recovered',
+      addLabels: [RECOVERED_LABEL],
+      removeLabels: [],
+    }
+  }
+  return {
+    kind: 'update',
+    state,
+    reopen: false,
+    close: false,
+    comment: null,
+    addLabels: [],
+    removeLabels: [],
+  }
+}
+
+/**
+ * Find the tracking issue of `key`: every issue (open and closed) carrying `label`, all pages, whose
+ * first line is our marker for that key — the list endpoint, not the Search API (30 requests/min and
+ * indexing lag). Several matches (from before this version): an open one first, else the newest.
+ */
+export async function findTrackingIssue(
+  gh: GitHubClient,
+  repo: Repo,
+  key: string,
+  label: string,
+): Promise<ExistingIssue | null> {
+  const all = await call('list issues', 'issues: read', () =>
+    gh.paginate(gh.rest.issues.listForRepo, { ...repo, labels: label, state: 'all', per_page: 100 }),
+  )
+  const mine = all
+    .filter((i) => !i.pull_request)
+    .filter((i) => {
+      const id = parseIdentity(i.body)
+      return id?.kind === 'tracking' && id.key === key
+    })
+    .sort((a, b) => a.number - b.number)
+  const pick = mine.find((i) => i.state === 'open') ?? mine.at(-1)
+  if (!pick) return null
+  return {
+    number: pick.number,
+    state: pick.state === 'closed' ? 'closed' : 'open',
+    body: pick.body ?? null,
+    labels: pick.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),
+    html_url: pick.html_url,
+  }
+}
+
+export interface TrackingResult {
+  key: string
+  action: 'created' | 'updated' | 'reopened' | 'recovered' | 'none'
+  number: number | null
+  url: string | null
+  reason: string | null
+}
+
+/**
+ * Bring the tracking issue of one comparison key up to date with this run. Writes are sequential
+ * (GitHub's secondary limits: 80 content-creating requests per minute). Errors are HwErrors naming
+ * the missing permission (issues: write) or GitHub's 422 message — a visible failure, never a
+ * silently skipped issue.
+ */
+export async function syncTrackingIssue(
+  gh: GitHubClient,
+  repo: Repo,
+  ctx: RenderContext,
+  verdict: ComparisonVerdict,
+  opts: { labels: string[]; recoveredAfter: number; closeOnRecovery: boolean },
+): Promise<TrackingResult> {
+  const key = verdict.key
+  const label = opts.labels[0] ?? 'harness-watch'
+  const existing = await findTrackingIssue(gh, repo, key, label)
+  const action = planTracking({
+    existing,
+    status: keyRunStatus(verdict),
+    recoveredAfter: opts.recoveredAfter,
+    closeOnRecovery: opts.closeOnRecovery,
+    run: ctx.decision.run_id,
+  })
+  if (action.kind === 'none') {
+    return {
+      key,
+      action: 'none',
+      number: existing?.number ?? null,
+      url: existing?.html_url ?? null,
+      reason: action.reason,
+    }
+  }
+  const body = trackingIssueBody(ctx, key, action.state)
+  if (action.kind === 'create') {
+    const { data } = await call('create the tracking issue', 'issues: write', () =>
+      gh.rest.issues.create({
+        ...repo,
+        title: trackingTitle(ctx.decision, verdict),
+        body,
+        labels: opts.labels,
+      }),
+    )
+    return { key, action: 'created', number: data.number, url: data.html_url, reason: null }
+  }
+  const number = (existing as ExistingIssue).number
+  const update = () =>
+    call('update the tracking issue', 'issues: write', () =>
+      gh.rest.issues.update({
+        ...repo,
+        issue_number: number,
+        body,
+        ...(action.reopen ? { state: 'open' as const } : {}),
+        ...(action.close ? { state: 'closed' as const, state_reason: 'completed' as const } : {}),
+      }),
+    )
+  // Reopen before commenting; close only after the recovery comment is written.
+  if (!action.close) await update()
+  for (const name of action.removeLabels) {
+    await call('remove a label from the tracking issue', 'issues: write', () =>
+      gh.rest.issues.removeLabel({ ...repo, issue_number: number, name }),
+    )
+  }
+  if (action.addLabels.length > 0) {
+    await call('label the tracking issue', 'issues: write', () =>
+      gh.rest.issues.addLabels({ ...repo, issue_number: number, labels: action.addLabels }),
+    )
+  }
+  if (action.comment) {
+    const text =
+      action.comment === 'confirmed'
+        ? confirmedComment(ctx, key, action.reopen)
+        : recoveredComment(ctx, action.state, action.close)
+    await call('comment on the tracking issue', 'issues: write', () =>
+      gh.rest.issues.createComment({ ...repo, issue_number: number, body: text }),
+    )
+  }
+  if (action.close) await update()
+  const kind = action.reopen ? 'reopened' : action.comment === 'recovered' ? 'recovered' : 'updated'
+  return { key, action: kind, number, url: (existing as ExistingIssue).html_url, reason: null }
+}

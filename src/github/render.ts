@@ -1,0 +1,257 @@
+import type { Comparison } from '../compare/schema.js'
+import { formatEffect } from '../detect/decide.js'
+import { METRIC_RULES } from '../detect/effects.js'
+import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from '../detect/schema.js'
+import { fitSections, GITHUB_BODY_LIMIT, type Section } from '../report/budget.js'
+import { codeSpan, escapeMarkdown } from '../report/escape.js'
+import { fmtInt, fmtP } from '../report/format.js'
+import { markdownSections } from '../report/markdown.js'
+import { identityMarker, stateMarker, type TrackingState } from './marker.js'
+
+/**
+ * Markdown bodies of the tracking issue, its comments and the PR comment. Everything quoted from a
+ * run goes through src/report/escape.ts (no HTML, no mentions, nothing that can open or close an
+ * HTML comment); bodies are budgeted under GitHub's 65,536-character limit with whole sections
+ * dropped from the bottom and a link to the full report (F13). Pure.
+ */
+
+/** Body budget: GitHub's limit less a margin for its own accounting. */
+export const BODY_BUDGET = GITHUB_BODY_LIMIT - 1_000
+
+export interface RenderContext {
+  decision: Decision
+  /** The first run's comparison.json (whole panel), for the report sections; null if unavailable. */
+  comparison: Comparison | null
+  /** The run page or report artifact, linked whenever something is left out. */
+  reportUrl: string | null
+}
+
+const STATUS_LINE: Record<DecisionStatus, string> = {
+  ok: '✅ **No regression**: no threshold crossed on complete blocks.',
+  breach:
+    '⚠️ **Unconfirmed; rerun requested**: a threshold was crossed on this run only. One run is never enough (run-to-run variance); a targeted rerun decides.',
+  confirmed: '❌ **Confirmed regression**: the threshold was crossed and held on the targeted rerun.',
+  cleared: '✅ **Cleared**: a threshold was crossed, but it did not hold on the targeted rerun.',
+  inconclusive:
+    '❔ **Inconclusive**: the evaluation itself failed (see evaluation health); this is not a harness result.',
+}
+
+/** Title of the tracking issue of one comparison key. */
+export function trackingTitle(d: Decision, v: ComparisonVerdict): string {
+  const what =
+    v.kind === 'self'
+      ? `${v.treatment} regressed against its previous run`
+      : `${v.treatment} regressed vs ${v.baseline}`
+  return `Harness Watch: ${what} (${d.experiment_id})`
+}
+
+/** The tracking issue body: identity and state markers first, then the latest state of the key. */
+export function trackingIssueBody(ctx: RenderContext, key: string, state: TrackingState): string {
+  const d = ctx.decision
+  const v = d.comparisons.find((x) => x.key === key)
+  const signals = d.signals.filter((s) => s.key === key)
+  const head = [
+    identityMarker('tracking', key),
+    stateMarker(state),
+    `## ${v ? escapeMarkdown(trackingTitle(d, v).replace(/^Harness Watch: /, '')) : codeSpan(key)}`,
+    '',
+    state.recovered
+      ? `✅ **Recovered**: ${state.clean_runs} consecutive run(s) without a breach.`
+      : v
+        ? STATUS_LINE[v.status]
+        : STATUS_LINE[d.status],
+    '',
+    runLine(ctx, state),
+  ].join('\n')
+  const sections: Section[] = [
+    { id: 'signals', text: signalsSection(signals, v ?? null), keep: true },
+    ...healthSections(d.health.filter((h) => h.key === null || h.key === key)),
+    { id: 'blocks', text: blocksSection(d, signals) },
+    ...reportSections(ctx),
+  ].filter((s) => !('text' in s) || s.text !== '')
+  return compose(head, sections, ctx.reportUrl)
+}
+
+/** The comment added to a tracking issue for each new confirmed breach (edits notify nobody). */
+export function confirmedComment(ctx: RenderContext, key: string, reopened: boolean): string {
+  const d = ctx.decision
+  const signals = d.signals.filter((s) => s.key === key && s.state === 'confirmed')
+  const lines = [
+    `${reopened ? 'Reopened: the' : 'The'} regression was confirmed again by run ${codeSpan(d.run_id ?? 'unknown')}.`,
+    '',
+    ...signals.map(
+      (s) =>
+        `- ${escapeMarkdown(METRIC_RULES[s.metric].label)}: first run ${formatEffect(s.effect)}, rerun ${s.rerun ? formatEffect(s.rerun.projected) : '—'}`,
+    ),
+    '',
+    ctx.reportUrl ? `Full report: ${link(ctx.reportUrl)}` : '',
+  ]
+  return lines.join('\n').trim()
+}
+
+/** The comment that marks a tracking issue recovered. */
+export function recoveredComment(ctx: RenderContext, state: TrackingState, closing: boolean): string {
+  return [
+    `✅ Recovered: ${state.clean_runs} consecutive run(s) without a breach (latest: ${codeSpan(ctx.decision.run_id ?? 'unknown')}).`,
+    closing ? 'Closing; a new confirmed breach reopens this issue.' : 'Labelled `recovered`.',
+    ctx.reportUrl ? `Full report: ${link(ctx.reportUrl)}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n\n')
+}
+
+/** The PR comment: one per (PR, experiment), whatever the state (F12). */
+export function prCommentBody(ctx: RenderContext, key: string): string {
+  const d = ctx.decision
+  const head = [
+    identityMarker('pr-report', key),
+    `### Harness Watch PR check: ${codeSpan(d.experiment_id)}`,
+    '',
+    STATUS_LINE[d.status],
+    '',
+    verdictTable(d.comparisons),
+  ].join('\n')
+  const sections: Section[] = [
+    ...(d.signals.length > 0 ? [{ id: 'signals', text: signalsSection(d.signals, null), keep: true }] : []),
+    ...healthSections(d.health),
+    ...(d.improvements.length > 0 ? [{ id: 'improvements', text: improvementsSection(d.improvements) }] : []),
+    ...reportSections(ctx),
+  ]
+  return compose(head, sections, ctx.reportUrl)
+}
+
+/** Markers and headline first (never dropped), then the sections within the body budget. */
+export function compose(head: string, sections: Section[], reportUrl: string | null): string {
+  const { text } = fitSections(sections, {
+    limit: BODY_BUDGET,
+    reserve: head.length + 2,
+    pointer: (omitted) =>
+      `> ${omitted.length} section(s) left out to stay within GitHub's ${fmtInt(GITHUB_BODY_LIMIT)}-character limit. ` +
+      (reportUrl ? `Full report: ${link(reportUrl)}` : 'The full report is in the run artifacts.'),
+  })
+  return `${head}\n\n${text}`.trimEnd()
+}
+
+function runLine(ctx: RenderContext, state: TrackingState): string {
+  const d = ctx.decision
+  const runs = d.runs.map((r) =>
+    r.round === 0
+      ? `first run ${codeSpan(r.run_id ?? '?')}`
+      : `rerun ${r.round} ${codeSpan(r.run_id ?? '?')}`,
+  )
+  const parts = [
+    `Experiment ${codeSpan(d.experiment_id)}`,
+    ...runs,
+    `confirmed breaches recorded: ${state.confirmed_breaches}`,
+  ]
+  if (ctx.reportUrl) parts.push(`[full report](${safeUrl(ctx.reportUrl)})`)
+  return parts.join(' · ')
+}
+
+function verdictTable(verdicts: ComparisonVerdict[]): string {
+  if (verdicts.length === 0) return '_No comparison was made._'
+  const rows = verdicts.map((v) => {
+    const what =
+      v.kind === 'self'
+        ? `${codeSpan(v.treatment)} vs its previous run`
+        : `${codeSpan(v.treatment)} vs ${codeSpan(v.baseline)}`
+    const cov = `${v.coverage.outcome}/${v.coverage.planned}`
+    return `| ${what} | ${v.status} | ${cov} | ${v.reason ? escapeMarkdown(v.reason) : ''} |`
+  })
+  return ['| comparison | status | complete blocks | note |', '|---|---|---|---|', ...rows].join('\n')
+}
+
+function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string {
+  if (signals.length === 0)
+    return v?.reason ? `No threshold crossed. ${escapeMarkdown(v.reason)}` : 'No threshold crossed.'
+  const rows = signals.map((s) => {
+    const who =
+      s.kind === 'self'
+        ? `${codeSpan(s.treatment)} (vs previous run)`
+        : `${codeSpan(s.treatment)} vs ${codeSpan(s.baseline)}`
+    const p = s.p_one_sided === null ? '' : ` (one-sided p = ${fmtP(s.p_one_sided)})`
+    const rerun = s.rerun
+      ? `${formatEffect(s.rerun.projected)}; ${s.rerun.complete_blocks}/${s.rerun.planned_blocks} blocks, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
+      : s.state === 'not_confirmable'
+        ? 'not rerun: driven only by quarantined/unstable instances'
+        : 'pending'
+    return `| ${who} | ${escapeMarkdown(METRIC_RULES[s.metric].label)} | ${escapeMarkdown(s.rule)} | ${formatEffect(s.effect)}${p} | ${escapeMarkdown(rerun)} | **${s.state}** |`
+  })
+  return [
+    '#### Threshold crossings',
+    '',
+    '| comparison | metric | rule | first run (95% interval) | rerun (projected) | state |',
+    '|---|---|---|---|---|---|',
+    ...rows,
+  ].join('\n')
+}
+
+function improvementsSection(signals: Signal[]): string {
+  const rows = signals.map(
+    (s) =>
+      `| ${codeSpan(s.treatment)} vs ${codeSpan(s.baseline)} | ${escapeMarkdown(METRIC_RULES[s.metric].label)} | ${formatEffect(s.effect)} |`,
+  )
+  return [
+    '#### Improvements',
+    '',
+    '| comparison | metric | effect (95% interval) |',
+    '|---|---|---|',
+    ...rows,
+  ].join('\n')
+}
+
+function healthSections(health: Health[]): Section[] {
+  if (health.length === 0) return []
+  const rows = health.map(
+    (h) =>
+      `| ${h.severity === 'error' ? '❗ error' : 'warning'} | ${codeSpan(h.code)} | ${escapeMarkdown(h.message)} |`,
+  )
+  return [
+    {
+      id: 'health',
+      text: [
+        '#### Evaluation health',
+        '',
+        'Evaluation failures are tracked apart from harness results: they never raise a regression.',
+        '',
+        '| severity | code | what |',
+        '|---|---|---|',
+        ...rows,
+      ].join('\n'),
+      keep: health.some((h) => h.severity === 'error'),
+    },
+  ]
+}
+
+function blocksSection(d: Decision, signals: Signal[]): string {
+  const driving = [...new Set(signals.flatMap((s) => s.instances.driving))]
+  if (driving.length === 0 && d.affected_blocks.length === 0) return ''
+  const list = (ids: string[]) =>
+    ids.slice(0, 100).map(codeSpan).join(', ') + (ids.length > 100 ? `, … ${ids.length - 100} more` : '')
+  const lines = ['#### Blocks behind the signal', '']
+  if (driving.length > 0) lines.push(`Driving: ${list(driving)}`)
+  if (d.affected_blocks.length > 0) lines.push('', `Rerun: ${list(d.affected_blocks)}`)
+  if (d.unstable_instances.length > 0)
+    lines.push('', `Unstable (never confirm a breach): ${list(d.unstable_instances)}`)
+  return lines.join('\n')
+}
+
+function reportSections(ctx: RenderContext): Section[] {
+  if (!ctx.comparison) return []
+  // The report's own sections, one heading level down, droppable from the bottom.
+  return markdownSections(ctx.comparison, { titleLevel: 3, fullReport: ctx.reportUrl ?? undefined }).map(
+    (s) => ({
+      ...s,
+      keep: false,
+    }),
+  )
+}
+
+function link(url: string): string {
+  return `[${escapeMarkdown(url)}](${safeUrl(url)})`
+}
+
+/** Only http(s) URLs are linked; anything else is shown as code. */
+function safeUrl(url: string): string {
+  return /^https?:\/\/[^\s<>()]+$/.test(url) ? url : '#'
+}

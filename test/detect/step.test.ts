@@ -1,0 +1,161 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { DecisionSchema } from '../../src/detect/schema.js'
+import { detectStep } from '../../src/detect/step.js'
+import { loadManifest } from '../../src/manifest/load.js'
+import { resolvePanel } from '../../src/panel/resolve.js'
+import { buildPlan } from '../../src/plan/plan.js'
+import { PlanSchema } from '../../src/plan/schema.js'
+import { strictJson } from '../../src/util/json.js'
+import { type CellSpec, makeComparison, rows } from './fixtures.js'
+
+const ids = Array.from({ length: 30 }, (_, i) => `inst-${String(i + 1).padStart(2, '0')}`)
+const manifest = `schema_version: 1
+experiment: { id: exp }
+model: { id: m, provider: scripted, api: chat }
+benchmark: { family: builtin, revision: r1 }
+panel:
+  source: inline
+  instances: [${ids.join(', ')}]
+cells:
+  - { id: a, harness: command, version: '1', config: { command: 'true' } }
+  - { id: b, harness: command, version: '1', config: { command: 'true' } }
+  - { id: c, harness: command, version: '1', config: { command: 'true' } }
+baseline: a
+shards: { count: 2 }
+seed: 11
+`
+const r = (): CellSpec => ({ o: 'r' })
+const u = (): CellSpec => ({ o: 'u' })
+
+async function setup() {
+  const dir = await mkdtemp(path.join(tmpdir(), 'hw-detect-'))
+  await writeFile(path.join(dir, 'exp.yml'), manifest)
+  const loaded = await loadManifest(path.join(dir, 'exp.yml'))
+  const plan = buildPlan(loaded, await resolvePanel(loaded.manifest, loaded.dir))
+  const out = path.join(dir, 'hw-out')
+  const planPath = path.join(dir, 'plan.json')
+  await writeFile(planPath, strictJson(plan))
+  return { dir, out, planPath, plan }
+}
+
+describe('detectStep: decision.json, confirmation plan, then the confirmation decision', () => {
+  it('writes a targeted rerun plan on a breach and decides the rerun from it', async () => {
+    const { dir, out, planPath, plan } = await setup()
+    // c loses 6 blocks to a (−20 pp); b is identical to a.
+    const first = makeComparison({
+      cells: ['a', 'b', 'c'],
+      rows: rows(30, (i) => ({ a: r(), b: r(), c: i < 6 ? u() : r() })),
+    })
+    const cPath = path.join(out, 'comparison.json')
+    await import('node:fs/promises').then((fs) => fs.mkdir(out, { recursive: true }))
+    await writeFile(cPath, strictJson(first))
+    const res = await detectStep({ comparison: cPath, plan: planPath })
+    expect(res.decision.status).toBe('breach')
+    expect(res.outputs.breach).toBe('true')
+    expect(res.decisionPath).toBe(path.join(out, 'decision.json'))
+    const onDisk = DecisionSchema.parse(JSON.parse(await readFile(res.decisionPath, 'utf8')))
+    expect(onDisk.runs).toEqual([
+      {
+        round: 0,
+        run_id: 'run-1',
+        comparison: 'comparison.json',
+        comparison_sha256: expect.stringMatching(/^[0-9a-f]{64}$/),
+      },
+    ])
+
+    // The rerun plan: only the affected blocks, only the baseline and treatment, new seed, round 1.
+    const cp = PlanSchema.parse(JSON.parse(await readFile(res.confirmPlanPath!, 'utf8')))
+    expect(res.confirmPlanPath).toBe(path.join(out, 'confirm-1', 'plan.json'))
+    expect(cp.kind).toBe('confirmation')
+    expect(cp.round).toBe(1)
+    expect(cp.cells.map((c) => c.id)).toEqual(['a', 'c'])
+    expect([...cp.panel.instances].sort()).toEqual(ids.slice(0, 6))
+    expect(cp.seed).not.toBe(plan.seed)
+    expect(cp.legs.map((l) => l.cell)).toEqual(['a', 'c', 'a', 'c']) // cells interleaved per shard
+    expect(cp.legs.every((l) => l.artifact.startsWith('hw-exp-confirm1-'))).toBe(true)
+    expect(new Set(cp.legs.flatMap((l) => l.instances)).size).toBe(6)
+    expect(JSON.parse(res.outputs['confirm-matrix'])).toEqual(cp.matrix)
+    expect(onDisk.confirmation).toMatchObject({
+      round: 1,
+      plan: path.join('confirm-1', 'plan.json'),
+      cells: ['a', 'c'],
+      legs: 4,
+      capped: false,
+    })
+    const sidecar = JSON.parse(await readFile(path.join(out, 'confirm-1', 'confirmation.json'), 'utf8'))
+    expect(sidecar).toEqual({
+      schema_version: 1,
+      round: 1,
+      decision: path.join('..', 'decision.json'),
+      signals: ['exp/a-vs-c:resolved'],
+    })
+
+    // The rerun: the losses repeat on 5 of the 6 blocks.
+    const rerun = makeComparison({
+      runId: 'run-1',
+      round: 1,
+      cells: ['a', 'c'],
+      rows: Object.fromEntries(ids.slice(0, 6).map((id, i) => [id, { a: r(), c: i < 5 ? u() : r() }])),
+    })
+    const rerunDir = path.join(out, 'confirm-1', 'result')
+    await import('node:fs/promises').then((fs) => fs.mkdir(rerunDir, { recursive: true }))
+    await writeFile(path.join(rerunDir, 'comparison.json'), strictJson(rerun))
+    const res2 = await detectStep({
+      comparison: path.join(rerunDir, 'comparison.json'),
+      plan: res.confirmPlanPath!,
+    })
+    expect(res2.decision.status).toBe('confirmed')
+    expect(res2.outputs).toMatchObject({ confirmed: 'true', breach: 'false', 'confirm-plan-path': '' })
+    expect(res2.decision.runs.map((x) => x.comparison)).toEqual([
+      path.join('..', '..', 'comparison.json'),
+      'comparison.json',
+    ])
+    expect(res2.decision.signals[0]!.rerun).toMatchObject({ b: 5, c: 0, holds: true })
+    void dir
+  })
+
+  it('no breach: no rerun plan, an empty confirm matrix', async () => {
+    const { out, planPath } = await setup()
+    await import('node:fs/promises').then((fs) => fs.mkdir(out, { recursive: true }))
+    const cPath = path.join(out, 'comparison.json')
+    await writeFile(
+      cPath,
+      strictJson(
+        makeComparison({ cells: ['a', 'b', 'c'], rows: rows(30, () => ({ a: r(), b: r(), c: r() })) }),
+      ),
+    )
+    const res = await detectStep({ comparison: cPath, plan: planPath })
+    expect(res.decision.status).toBe('ok')
+    expect(res.outputs).toEqual({
+      breach: 'false',
+      'confirm-matrix': '{"include":[]}',
+      'confirm-plan-path': '',
+      confirmed: 'false',
+    })
+    expect(res.confirmPlan).toBeNull()
+  })
+
+  it('a changed first-run comparison is refused when confirming', async () => {
+    const { out, planPath } = await setup()
+    await import('node:fs/promises').then((fs) => fs.mkdir(out, { recursive: true }))
+    const cPath = path.join(out, 'comparison.json')
+    const first = makeComparison({
+      cells: ['a', 'b', 'c'],
+      rows: rows(30, (i) => ({ a: r(), b: r(), c: i < 6 ? u() : r() })),
+    })
+    await writeFile(cPath, strictJson(first))
+    const res = await detectStep({ comparison: cPath, plan: planPath })
+    await writeFile(cPath, strictJson({ ...first, notes: ['edited'] }))
+    const rerunPath = path.join(out, 'rerun.json')
+    await writeFile(
+      rerunPath,
+      strictJson(makeComparison({ round: 1, cells: ['a', 'c'], rows: rows(6, () => ({ a: r(), c: u() })) })),
+    )
+    await expect(
+      detectStep({ comparison: rerunPath, plan: res.confirmPlanPath!, out: path.join(out, 'x') }),
+    ).rejects.toThrow(/changed since it was decided/)
+  })
+})
