@@ -5,6 +5,7 @@ import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { messageOf } from '../errors.js'
 import type { InstalledHarness } from '../harnesses/contract.js'
+import { defaultCacheDir } from '../harnesses/install.js'
 import { adapterFor } from '../harnesses/registry.js'
 import type { LoadedManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
@@ -54,7 +55,7 @@ export interface RunLegOptions {
   runId: string
   /** Shared telemetry capture; null/undefined = none (coverage `unknown` on every attempt). */
   capture?: TelemetryCapture | null
-  /** Where harness packages are installed (shared across legs). Default ~/.cache/harness-watch/harnesses. */
+  /** Where harness packages are installed (shared across legs). Default $HW_CACHE_DIR or ~/.cache/harness-watch/harnesses. */
   cacheDir?: string
   /** Move an existing output folder aside (to `<out>-prev-<UTC stamp>`) instead of resuming it. */
   fresh?: boolean
@@ -71,12 +72,6 @@ export interface RunLegOptions {
   runnerEnv?: NodeJS.ProcessEnv
   /** Lines for a person (install progress, warnings). */
   log?: (line: string) => void
-}
-
-/** Default install cache of harness packages. */
-export function defaultCacheDir(env: NodeJS.ProcessEnv = process.env): string {
-  const base = env.XDG_CACHE_HOME || path.join(os.homedir(), '.cache')
-  return path.join(base, 'harness-watch', 'harnesses')
 }
 
 /**

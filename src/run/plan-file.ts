@@ -51,7 +51,7 @@ export interface LegSelection {
  * Pick `legId` from a validated plan and check the plan still describes this manifest: its
  * manifest_sha256 must equal the manifest file's sha256 and the cell's config hash must match —
  * otherwise the plan is stale (config drift) and HwError `plan_stale` is thrown. HwError
- * `leg_unknown` when the plan has no such leg.
+ * `leg_unknown` when the plan has no such leg, `plan_invalid` when the leg lists an instance twice.
  */
 export function selectLeg(loaded: LoadedManifest, planValue: unknown, legId: string): LegSelection {
   const plan = parsePlan(planValue)
@@ -71,6 +71,16 @@ export function selectLeg(loaded: LoadedManifest, planValue: unknown, legId: str
     throw new HwError('leg_unknown', `the plan has no leg "${legId}"`, {
       help: known.length > 0 ? `legs in this plan: ${known.slice(0, 20).join(', ')}` : 'the plan has no legs',
     })
+  }
+  const seen = new Set<string>()
+  for (const id of leg.instances) {
+    // F09: ids name per-instance folders and pair keys; a duplicate would be run and counted twice.
+    if (seen.has(id)) {
+      throw new HwError('plan_invalid', `leg "${legId}" lists instance "${id}" twice`, {
+        help: 'regenerate it with `harness-watch plan` (plan.json is not meant to be edited)',
+      })
+    }
+    seen.add(id)
   }
   const cell = loaded.manifest.cells.find((c) => c.id === leg.cell)
   const configHash = loaded.configHashes[leg.cell]

@@ -109,6 +109,8 @@ export function createProgressReporter(
       }
     },
     stop() {
+      // MultiBar.stop() drops lines still buffered by log(): flush them with a last redraw first.
+      multi.update()
       multi.stop()
     },
   }

@@ -265,6 +265,8 @@ describe('runLeg: resume and --fresh', () => {
     expect(after[0]).toEqual(first[0])
     expect(after.slice(1).map((a) => a.run_id)).toEqual(['run-2', 'run-2'])
     expect(after.map((a) => a.instance_id)).toEqual(first.map((a) => a.instance_id))
+    // One final attempt per (instance, trial): never counted twice (F09).
+    expect(new Set(after.filter((a) => a.final).map((a) => `${a.instance_id}/${a.trial}`)).size).toBe(3)
 
     // --fresh: the old folder is moved aside (never deleted) and the leg runs from scratch.
     const fresh = await runLeg({ ...opts, runId: 'run-3', fresh: true })
@@ -414,6 +416,21 @@ describe('plan checks before anything runs', () => {
     await expect(
       runLeg({ loaded, plan: evil, leg: 'solver-s0', outDir: dir, runId: 'r', workRoot: fx.work }),
     ).rejects.toMatchObject({ code: 'plan_invalid' })
+    expect(existsSync(dir)).toBe(false)
+  })
+
+  it('F09: rejects a leg that lists an instance twice, naming it', async () => {
+    const { loaded, plan } = await manifestAndPlan(fx, [scriptCell(fx, 'solver', 'solve.sh')], {}, 'dup.yml')
+    const dup = structuredClone(plan)
+    const leg0 = dup.legs[0]
+    if (!leg0) throw new Error('no leg')
+    leg0.instances = [...leg0.instances, leg0.instances[0] ?? '']
+    const dir = out('dup')
+    const err = await runLeg({ loaded, plan: dup, leg: 'solver-s0', outDir: dir, runId: 'r' }).catch(
+      (e: unknown) => e,
+    )
+    expect(err).toBeInstanceOf(HwError)
+    expect((err as HwError).message).toBe(`leg "solver-s0" lists instance "${leg0.instances[0]}" twice`)
     expect(existsSync(dir)).toBe(false)
   })
 

@@ -27,7 +27,10 @@ export function registerRun(program: Command): void {
     )
     .option('--run-id <id>', 'run id stamped on every record (default: the Actions run, else a UTC stamp)')
     .option('--fresh', 'move an existing --out folder aside (to <out>-prev-<stamp>) instead of resuming it')
-    .option('--cache-dir <dir>', 'harness install cache (default: ~/.cache/harness-watch/harnesses)')
+    .option(
+      '--cache-dir <dir>',
+      'harness install cache (default: $HW_CACHE_DIR or ~/.cache/harness-watch/harnesses)',
+    )
     .option('--work-root <dir>', 'root of attempt workspaces and homes (default: <tmp>/hw)')
     .option('--keep-workspaces', 'keep each attempt workspace and home (debugging)')
     .addHelpText(
