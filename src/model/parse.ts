@@ -41,7 +41,7 @@ export function parseRequest(api: WireApi, body: Json, pathname = ''): ParsedReq
       ),
     )
   }
-  for (const m of parts.messages) segments.push(JSON.stringify(m))
+  for (const m of parts.messages) segments.push(JSON.stringify(canonical(m)))
   const last = parts.toolResults.at(-1)
   return {
     api,
@@ -228,6 +228,40 @@ function parseGemini(body: Json): Parts {
       ? (schemaOf(g.responseJsonSchema) ?? schemaOf(g.responseSchema) ?? {})
       : null
   return { system, tools, messages, userText, toolResults, jsonSchema }
+}
+
+const TEXT_PART = new Set(['text', 'input_text', 'output_text'])
+
+/**
+ * A message as a provider's cache sees it: cache breakpoints (`cache_control`) dropped and content
+ * made of text parts only joined into one string. Harnesses move breakpoints to the newest message on
+ * every turn, and Claude Code resends an earlier text block as a plain string; neither changes the
+ * rendered prompt, so neither may break the cached prefix or change the token count.
+ */
+export function canonical(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(canonical)
+  if (!v || typeof v !== 'object') return v
+  const out: Json = {}
+  for (const [k, x] of Object.entries(v as Json)) {
+    if (k === 'cache_control') continue
+    out[k] = k === 'content' && isTextParts(x) ? x.map((p) => (p as Json).text).join('\n') : canonical(x)
+  }
+  return out
+}
+
+function isTextParts(v: unknown): v is unknown[] {
+  return (
+    Array.isArray(v) &&
+    v.length > 0 &&
+    v.every((p) => {
+      const o = obj(p)
+      return (
+        TEXT_PART.has(str(o.type)) &&
+        typeof o.text === 'string' &&
+        Object.keys(o).every((k) => k === 'type' || k === 'text' || k === 'cache_control')
+      )
+    })
+  )
 }
 
 /** The text inside any content shape: a string, an array of parts, `{text}`, `{content}`, `{parts}`. */

@@ -111,11 +111,15 @@ function shellQuote(s: string): string {
 
 /**
  * The working directory a harness announces in its prompt ("Current working directory: /w",
- * "Working directory: /w", "Primary working directory: /w", Codex `<cwd>/w</cwd>`), or null.
+ * "Working directory: /w", "Primary working directory: /w", Codex `<cwd>/w</cwd>`, Gemini CLI's
+ * "Workspace Directories:" list), or null.
  */
 export function findWorkdir(text: string): string | null {
   const tag = /<cwd>\s*(\/[^<\s]+)\s*<\/cwd>/i.exec(text)
   if (tag?.[1]) return tag[1]
+  // Gemini CLI: "- **Workspace Directories:**\n  - /w/abc"
+  const list = /Workspace Directories:\**\s*\n\s*-\s*(\/[^\s`'"<>]+)/i.exec(text)
+  if (list?.[1]) return list[1]
   const m =
     /(?:working directory|current directory|cwd|working in the directory)\s*(?:is)?\s*[:=]?\s*[`'"]?(\/[^\s`'"<>]+)/i.exec(
       text,

@@ -42,9 +42,15 @@ export function findShellTool(tools: OfferedTool[]): OfferedTool | null {
   )
 }
 
-/** The harness's file-read tool (a known name, else `read…`/`view…` with a path parameter), or null. */
+/**
+ * The harness's file-read tool (a known name, else `read…`/`view…` with a path parameter; image viewers
+ * excluded), or null.
+ */
 export function findReadTool(tools: OfferedTool[]): OfferedTool | null {
-  const usable = tools.filter((t) => t.schema !== null && pathProp(t.schema) !== null)
+  // Codex offers `view_image {path}`: a viewer of images, not of source files.
+  const usable = tools.filter(
+    (t) => t.schema !== null && pathProp(t.schema) !== null && !/image|img|screenshot|pdf/i.test(t.name),
+  )
   for (const n of READ_NAMES) {
     const t = usable.find((x) => x.name.toLowerCase() === n)
     if (t) return t

@@ -43,8 +43,8 @@ export interface ParsedRequest {
   /** Schema of a requested structured (JSON) answer, or null when free text is expected. */
   jsonSchema: Schema | null
   /**
-   * The prompt as ordered segments, each the JSON text of one part: system, tools, then every
-   * message. Token counts and the prefix cache work on these.
+   * The prompt as ordered segments, each the JSON text of one part: system text, tools, then every
+   * message in `canonical` form (parse.ts). Token counts and the prefix cache work on these.
    */
   segments: string[]
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { parseRequest, routeOf } from '../../src/model/parse.js'
+import { canonical, parseRequest, routeOf } from '../../src/model/parse.js'
 import { findWorkdir } from '../../src/model/script.js'
 
 const bash = { type: 'object', properties: { command: { type: 'string' } }, required: ['command'] }
@@ -153,8 +153,48 @@ describe('findWorkdir: the cwd each harness announces', () => {
     ['Primary working directory: /srv/ws.', '/srv/ws'],
     ['<cwd>/w/q</cwd>', '/w/q'],
     ["I'm currently working in the directory: /home/u/p", '/home/u/p'],
+    ['- **Workspace Directories:**\n  - /tmp/g/work\n- **Directory Structure:**', '/tmp/g/work'],
+    ["The project's temporary directory is: /tmp/x", null],
     ['no directory here', null],
   ])('%s', (text, want) => {
     expect(findWorkdir(text)).toBe(want)
+  })
+})
+
+describe('canonical: what a provider cache keys on', () => {
+  it('drops cache_control and joins text-only content, so moving a breakpoint keeps the prefix', () => {
+    const withBreakpoint = {
+      role: 'user',
+      content: [
+        { type: 'text', text: 'a', cache_control: { type: 'ephemeral' } },
+        { type: 'text', text: 'b' },
+      ],
+    }
+    expect(canonical(withBreakpoint)).toEqual({ role: 'user', content: 'a\nb' })
+    expect(canonical({ role: 'system', content: 'a\nb' })).toEqual({ role: 'system', content: 'a\nb' })
+    const mixed = {
+      role: 'user',
+      content: [
+        { type: 'tool_result', tool_use_id: 't', content: [{ type: 'text', text: 'x' }], cache_control: {} },
+      ],
+    }
+    expect(canonical(mixed)).toEqual({
+      role: 'user',
+      content: [{ type: 'tool_result', tool_use_id: 't', content: 'x' }],
+    })
+    const turn1 = parseRequest('anthropic', { messages: [withBreakpoint] })
+    const turn2 = parseRequest('anthropic', {
+      messages: [
+        {
+          role: 'user',
+          content: [
+            { type: 'text', text: 'a' },
+            { type: 'text', text: 'b' },
+          ],
+        },
+        { role: 'assistant', content: 'ok' },
+      ],
+    })
+    expect(turn2.segments[0]).toBe(turn1.segments[0])
   })
 })

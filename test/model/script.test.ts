@@ -78,6 +78,8 @@ describe('finding tools and filling their arguments', () => {
     }
     expect(findReadTool([tool('view', { properties: { path: str } })])?.name).toBe('view')
     expect(findReadTool([tool('read_many', { properties: {} })])).toBeNull()
+    // Codex's image viewer takes a path but is no file reader
+    expect(findReadTool([tool('view_image', { properties: { path: str } })])).toBeNull()
   })
 
   it('valueFromSchema builds an object for structured output', () => {
