@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { rename, stat, writeFile } from 'node:fs/promises'
+import { cp, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
@@ -57,7 +57,7 @@ export interface RunLegOptions {
   capture?: TelemetryCapture | null
   /** Where harness packages are installed (shared across legs). Default $HW_CACHE_DIR or ~/.cache/harness-watch/harnesses. */
   cacheDir?: string
-  /** Move an existing output folder aside (to `<out>-prev-<UTC stamp>`) instead of resuming it. */
+  /** Move an existing output folder aside (to `<tmpdir>/harness-watch-prev/<name>-<UTC stamp>`) instead of resuming it. */
   fresh?: boolean
   onProgress?: (e: LegProgressEvent) => void
   /** Aborting kills the attempt in flight (not recorded) and ends the leg as `partial`. */
@@ -341,7 +341,10 @@ function notRunRecord(
   }
 }
 
-/** Move an existing output folder aside to `<out>-prev-<UTC stamp>` (never deleted). */
+/**
+ * Move an existing output folder aside to `<tmpdir>/harness-watch-prev/<name>-<UTC stamp>` (never
+ * deleted here). Not beside it: a sibling inside an artifacts folder would be read as another leg.
+ */
 async function moveAside(outDir: string, log: (line: string) => void): Promise<void> {
   const abs = path.resolve(outDir)
   if (!(await stat(abs).catch(() => null))) return
@@ -349,10 +352,19 @@ async function moveAside(outDir: string, log: (line: string) => void): Promise<v
     .toISOString()
     .replace(/[-:]/g, '')
     .replace(/\.\d+Z$/, 'Z')
-  let target = `${abs}-prev-${stamp}`
-  for (let i = 1; await stat(target).catch(() => null); i++) target = `${abs}-prev-${stamp}-${i}`
-  await rename(abs, target)
-  log(`--fresh: moved the previous results to ${target}`)
+  const base = path.join(os.tmpdir(), 'harness-watch-prev', `${path.basename(abs)}-${stamp}`)
+  let target = base
+  for (let i = 1; await stat(target).catch(() => null); i++) target = `${base}-${i}`
+  await mkdir(path.dirname(target), { recursive: true })
+  try {
+    await rename(abs, target)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'EXDEV') throw e
+    // Another file system: copy, then remove.
+    await cp(abs, target, { recursive: true })
+    await rm(abs, { recursive: true, force: true })
+  }
+  log(`--fresh: moved the previous results of ${outDir} to ${target}`)
 }
 
 function runnerInfo(env: NodeJS.ProcessEnv): LegRecord['runner'] {

@@ -269,12 +269,15 @@ describe('runLeg: resume and --fresh', () => {
     expect(new Set(after.filter((a) => a.final).map((a) => `${a.instance_id}/${a.trial}`)).size).toBe(3)
 
     // --fresh: the old folder is moved aside (never deleted) and the leg runs from scratch.
-    const fresh = await runLeg({ ...opts, runId: 'run-3', fresh: true })
+    const logs: string[] = []
+    const fresh = await runLeg({ ...opts, runId: 'run-3', fresh: true, log: (l) => logs.push(l) })
     expect(fresh.status).toBe('complete')
     expect(readAttempts(dir).map((a) => a.run_id)).toEqual(['run-3', 'run-3', 'run-3'])
-    const aside = readdirSync(path.dirname(dir)).filter((n) => n.startsWith('resume-prev-'))
-    expect(aside).toHaveLength(1)
-    expect(readAttempts(path.join(path.dirname(dir), aside[0] ?? ''))).toEqual(after)
+    // Not beside the leg folder (an artifacts folder would read it as another leg).
+    expect(readdirSync(path.dirname(dir)).filter((n) => n.startsWith('resume'))).toEqual(['resume'])
+    const aside = /moved the previous results of .* to (\S+)$/.exec(logs.join('\n'))?.[1] ?? ''
+    expect(aside).toMatch(/harness-watch-prev\/resume-\d{8}T\d{6}Z/)
+    expect(readAttempts(aside)).toEqual(after)
   })
 
   it('refuses to resume into a folder holding another leg', async () => {

@@ -26,7 +26,10 @@ export function registerRun(program: Command): void {
       'leg folder: attempts.jsonl, ledger.jsonl, leg.json, logs/ (default: hw-out/<leg>)',
     )
     .option('--run-id <id>', 'run id stamped on every record (default: the Actions run, else a UTC stamp)')
-    .option('--fresh', 'move an existing --out folder aside (to <out>-prev-<stamp>) instead of resuming it')
+    .option(
+      '--fresh',
+      'move an existing --out folder aside (to <tmp>/harness-watch-prev/) instead of resuming it',
+    )
     .option(
       '--cache-dir <dir>',
       'harness install cache (default: $HW_CACHE_DIR or ~/.cache/harness-watch/harnesses)',
