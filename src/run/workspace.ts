@@ -153,14 +153,20 @@ export interface Deliverable {
  * Never throws: a failing git gives an empty deliverable with `error`.
  */
 export async function collectDeliverable(workspace: string, base: string): Promise<Deliverable> {
-  const script = `git ${GIT_FLAGS.join(' ')} add -A -f && git ${GIT_FLAGS.join(' ')} -c core.quotepath=false diff --cached --binary --no-color --no-ext-diff ${base}`
+  const opts = { cwd: workspace, env: gitEnv(), maxBuffer: 512 * 1024 * 1024, encoding: 'utf8' as const }
   try {
-    const { stdout } = await execFileP('sh', ['-c', script], {
-      cwd: workspace,
-      env: gitEnv(),
-      maxBuffer: 512 * 1024 * 1024,
-      encoding: 'utf8',
-    })
+    await execFileP('git', [...GIT_FLAGS, 'add', '-A', '-f'], opts)
+    const diff = [
+      '-c',
+      'core.quotepath=false',
+      'diff',
+      '--cached',
+      '--binary',
+      '--no-color',
+      '--no-ext-diff',
+      base,
+    ]
+    const { stdout } = await execFileP('git', [...GIT_FLAGS, ...diff], opts)
     const bytes = Buffer.byteLength(stdout)
     return {
       patch: stdout,
