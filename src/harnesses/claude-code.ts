@@ -147,12 +147,11 @@ export function parseClaudeOutput(run: RawRun): ParsedRun {
   const errors: string[] = []
   if (result && dig(result, 'is_error') === true)
     errors.push(str(dig(result, 'result')) ?? String(dig(result, 'subtype')))
-  const usedModel = (fresh ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0) > 0 || assistantIds.size > 0
-  const exit = errors.length > 0 && run.exitCode === 0 ? { ...run, exitCode: 1 } : run
+  const usedModel = (fresh ?? 0) + (cacheRead ?? 0) + (cacheWrite ?? 0) > 0
   return {
     finalMessage: result && dig(result, 'is_error') === true ? null : finalMessage,
     trajectory: events,
     selfReport,
-    startupError: usedModel ? null : startupFailure(exit, errors),
+    startupError: usedModel ? null : startupFailure(run, errors),
   }
 }

@@ -188,6 +188,7 @@ export function parseCopilotOutput(run: RawRun, sessionEvents: Record<string, un
       }
     }
   }
+  if (selfReport && selfReport.input_tokens === null && selfReport.output_tokens === null) selfReport = null
   const errors = events
     .filter((e) => e.type === 'session.error' || e.type === 'error')
     .map((e) => str(dig(e, 'data', 'message')) ?? str(e.message) ?? String(e.type))

@@ -164,11 +164,10 @@ export function parseOpencodeOutput(run: RawRun, priced: boolean): ParsedRun {
           requests: steps.length,
           turns: steps.length,
         }
-  const exit = errors.length > 0 && run.exitCode === 0 ? { ...run, exitCode: 1 } : run
   return {
     finalMessage,
     trajectory: events,
     selfReport,
-    startupError: steps.length > 0 ? null : startupFailure(exit, errors),
+    startupError: steps.length > 0 ? null : startupFailure(run, errors),
   }
 }

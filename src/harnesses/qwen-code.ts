@@ -140,11 +140,10 @@ export function parseQwenOutput(run: RawRun): ParsedRun {
   const errors = isError
     ? [str(dig(result, 'error', 'message')) ?? str(dig(result, 'result')) ?? 'error']
     : []
-  const exit = isError && run.exitCode === 0 ? { ...run, exitCode: 1 } : run
   return {
     finalMessage: isError ? null : finalMessage,
     trajectory: events,
     selfReport,
-    startupError: (input ?? 0) > 0 || ids.size > 0 ? null : startupFailure(exit, errors),
+    startupError: (input ?? 0) > 0 ? null : startupFailure(run, errors),
   }
 }

@@ -5,13 +5,16 @@ import { commandAdapter } from './command.js'
 import type { HarnessAdapter } from './contract.js'
 import { copilotAdapter } from './copilot.js'
 import { geminiCliAdapter } from './gemini-cli.js'
+import { hermesAdapter } from './hermes.js'
+import { miniSweAgentAdapter } from './mini-swe-agent.js'
 import { HARNESS_NAMES, type HarnessName, isHarnessName } from './names.js'
 import { opencodeAdapter } from './opencode.js'
+import { openhandsAdapter } from './openhands.js'
 import { piAdapter } from './pi.js'
 import { qwenCodeAdapter } from './qwen-code.js'
 
-const ADAPTERS: Partial<Record<HarnessName, HarnessAdapter>> = {
-  command: commandAdapter,
+/** One adapter per harness name in names.ts (the type makes a missing one a compile error). */
+export const ADAPTERS: Record<HarnessName, HarnessAdapter> = {
   pi: piAdapter,
   opencode: opencodeAdapter,
   codex: codexAdapter,
@@ -19,6 +22,10 @@ const ADAPTERS: Partial<Record<HarnessName, HarnessAdapter>> = {
   'gemini-cli': geminiCliAdapter,
   copilot: copilotAdapter,
   'qwen-code': qwenCodeAdapter,
+  openhands: openhandsAdapter,
+  hermes: hermesAdapter,
+  'mini-swe-agent': miniSweAgentAdapter,
+  command: commandAdapter,
 }
 
 /**
@@ -32,7 +39,5 @@ export function adapterFor(name: string): HarnessAdapter {
       help: `use one of: ${HARNESS_NAMES.join(', ')}`,
     })
   }
-  const adapter = ADAPTERS[name]
-  if (!adapter) throw new HwError('unknown_harness', `harness "${name}" has no adapter yet`)
-  return adapter
+  return ADAPTERS[name]
 }

@@ -86,3 +86,47 @@ export function leaks(env: Record<string, string>): string[] {
   }
   return found
 }
+
+/** Text of a fixture under test/harnesses/fixtures/<harness>/. */
+export async function fixture(harness: string, name: string): Promise<string> {
+  const { readFile } = await import('node:fs/promises')
+  return readFile(path.join(import.meta.dirname, 'fixtures', harness, name), 'utf8')
+}
+
+/** Keys every attempt environment holds (env.ts isolationEnv). */
+export const ISOLATION_KEYS = [
+  'PATH',
+  'HOME',
+  'USER',
+  'LOGNAME',
+  'SHELL',
+  'TERM',
+  'LANG',
+  'TZ',
+  'XDG_CONFIG_HOME',
+  'XDG_DATA_HOME',
+  'XDG_CACHE_HOME',
+  'XDG_STATE_HOME',
+  'TMPDIR',
+  'NO_COLOR',
+  'CI',
+]
+
+/** A RawRun from fixture text. */
+export function rawRun(
+  stdout: string,
+  over: { stderr?: string; exitCode?: number | null; home?: string } = {},
+) {
+  return {
+    stdout,
+    stderr: over.stderr ?? '',
+    exitCode: over.exitCode === undefined ? 0 : over.exitCode,
+    signal: null,
+    home: over.home ?? '/nonexistent-home',
+  }
+}
+
+/** An installed harness at a made-up cache path (prepare never runs it). */
+export function fakeInstalled(harness: string, bin: string) {
+  return { harness: harness as never, version: '1.0.0', bin, root: '/cache/fake-install' }
+}
