@@ -3,7 +3,7 @@ import { cp, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
-import { messageOf } from '../errors.js'
+import { HwError, messageOf } from '../errors.js'
 import type { InstalledHarness } from '../harnesses/contract.js'
 import { defaultCacheDir } from '../harnesses/install.js'
 import { adapterFor } from '../harnesses/registry.js'
@@ -119,6 +119,18 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   }
   const existing = await artifact.readAttempts()
   const state = resumeState(existing, identity, artifact.attemptsFile)
+  const previous = await artifact.readLeg()
+  if (previous && existing.length > 0 && previous.manifest_sha256 !== loaded.sha256) {
+    // Same cell, but budgets, retries or the panel may differ: attempts would not be comparable.
+    throw new HwError(
+      'resume_mismatch',
+      'the output folder holds attempts made under another version of the manifest',
+      {
+        where: artifact.legFile,
+        help: 'use another --out folder, or --fresh to move the old results aside',
+      },
+    )
+  }
   await artifact.pruneLedger(
     (row) =>
       !row.attribution ||
@@ -127,7 +139,6 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
         attemptKey(row.attribution.instance_id, row.attribution.trial, row.attribution.attempt),
       ),
   )
-  const previous = await artifact.readLeg()
 
   const total = leg.instances.length * plan.trials
   const finals = new Map<string, AttemptRecord>(state.done)

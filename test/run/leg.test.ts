@@ -295,6 +295,26 @@ describe('runLeg: resume and --fresh', () => {
     await expect(
       runLeg({ loaded: b.loaded, plan: b.plan, leg: 'idle-s0', outDir: dir, runId: 'r', workRoot: fx.work }),
     ).rejects.toMatchObject({ code: 'resume_mismatch' })
+    // Same cell and config, but another manifest (a different budget): not resumable either.
+    const c = await manifestAndPlan(
+      fx,
+      [scriptCell(fx, 'solver', 'solve.sh')],
+      { budgets: { timeout_s: 21 } },
+      'mix-c.yml',
+    )
+    await expect(
+      runLeg({
+        loaded: c.loaded,
+        plan: c.plan,
+        leg: 'solver-s0',
+        outDir: dir,
+        runId: 'r',
+        workRoot: fx.work,
+      }),
+    ).rejects.toMatchObject({
+      code: 'resume_mismatch',
+      message: expect.stringMatching(/another version of the manifest/),
+    })
   })
 })
 
