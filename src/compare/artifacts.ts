@@ -5,7 +5,7 @@ import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
 import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from '../run/records.js'
 import { LedgerRowSchema } from '../telemetry/ledger.js'
 import { sha256 } from '../util/json.js'
-import { type InputError, type Numbered, parseJsonFile, parseJsonl } from './jsonl.js'
+import { forEachJsonl, type InputError, type Numbered, parseJsonFile, parseJsonl } from './jsonl.js'
 
 /** One planned leg as found on disk. Paths are relative to the artifacts folder (stable across machines). */
 export interface LegArtifact {
@@ -89,7 +89,7 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
     }
     out.inputs.push({ path: attemptsFile, sha256: sha256(attemptsText) })
     const attempts = parseJsonl(attemptsText, attemptsFile, AttemptRecordSchema)
-    out.inputErrors.push(...attempts.errors)
+    for (const e of attempts.errors) out.inputErrors.push(e)
 
     let record: LegRecord | null = null
     const legFile = `${rel}/leg.json`
@@ -119,14 +119,14 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
       }
     } else {
       out.inputs.push({ path: ledgerFile, sha256: sha256(ledgerText) })
-      const ledger = parseJsonl(ledgerText, ledgerFile, LedgerRowSchema)
-      out.inputErrors.push(...ledger.errors)
-      for (const { value: row } of ledger.rows) {
+      // Rows are validated and counted per attempt, not kept: the attempt records carry the sums.
+      const errors = forEachJsonl(ledgerText, ledgerFile, LedgerRowSchema, (row) => {
         const a = row.attribution
-        if (!a) continue
+        if (!a) return
         const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
         ledgerRows.set(key, (ledgerRows.get(key) ?? 0) + 1)
-      }
+      })
+      for (const e of errors) out.inputErrors.push(e)
     }
     out.legs.push({ leg, folder: rel, record, attempts: attempts.rows, attemptsFile, ledgerRows })
   }

@@ -1,7 +1,15 @@
 import { buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
+import { SharedBootstraps } from './joint-bootstrap.js'
 import type { ComparisonInput } from './observations.js'
-import { ASSUMED_DISCORDANCE, comparePair, mdeFor, type PairOptions } from './pair.js'
+import {
+  ASSUMED_DISCORDANCE,
+  comparePair,
+  mdeFor,
+  outcomeStats,
+  type PairOptions,
+  registerPair,
+} from './pair.js'
 import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from './schema.js'
 import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD } from './stats/index.js'
 
@@ -33,7 +41,7 @@ export function statedRules(opts: {
     cost_per_resolution:
       'expected cost per attempted instance = mean spend per block (every attempt summed); portfolio = Σ spend / Σ resolved per arm, block-bootstrap interval of the ratio between arms; cost conditional on success = mean spend of resolved trials, reported apart',
     multiple_tests: `Holm step-down across each comparison's tests at α = ${ALPHA}`,
-    mde: `smallest resolve-rate difference the exact McNemar test detects with power ${POWER} at α = ${ALPHA}, at the outcome n and the observed discordance (assumed ${ASSUMED_DISCORDANCE} when none is observed)`,
+    mde: `smallest resolve-rate difference the exact McNemar test detects with power ${POWER} at α = ${ALPHA}, for the panel: at the outcome n and the observed discordance, pooled over the comparisons and rounded to 0.01 (assumed ${ASSUMED_DISCORDANCE} when none is observed)`,
   }
 }
 
@@ -53,12 +61,24 @@ export function buildComparison(input: ComparisonInput): Comparison {
   }
   const blocks = buildBlocks(input)
   const cells = input.cells.map((c) => cellSummary(c, blocks))
-  const comparisons = input.treatments
-    .filter((t) => t !== input.baseline && input.cells.some((c) => c.id === t))
-    .map((t) => comparePair(blocks, input.baseline, t, opts))
+  const treatments = input.treatments.filter(
+    (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
+  )
+  // Every pair's bootstrap columns are registered first so each cell's sums are computed once.
+  const shared = new SharedBootstraps({ B: opts.resamples, seed: opts.seed, level: opts.level })
+  for (const t of treatments) registerPair(blocks, input.baseline, t, shared)
+  shared.computeAll()
+  // The MDE is a property of the panel: outcome n is the same for every comparison (blocks are
+  // complete across all cells), and the discordance is pooled over the comparisons.
+  const outcomeBlocks = blocks.filter((b) => b.outcomeComplete)
+  const outcomeN = outcomeBlocks.length
+  const discordant = treatments.map(
+    (t) => outcomeStats(outcomeBlocks, input.baseline, t, opts).mcnemar.n_discordant,
+  )
+  const meanDiscordant = discordant.length ? discordant.reduce((x, y) => x + y, 0) / discordant.length : 0
+  const mde = mdeFor(outcomeN, meanDiscordant, opts, discordant.length)
+  const comparisons = treatments.map((t) => comparePair(blocks, input.baseline, t, opts, shared, mde))
 
-  const outcomeN = blocks.filter((b) => b.outcomeComplete).length
-  const mde = comparisons[0]?.mde ?? panelMde(outcomeN)
   const coverage = { attempts: 0, complete: 0, partial: 0, missing: 0, unknown: 0 }
   for (const c of cells) {
     for (const k of ['attempts', 'complete', 'partial', 'missing', 'unknown'] as const)
@@ -123,9 +143,4 @@ export function buildComparison(input: ComparisonInput): Comparison {
     scope_statement: SCOPE_STATEMENT,
     notes: [...input.notes],
   }
-}
-
-/** The panel's MDE when there is no comparison: outcome n at the assumed discordance. */
-function panelMde(n: number): Comparison['mde'] {
-  return mdeFor(n, 0, { alpha: ALPHA, power: POWER })
 }

@@ -25,6 +25,22 @@ export function parseJsonl<S extends z.ZodType>(
   schema: S,
 ): { rows: Numbered<z.output<S>>[]; errors: InputError[] } {
   const rows: Numbered<z.output<S>>[] = []
+  const errors = forEachJsonl(text, file, schema, (value, line) => {
+    rows.push({ value, line })
+  })
+  return { rows, errors }
+}
+
+/**
+ * parseJsonl without keeping the rows: `onRow(value, line)` for each valid row (for large files whose
+ * rows are only counted). Returns the errors.
+ */
+export function forEachJsonl<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+  onRow: (value: z.output<S>, line: number) => void,
+): InputError[] {
   const errors: InputError[] = []
   let start = 0
   let line = 0
@@ -32,9 +48,9 @@ export function parseJsonl<S extends z.ZodType>(
     let end = text.indexOf('\n', start)
     if (end === -1) end = text.length
     line++
-    const raw = text.slice(start, end).trim()
+    const raw = text.slice(start, end)
     start = end + 1
-    if (raw === '') {
+    if (raw.trim() === '') {
       if (end === text.length) break
       continue
     }
@@ -46,10 +62,10 @@ export function parseJsonl<S extends z.ZodType>(
       continue
     }
     const parsed = schema.safeParse(json)
-    if (parsed.success) rows.push({ value: parsed.data, line })
+    if (parsed.success) onRow(parsed.data, line)
     else errors.push({ file, line, message: zodMessage(parsed.error) })
   }
-  return { rows, errors }
+  return errors
 }
 
 /** Parse one JSON document and validate it; errors as for parseJsonl, with line = null or the JSON error line. */

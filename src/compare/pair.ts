@@ -1,4 +1,5 @@
 import type { Block, CellBlock } from './blocks.js'
+import type { SharedBootstraps } from './joint-bootstrap.js'
 import type {
   ArmSummary,
   BootstrapSummary,
@@ -67,16 +68,16 @@ export function comparePair(
   baseline: string,
   treatment: string,
   opts: PairOptions,
+  shared?: SharedBootstraps,
+  panelMde?: Mde,
 ): ComparisonEntry {
   const outcomeBlocks = blocks.filter((b) => b.outcomeComplete)
-  const costBlocks = outcomeBlocks.filter(
-    (b) => b.cells.get(baseline)?.costComplete && b.cells.get(treatment)?.costComplete,
-  )
+  const costBlocks = costBlocksOf(outcomeBlocks, baseline, treatment)
   const outcome = outcomeStats(outcomeBlocks, baseline, treatment, opts)
   const metrics = {} as Record<MetricName, MetricComparison>
-  for (const m of METRIC_NAMES) metrics[m] = metricStats(costBlocks, baseline, treatment, m, opts)
-  const cost = costPerResolution(costBlocks, baseline, treatment, opts)
-  const mde = mdeFor(outcome.n, outcome.mcnemar.n_discordant, opts)
+  for (const m of METRIC_NAMES) metrics[m] = metricStats(costBlocks, baseline, treatment, m, opts, shared)
+  const cost = costPerResolution(costBlocks, baseline, treatment, opts, shared)
+  const mde = panelMde ?? mdeFor(outcome.n, outcome.mcnemar.n_discordant, opts)
 
   const testIds: string[] = ['mcnemar']
   const ps: number[] = [outcome.mcnemar.p_two_sided]
@@ -101,6 +102,50 @@ export function comparePair(
     tests,
     drivers: drivers(outcomeBlocks, costBlocks, baseline, treatment, metrics.spend_usd),
   }
+}
+
+/** Outcome-complete blocks where both cells have complete telemetry: the cost denominator. */
+export function costBlocksOf(outcomeBlocks: Block[], baseline: string, treatment: string): Block[] {
+  return outcomeBlocks.filter(
+    (b) => b.cells.get(baseline)?.costComplete && b.cells.get(treatment)?.costComplete,
+  )
+}
+
+/**
+ * Register the columns this pair's bootstraps need with `shared` (done for every pair before any is
+ * computed, so each cell's sums are computed once): each metric without missing values, and the spend
+ * and resolved share for cost per resolution.
+ */
+export function registerPair(
+  blocks: Block[],
+  baseline: string,
+  treatment: string,
+  shared: SharedBootstraps,
+): void {
+  const costBlocks = costBlocksOf(
+    blocks.filter((b) => b.outcomeComplete),
+    baseline,
+    treatment,
+  )
+  for (const m of METRIC_NAMES) {
+    const v = pairedValues(costBlocks, baseline, treatment, m)
+    if (v.missing > 0 || v.b.length < 2) continue
+    const jb = shared.get(v.instances)
+    jb.add(columnKey(baseline, m), v.b)
+    jb.add(columnKey(treatment, m), v.t)
+  }
+  const c = costColumns(costBlocks, baseline, treatment)
+  if (c.instances.length >= 2) {
+    const jb = shared.get(c.instances)
+    jb.add(columnKey(baseline, 'spend_usd'), c.sb)
+    jb.add(columnKey(treatment, 'spend_usd'), c.st)
+    jb.add(columnKey(baseline, 'resolved'), c.rb)
+    jb.add(columnKey(treatment, 'resolved'), c.rt)
+  }
+}
+
+function columnKey(cell: string, what: string): string {
+  return `${cell}\u0000${what}`
 }
 
 /** Paired outcome table and tests over outcome-complete blocks (majority rule for k > 1). */
@@ -189,14 +234,24 @@ export function metricStats(
   treatment: string,
   metric: MetricName,
   opts: PairOptions,
+  shared?: SharedBootstraps,
 ): MetricComparison {
-  const { b, t, missing } = pairedValues(costBlocks, baseline, treatment, metric)
+  const { b, t, missing, instances } = pairedValues(costBlocks, baseline, treatment, metric)
   const n = b.length
   const boot = { B: opts.resamples, seed: opts.seed, level: opts.level }
-  const ratio = bootstrapSummary(bootstrapRatioOfMeans(b, t, boot), opts)
+  const jb = shared?.get(instances)
+  const kb = columnKey(baseline, metric)
+  const kt = columnKey(treatment, metric)
+  const joint = jb?.has(kb) && jb.has(kt) ? jb : null
+  const ratio = bootstrapSummary(joint ? joint.ratioOfMeans(kt, kb) : bootstrapRatioOfMeans(b, t, boot), opts)
   const gm = geometricMeanOfRatios(b, t)
   const pd = pairedDifferences(b, t)
-  const pdBoot = n > 0 ? bootstrapSummary(bootstrapMeanDifference(b, t, boot), opts) : null
+  // The interval of the mean difference is given for spend (the budget metric); the ratio of means
+  // carries the interval for every metric.
+  const pdBoot =
+    n > 0 && metric === 'spend_usd'
+      ? bootstrapSummary(joint ? joint.meanDifference(kt, kb) : bootstrapMeanDifference(b, t, boot), opts)
+      : null
   const d = new Float64Array(n)
   for (let i = 0; i < n; i++) d[i] = t[i]! - b[i]!
   const st = signTest(d)
@@ -219,7 +274,7 @@ export function metricStats(
       mean: pd.mean,
       median: pd.median,
       ci: pdBoot?.ci ?? null,
-      reason: noBlocks ?? pd.reason ?? pdBoot?.reason ?? null,
+      reason: noBlocks ?? pd.reason ?? (pdBoot ? pdBoot.reason : 'interval given for spend only'),
     },
     sign_test: {
       increases: st.increases,
@@ -278,17 +333,13 @@ export function bootstrapSummary(
   }
 }
 
-/** Expected cost per attempted instance, portfolio cost per resolution (both arms) and their ratio. */
-export function costPerResolution(
-  costBlocks: Block[],
-  baseline: string,
-  treatment: string,
-  opts: PairOptions,
-): ComparisonEntry['cost_per_resolution'] {
+/** The cost-per-resolution columns: blocks with known spend on both sides, block-aligned. */
+function costColumns(costBlocks: Block[], baseline: string, treatment: string) {
   const sb: number[] = []
   const st: number[] = []
   const rb: number[] = []
   const rt: number[] = []
+  const instances: string[] = []
   for (const blk of costBlocks) {
     const cb = blk.cells.get(baseline)
     const ct = blk.cells.get(treatment)
@@ -299,17 +350,41 @@ export function costPerResolution(
     st.push(vt)
     rb.push(cb.resolvedShare)
     rt.push(ct.resolvedShare)
+    instances.push(blk.instance)
   }
-  const boot = bootstrapCostPerResolutionRatio(
-    { spendBaseline: sb, spendTreatment: st, resolvedBaseline: rb, resolvedTreatment: rt },
-    { B: opts.resamples, seed: opts.seed, level: opts.level },
-  )
+  const f = (xs: number[]) => Float64Array.from(xs)
+  return { sb: f(sb), st: f(st), rb: f(rb), rt: f(rt), instances }
+}
+
+/** Expected cost per attempted instance, portfolio cost per resolution (both arms) and their ratio. */
+export function costPerResolution(
+  costBlocks: Block[],
+  baseline: string,
+  treatment: string,
+  opts: PairOptions,
+  shared?: SharedBootstraps,
+): ComparisonEntry['cost_per_resolution'] {
+  const { sb, st, rb, rt, instances } = costColumns(costBlocks, baseline, treatment)
+  const jb = shared?.get(instances)
+  const keys = [
+    columnKey(treatment, 'spend_usd'),
+    columnKey(treatment, 'resolved'),
+    columnKey(baseline, 'spend_usd'),
+    columnKey(baseline, 'resolved'),
+  ] as const
+  const boot =
+    jb && keys.every((k) => jb.has(k))
+      ? jb.costPerResolutionRatio(...keys)
+      : bootstrapCostPerResolutionRatio(
+          { spendBaseline: sb, spendTreatment: st, resolvedBaseline: rb, resolvedTreatment: rt },
+          { B: opts.resamples, seed: opts.seed, level: opts.level },
+        )
   const ratio = bootstrapSummary(boot, opts)
   const n = sb.length
   return {
     n,
-    baseline: costArm(costBlocks, baseline, sb, rb),
-    treatment: costArm(costBlocks, treatment, st, rt),
+    baseline: costArm(costBlocks, baseline, Array.from(sb), Array.from(rb)),
+    treatment: costArm(costBlocks, treatment, Array.from(st), Array.from(rt)),
     ratio: n === 0 ? { ...ratio, reason: 'no blocks with known spend on both sides' } : ratio,
   }
 }
@@ -348,7 +423,12 @@ function costArm(costBlocks: Block[], cell: string, spend: number[], resolved: n
 }
 
 /** MDE at the comparison's outcome n: observed discordance, or the stated assumption when there is none. */
-export function mdeFor(n: number, discordant: number, opts: Pick<PairOptions, 'alpha' | 'power'>): Mde {
+export function mdeFor(
+  n: number,
+  discordant: number,
+  opts: Pick<PairOptions, 'alpha' | 'power'>,
+  pooledOver = 1,
+): Mde {
   const method = `exact McNemar, two-sided α = ${opts.alpha}, power ${opts.power}, by enumeration`
   if (n === 0) {
     return {
@@ -362,11 +442,13 @@ export function mdeFor(n: number, discordant: number, opts: Pick<PairOptions, 'a
     }
   }
   const observed = discordant / n
-  const discordance = observed > 0 ? observed : ASSUMED_DISCORDANCE
-  const r = minimumDetectableEffect({ n, discordanceRate: discordance, alpha: opts.alpha, power: opts.power })
+  // Rounded to 0.01: the MDE is a planning figure, and comparisons with about the same discordance
+  // then share one (exact, enumerated) computation.
+  const discordance = observed > 0 ? Math.max(0.01, round(observed, 2)) : ASSUMED_DISCORDANCE
+  const r = mdeMemo(n, discordance, opts.alpha, opts.power)
   const assumption =
     observed > 0
-      ? `observed discordance ${round(observed, 4)}`
+      ? `observed discordance ${round(observed, 4)}${pooledOver > 1 ? ` (mean over ${pooledOver} comparisons)` : ''}, used as ${discordance}`
       : `no discordant pairs observed: discordance assumed ${ASSUMED_DISCORDANCE}`
   return {
     n,
@@ -377,6 +459,19 @@ export function mdeFor(n: number, discordant: number, opts: Pick<PairOptions, 'a
     method: `${method}; ${assumption}`,
     reason: r.reason,
   }
+}
+
+const mdeCache = new Map<string, ReturnType<typeof minimumDetectableEffect>>()
+
+function mdeMemo(n: number, discordanceRate: number, alpha: number, power: number) {
+  const key = `${n}|${discordanceRate}|${alpha}|${power}`
+  let r = mdeCache.get(key)
+  if (!r) {
+    r = minimumDetectableEffect({ n, discordanceRate, alpha, power })
+    if (mdeCache.size > 256) mdeCache.clear()
+    mdeCache.set(key, r)
+  }
+  return r
 }
 
 function drivers(

@@ -383,7 +383,7 @@ export const ComparisonSchema = z.strictObject({
     z.strictObject({ file: z.string(), line: z.number().int().positive().nullable(), message: z.string() }),
   ),
   comparisons: z.array(ComparisonEntrySchema),
-  mde: MdeSchema.describe('for the panel: the first comparison, or the stated assumption when none'),
+  mde: MdeSchema.describe('for the panel: outcome n, discordance pooled over the comparisons (or assumed)'),
   instances: z.array(InstanceRowSchema),
   scope_statement: z.string(),
   notes: z.array(z.string()),

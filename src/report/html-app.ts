@@ -83,6 +83,15 @@ export const REPORT_APP_JS = String.raw`
   Chart.defaults.animation = false;
   Chart.defaults.font.size = 11;
 
+  // Log axes: label only 1, 2 and 5 × 10^k, in plain short form.
+  function logTick(v) {
+    var n = Number(v);
+    if (!(n > 0)) return '';
+    var m = n / Math.pow(10, Math.floor(Math.log10(n) + 1e-9));
+    if (!(Math.abs(m - 1) < 1e-6 || Math.abs(m - 2) < 1e-6 || Math.abs(m - 5) < 1e-6)) return '';
+    return String(Number(n.toPrecision(2)));
+  }
+
   var scatterChart = null;
   function drawScatter(index) {
     var canvas = document.getElementById('chart-scatter');
@@ -103,8 +112,8 @@ export const REPORT_APP_JS = String.raw`
       options: {
         responsive: false, animation: false,
         scales: {
-          x: { type: 'logarithmic', title: { display: true, text: 'baseline ' + pair.metricLabel } },
-          y: { type: 'logarithmic', title: { display: true, text: 'treatment ' + pair.metricLabel } }
+          x: { type: 'logarithmic', ticks: { callback: logTick }, title: { display: true, text: 'baseline ' + pair.metricLabel } },
+          y: { type: 'logarithmic', ticks: { callback: logTick }, title: { display: true, text: 'treatment ' + pair.metricLabel } }
         },
         plugins: { tooltip: { callbacks: { label: function (ctx) { var r = ctx.raw; return (r.id || '') + ': ' + r.x + ' → ' + r.y; } } } }
       }
@@ -133,7 +142,7 @@ export const REPORT_APP_JS = String.raw`
         },
         options: {
           responsive: false, animation: false, indexAxis: 'y',
-          scales: { x: { type: 'logarithmic', title: { display: true, text: 'treatment / baseline' } }, y: { type: 'category', labels: labels } }
+          scales: { x: { type: 'logarithmic', ticks: { callback: logTick }, title: { display: true, text: 'treatment / baseline' } }, y: { type: 'category', labels: labels } }
         }
       });
       drawn(fcanvas);

@@ -1,6 +1,5 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import path from 'node:path'
-import { strictJson } from '../util/json.js'
 import type { LedgerRow } from './ledger.js'
 
 /**
@@ -18,11 +17,17 @@ export class LedgerWriter {
 
   append(row: LedgerRow): void {
     if (this.fd === null) throw new Error(`ledger ${this.file} is closed`)
-    writeSync(this.fd, strictJson(row, 0))
+    writeSync(this.fd, `${JSON.stringify(row, finiteOnly)}\n`)
   }
 
   close(): void {
     if (this.fd !== null) closeSync(this.fd)
     this.fd = null
   }
+}
+
+/** Rows never hold NaN/Infinity (JSON has no form for them): fail loudly rather than write `null`. */
+function finiteOnly(_key: string, v: unknown): unknown {
+  if (typeof v === 'number' && !Number.isFinite(v)) throw new Error('non-finite number in a ledger row')
+  return v
 }

@@ -92,6 +92,37 @@ export function absorb(api: ObservedApi, s: State, o: Obj): void {
   }
 }
 
+/**
+ * Which streamed events are worth parsing. Content deltas are the bulk of a stream and say nothing
+ * about usage or model, so they are skipped by a substring test; usage-bearing chunks (chat, Gemini)
+ * are deferred so only the last is parsed.
+ */
+export function sseInterest(
+  api: ObservedApi,
+  data: string,
+  event: string,
+  first: boolean,
+): 'parse' | 'defer' | 'skip' {
+  if (first || event === 'error' || data.includes('"error"')) return 'parse'
+  switch (api) {
+    case 'chat':
+      return data.includes('"usage":{') || data.includes('"usage": {') ? 'defer' : 'skip'
+    case 'gemini':
+      return data.includes('"usageMetadata"') ? 'defer' : 'skip'
+    case 'responses':
+      return data.includes('response.completed') ||
+        data.includes('response.incomplete') ||
+        data.includes('response.failed') ||
+        data.includes('response.created')
+        ? 'parse'
+        : 'skip'
+    case 'anthropic':
+      return data.includes('"message_start"') || data.includes('"message_delta"') ? 'parse' : 'skip'
+    default:
+      return 'parse'
+  }
+}
+
 function dropNulls(o: Obj): Obj {
   const out: Obj = {}
   for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = v
@@ -125,16 +156,29 @@ export function observeResponse(
   let sink: (chunk: Buffer) => void
   let finishSink: () => void
   if (sse) {
+    let first = true
+    // The newest event that may carry usage: parsed at the end, when it is known to be the last one.
+    let deferred: string | null = null
+    const take = (data: string, event: string): void => {
+      const o = obj(parseJson(data))
+      if (o) absorb(api, s, o)
+      else if (event === 'error') s.error = 'stream_error'
+    }
     const parser = new SseParser((ev) => {
       if (ev.data === '[DONE]') return
-      const o = obj(parseJson(ev.data))
-      if (o) absorb(api, s, o)
-      else if (ev.event === 'error') s.error = 'stream_error'
+      const what = sseInterest(api, ev.data, ev.event, first)
+      first = false
+      if (what === 'parse') take(ev.data, ev.event)
+      else if (what === 'defer') {
+        if (deferred !== null) take(deferred, '')
+        deferred = ev.data
+      }
     })
     sink = (c) => parser.feed(text.decode(c, { stream: true }))
     finishSink = () => {
       parser.feed(text.decode())
       parser.end()
+      if (deferred !== null) take(deferred, '')
     }
   } else {
     const parts: Buffer[] = []

@@ -90,7 +90,7 @@ afterEach(async () => {
 
 describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
   it('captures the attempt’s rows after the batch writes land, reconciles them and deletes the key', async () => {
-    const c = await open()
+    const c = await open({}, 1500)
     const t = await c.begin(attribution('inst-1'), { maxSpendUsd: 5 })
     expect(t.endpoint.origin).toBe(c.proxy?.origin)
     const generated = [...fake.keys.values()]
@@ -109,8 +109,8 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
 
     await chat(t.endpoint, 2)
     await chat(t.endpoint, 1, true)
-    // Nothing visible yet: the fake writes rows 200 ms late.
-    expect(fake.rows.filter((r) => r.visibleAt <= Date.now())).toHaveLength(0)
+    // The last row is not visible yet (the fake writes rows 1.5 s late): finish() has to wait for it.
+    expect(fake.rows.some((r) => r.visibleAt > Date.now())).toBe(true)
     const { rows, summary } = await t.finish()
 
     expect(rows).toHaveLength(3)
@@ -136,6 +136,7 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
     })
     expect(summary.reconciliation?.key_spend_usd).toBeCloseTo(summary.reconciliation?.rows_spend_usd ?? -1, 9)
     expect(summary.reconciliation?.waited_ms).toBeGreaterThanOrEqual(150)
+    expect(fake.rows.every((r) => r.visibleAt <= Date.now())).toBe(true)
     // Key deleted after capture; its rows survive.
     expect(fake.keys.size).toBe(0)
     expect(fake.rows.filter((r) => r.row.api_key === hashKey(virtualKey))).toHaveLength(3)

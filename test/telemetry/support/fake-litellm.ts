@@ -115,11 +115,11 @@ export class FakeLiteLLM {
     for (const row of rows) this.rows.push({ row, start: Date.parse(String(row.startTime)), visibleAt })
   }
 
-  /** `n` successful rows for one key hash, one second apart from `startMs`, $0.001 each. */
-  seedRows(apiKeyHash: string, n: number, startMs: number, prefix = 'seed'): void {
+  /** `n` successful rows for one key hash, `stepMs` apart from `startMs`, $0.001 each. */
+  seedRows(apiKeyHash: string, n: number, startMs: number, stepMs = 1000, prefix = 'seed'): void {
     const rows: Obj[] = []
     for (let i = 0; i < n; i++) {
-      const t = startMs + i * 1000
+      const t = startMs + i * stepMs
       rows.push(
         spendRow({
           request_id: `${prefix}-${i}`,

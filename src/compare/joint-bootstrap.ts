@@ -1,0 +1,279 @@
+import {
+  type BootstrapResult,
+  bcaInterval,
+  forEachReplicateChunk,
+  getResamplePlan,
+  jackknifeAcceleration,
+  type PairedBootstrap,
+  percentileInterval,
+} from './stats/index.js'
+
+/**
+ * One paired block bootstrap shared by every comparison of a run.
+ *
+ * Ratio of means, mean difference and cost per resolution depend on the resampled blocks only through
+ * column sums. Every comparison of a run resamples the same blocks with the same plan (n, B, seed), so
+ * a cell's per-replicate sums are the same in all of them: with 10 cells the baseline's sums serve 9
+ * comparisons. This driver sums each (cell, column) once, eight columns per pass over the plan, and
+ * evaluates each statistic from the sums. The intervals come from the statistics library
+ * (percentileInterval, jackknifeAcceleration, bcaInterval) with the library's rules for undefined
+ * replicates and jackknife values, so results are bit-identical to bootstrapRatioOfMeans and
+ * bootstrapCostPerResolutionRatio on the same blocks (tested).
+ */
+export class JointBootstrap {
+  readonly n: number
+  readonly B: number
+  readonly seed: number
+  readonly level: number
+  private readonly columns = new Map<string, Float64Array>()
+  private readonly replicateSums = new Map<string, Float64Array>()
+  private readonly totals = new Map<string, number>()
+
+  constructor(n: number, opts: { B: number; seed: number; level: number }) {
+    this.n = n
+    this.B = opts.B
+    this.seed = opts.seed
+    this.level = opts.level
+  }
+
+  /** Register a block-aligned column (length n) under `key`; summed on the next `compute`. */
+  add(key: string, column: Float64Array): void {
+    if (column.length !== this.n)
+      throw new RangeError(`JointBootstrap: column ${key} has ${column.length} values, expected ${this.n}`)
+    if (this.columns.has(key)) return
+    this.columns.set(key, column)
+    let s = 0
+    for (let i = 0; i < this.n; i++) s += column[i]!
+    this.totals.set(key, s)
+  }
+
+  has(key: string): boolean {
+    return this.columns.has(key)
+  }
+
+  /** Per-replicate sums of every registered column not yet summed, eight columns per pass. */
+  compute(): void {
+    if (this.n < 2) return
+    const pending = [...this.columns.keys()].filter((k) => !this.replicateSums.has(k))
+    const plan = getResamplePlan(this.n, this.B, this.seed)
+    const n = this.n
+    for (let g = 0; g < pending.length; g += 8) {
+      const keys = pending.slice(g, g + 8)
+      const inter = new Float64Array(n * 8)
+      const outs: Float64Array[] = []
+      for (let slot = 0; slot < 8; slot++) {
+        const key = keys[slot]
+        const out = new Float64Array(this.B)
+        outs.push(out)
+        if (key === undefined) continue
+        const col = this.columns.get(key)!
+        for (let i = 0; i < n; i++) inter[8 * i + slot] = col[i]!
+        this.replicateSums.set(key, out)
+      }
+      forEachReplicateChunk(plan, (idx, firstRow, rowCount) =>
+        sumRows8(idx, n, firstRow, rowCount, inter, outs),
+      )
+    }
+  }
+
+  /**
+   * Ratio of means Σt/Σb (keys of two registered columns), as bootstrapRatioOfMeans(b, t).
+   * Call `compute()` first.
+   */
+  ratioOfMeans(t: string, b: string): PairedBootstrap {
+    return this.statistic([t, b], (s) => (s[1]! > 0 ? s[0]! / s[1]! : null), {
+      estimate: 'Σbaseline = 0: the ratio of means is undefined',
+      replicate: 'Σbaseline = 0 in the resampled blocks',
+    })
+  }
+
+  /** Mean difference mean(t − b) from the two columns' sums (equal to Σ(t − b)/n up to rounding). */
+  meanDifference(t: string, b: string): PairedBootstrap {
+    return this.statistic([t, b], (s, count) => (s[0]! - s[1]!) / count, {
+      estimate: 'no blocks',
+      replicate: 'empty resample',
+    })
+  }
+
+  /**
+   * Ratio between arms of portfolio cost per resolution, (Σspend_t/Σres_t)/(Σspend_b/Σres_b), as
+   * bootstrapCostPerResolutionRatio.
+   */
+  costPerResolutionRatio(spendT: string, resT: string, spendB: string, resB: string): PairedBootstrap {
+    const rt = this.totals.get(resT) ?? 0
+    const rb = this.totals.get(resB) ?? 0
+    const estimate =
+      rb === 0 && rt === 0
+        ? 'no resolutions in either arm'
+        : rb === 0
+          ? 'no resolutions in the baseline arm'
+          : rt === 0
+            ? 'no resolutions in the treatment arm'
+            : 'baseline spend is 0: the ratio is undefined'
+    return this.statistic(
+      [spendT, resT, spendB, resB],
+      (s) => {
+        const denominator = s[1]! * s[2]!
+        return s[3]! > 0 && denominator > 0 ? (s[0]! * s[3]!) / denominator : null
+      },
+      { estimate, replicate: 'no resolutions or no baseline spend in the resampled blocks' },
+    )
+  }
+
+  private statistic(
+    keys: string[],
+    evaluate: (sums: Float64Array, count: number) => number | null,
+    reasons: { estimate: string; replicate: string },
+  ): PairedBootstrap {
+    const n = this.n
+    const K = keys.length
+    if (n === 0) return this.unavailable(null, 'no blocks')
+    const totals = Float64Array.from(keys.map((k) => this.totals.get(k)!))
+    const estimate = evaluate(totals, n)
+    if (!defined(estimate)) return this.unavailable(null, reasons.estimate)
+    if (n === 1) return this.unavailable(estimate, 'one block: a bootstrap interval needs at least 2 blocks')
+    const outs = keys.map((k) => {
+      const s = this.replicateSums.get(k)
+      if (!s) throw new Error(`JointBootstrap: column ${k} was not computed`)
+      return s
+    })
+    const replicates = new Float64Array(this.B)
+    const sums = new Float64Array(K)
+    let undefinedReplicates = 0
+    for (let rep = 0; rep < this.B; rep++) {
+      for (let k = 0; k < K; k++) sums[k] = outs[k]![rep]!
+      const v = evaluate(sums, n)
+      if (defined(v)) replicates[rep] = v
+      else undefinedReplicates++
+    }
+    const cols = keys.map((k) => this.columns.get(k)!)
+    let leaveOneOut: Float64Array | null = new Float64Array(n)
+    for (let i = 0; i < n; i++) {
+      for (let k = 0; k < K; k++) sums[k] = totals[k]! - cols[k]![i]!
+      const v = evaluate(sums, n - 1)
+      if (!defined(v)) {
+        leaveOneOut = null
+        break
+      }
+      leaveOneOut[i] = v
+    }
+    if (undefinedReplicates > 0) {
+      return this.unavailable(
+        estimate,
+        `statistic undefined in ${undefinedReplicates} of ${this.B} bootstrap replicates (${reasons.replicate})`,
+      )
+    }
+    const sorted = replicates.sort()
+    const pct = percentileInterval(sorted, this.level)
+    const percentile = this.result('percentile', estimate, pct.ci, pct.reason)
+    if (leaveOneOut === null) {
+      const reason = 'BCa undefined: the statistic is undefined when some block is left out (jackknife)'
+      return { n, percentile, bca: this.result('bca', estimate, null, reason), z0: null, acceleration: null }
+    }
+    const acceleration = jackknifeAcceleration(leaveOneOut)
+    const bca = bcaInterval(sorted, estimate, acceleration, this.level)
+    return { n, percentile, bca: this.result('bca', estimate, bca.ci, bca.reason), z0: bca.z0, acceleration }
+  }
+
+  private result(
+    method: 'percentile' | 'bca',
+    estimate: number | null,
+    ci: readonly [number, number] | null,
+    reason: string | null,
+  ): BootstrapResult {
+    const common = { method, level: this.level, B: this.B, seed: this.seed }
+    if (ci !== null && estimate !== null) return { estimate, ci, ...common, reason: null }
+    return { estimate, ci: null, ...common, reason: reason ?? 'interval undefined' }
+  }
+
+  private unavailable(estimate: number | null, reason: string): PairedBootstrap {
+    return {
+      n: this.n,
+      percentile: this.result('percentile', estimate, null, reason),
+      bca: this.result('bca', estimate, null, reason),
+      z0: null,
+      acceleration: null,
+    }
+  }
+}
+
+function defined(v: number | null): v is number {
+  return v !== null && Number.isFinite(v)
+}
+
+/** Eight interleaved columns (block i at inter[8i..8i+7]) summed per replicate; each in index order. */
+function sumRows8(
+  idx: Uint32Array,
+  n: number,
+  firstRow: number,
+  rowCount: number,
+  inter: Float64Array,
+  o: Float64Array[],
+): void {
+  const [o0, o1, o2, o3, o4, o5, o6, o7] = o as [
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+    Float64Array,
+  ]
+  for (let k = 0; k < rowCount; k++) {
+    let s0 = 0
+    let s1 = 0
+    let s2 = 0
+    let s3 = 0
+    let s4 = 0
+    let s5 = 0
+    let s6 = 0
+    let s7 = 0
+    const off = k * n
+    const end = off + n
+    for (let j = off; j < end; j++) {
+      const b = idx[j]! * 8
+      s0 += inter[b]!
+      s1 += inter[b + 1]!
+      s2 += inter[b + 2]!
+      s3 += inter[b + 3]!
+      s4 += inter[b + 4]!
+      s5 += inter[b + 5]!
+      s6 += inter[b + 6]!
+      s7 += inter[b + 7]!
+    }
+    const r = firstRow + k
+    o0[r] = s0
+    o1[r] = s1
+    o2[r] = s2
+    o3[r] = s3
+    o4[r] = s4
+    o5[r] = s5
+    o6[r] = s6
+    o7[r] = s7
+  }
+}
+
+/**
+ * JointBootstraps by block set: comparisons whose blocks are the same instances in the same order
+ * share one (and so share every cell's sums). Register every column first, then `computeAll`.
+ */
+export class SharedBootstraps {
+  private readonly sets = new Map<string, JointBootstrap>()
+  constructor(private readonly opts: { B: number; seed: number; level: number }) {}
+
+  /** The bootstrap over exactly these blocks (instance ids in block order). */
+  get(instances: readonly string[]): JointBootstrap {
+    const key = instances.join('\u0000')
+    let jb = this.sets.get(key)
+    if (!jb) {
+      jb = new JointBootstrap(instances.length, this.opts)
+      this.sets.set(key, jb)
+    }
+    return jb
+  }
+
+  computeAll(): void {
+    for (const jb of this.sets.values()) jb.compute()
+  }
+}

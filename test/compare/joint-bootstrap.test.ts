@@ -1,0 +1,81 @@
+import { describe, expect, it } from 'vitest'
+import { JointBootstrap, SharedBootstraps } from '../../src/compare/joint-bootstrap.js'
+import {
+  bootstrapCostPerResolutionRatio,
+  bootstrapMeanDifference,
+  bootstrapRatioOfMeans,
+} from '../../src/compare/stats/index.js'
+
+/** Skewed non-negative values with ties and zeros, deterministic. */
+function column(n: number, seed: number, zeros = false): Float64Array {
+  let a = seed
+  return Float64Array.from({ length: n }, (_, i) => {
+    a = (a * 1103515245 + 12345) % 2 ** 31
+    const v = Math.exp((a / 2 ** 31) * 4) / 10
+    return zeros && i % 9 === 0 ? 0 : Math.round(v * 1000) / 1000
+  })
+}
+
+const opts = { B: 2000, seed: 11, level: 0.95 }
+
+describe('JointBootstrap is bit-identical to the statistics library', () => {
+  it('ratio of means, mean difference and cost per resolution on shared sums', () => {
+    const n = 137
+    const b = column(n, 1)
+    const t = column(n, 2, true)
+    const t2 = column(n, 3)
+    const rb = Float64Array.from({ length: n }, (_, i) => (i % 3 === 0 ? 0 : 1))
+    const rt = Float64Array.from({ length: n }, (_, i) => (i % 4 === 0 ? 0 : 0.6))
+    const jb = new JointBootstrap(n, opts)
+    jb.add('b', b)
+    jb.add('t', t)
+    jb.add('t2', t2)
+    jb.add('rb', rb)
+    jb.add('rt', rt)
+    jb.compute()
+    expect(jb.ratioOfMeans('t', 'b')).toEqual(bootstrapRatioOfMeans(b, t, opts))
+    expect(jb.ratioOfMeans('t2', 'b')).toEqual(bootstrapRatioOfMeans(b, t2, opts))
+    expect(jb.costPerResolutionRatio('t', 'rt', 'b', 'rb')).toEqual(
+      bootstrapCostPerResolutionRatio(
+        { spendBaseline: b, spendTreatment: t, resolvedBaseline: rb, resolvedTreatment: rt },
+        opts,
+      ),
+    )
+    const md = jb.meanDifference('t', 'b')
+    const lib = bootstrapMeanDifference(b, t, opts)
+    expect(md.percentile.estimate).toBeCloseTo(lib.percentile.estimate!, 12)
+    expect(md.percentile.ci![0]).toBeCloseTo(lib.percentile.ci![0], 12)
+    expect(md.bca.ci![1]).toBeCloseTo(lib.bca.ci![1], 12)
+  })
+
+  it('undefined cases carry the library’s reasons', () => {
+    const n = 20
+    const zeros = new Float64Array(n)
+    const t = column(n, 5)
+    const sparse = Float64Array.from({ length: n }, (_, i) => (i === 0 ? 1 : 0))
+    const jb = new JointBootstrap(n, opts)
+    jb.add('z', zeros)
+    jb.add('t', t)
+    jb.add('s', sparse)
+    jb.compute()
+    expect(jb.ratioOfMeans('t', 'z')).toEqual(bootstrapRatioOfMeans(zeros, t, opts))
+    expect(jb.ratioOfMeans('t', 's')).toEqual(bootstrapRatioOfMeans(sparse, t, opts))
+    expect(jb.costPerResolutionRatio('t', 'z', 't', 'z')).toEqual(
+      bootstrapCostPerResolutionRatio(
+        { spendBaseline: t, spendTreatment: t, resolvedBaseline: zeros, resolvedTreatment: zeros },
+        opts,
+      ),
+    )
+    const one = new JointBootstrap(1, opts)
+    one.add('a', Float64Array.of(2))
+    one.add('b', Float64Array.of(3))
+    one.compute()
+    expect(one.ratioOfMeans('b', 'a')).toEqual(bootstrapRatioOfMeans([2], [3], opts))
+  })
+
+  it('SharedBootstraps gives one bootstrap per block set', () => {
+    const s = new SharedBootstraps(opts)
+    expect(s.get(['x', 'y'])).toBe(s.get(['x', 'y']))
+    expect(s.get(['x', 'y'])).not.toBe(s.get(['y', 'x']))
+  })
+})
