@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { main } from '../../src/cli/index.js'
 import {
   type Fixture,
@@ -8,6 +8,7 @@ import {
   manifestAndPlan,
   readAttempts,
   readLegJson,
+  removeFixture,
   scriptCell,
 } from './fixture.js'
 
@@ -15,6 +16,7 @@ let fx: Fixture
 beforeAll(() => {
   fx = makeFixture()
 })
+afterAll(() => removeFixture(fx))
 
 function capture(): { out: string[]; err: string[]; restore: () => void } {
   const out: string[] = []

@@ -1,7 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { runLeg } from '../../src/run/leg.js'
 import { createProgressReporter } from '../../src/run/progress.js'
 import {
@@ -11,6 +11,7 @@ import {
   pidsWithCmdline,
   readAttempts,
   readLegJson,
+  removeFixture,
   scriptCell,
 } from './fixture.js'
 
@@ -35,6 +36,7 @@ beforeAll(() => {
   task('grader-crash', 'hw-no-such-grader-command')
   task('grader-slow', 'sleep 30', 1)
 })
+afterAll(() => removeFixture(fx))
 
 const panel2 = (ids: string[]) => ({ panel: { source: 'tasks', path: './panel2', instances: ids } })
 

@@ -1,4 +1,4 @@
-import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { stringify } from 'yaml'
@@ -117,6 +117,11 @@ process.exit(Number(process.env.HW_EXIT ?? 0))
   )
   sh('envdump.sh', 'env -0 > "$HW_DUMP"\nls -A "$HOME" > "$HW_DUMP.home"\necho dumped')
   return { root, panel, fixes, scripts, work: path.join(root, 'wk'), ids: Object.keys(tasks).sort() }
+}
+
+/** Remove a fixture's temp folder. */
+export function removeFixture(fx: Fixture | undefined): void {
+  if (fx) rmSync(fx.root, { recursive: true, force: true })
 }
 
 function write(file: string, text: string): void {

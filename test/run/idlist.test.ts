@@ -1,9 +1,9 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { sweBenchVerdict } from '../../src/run/instances.js'
 import { runLeg } from '../../src/run/leg.js'
-import { type Fixture, makeFixture, manifestAndPlan, readAttempts } from './fixture.js'
+import { type Fixture, makeFixture, manifestAndPlan, readAttempts, removeFixture } from './fixture.js'
 
 // An id-list panel (SWE-bench style): `benchmark.setup` prepares each workspace and writes the prompt
 // to {out}/instruction.md; `benchmark.verifier.command` grades the patch (here: a SWE-bench-shaped
@@ -31,6 +31,7 @@ beforeAll(() => {
   )
   sh('fix.sh', `printf 'value = 2\\n' > calc.txt`)
 })
+afterAll(() => removeFixture(fx))
 
 describe('id-list panels', () => {
   it('prepares with the setup template, runs the harness, grades the patch with the verifier template', async () => {

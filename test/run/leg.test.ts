@@ -1,4 +1,4 @@
-import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { HwError } from '../../src/errors.js'
@@ -12,6 +12,7 @@ import {
   pidsWithCmdline,
   readAttempts,
   readLegJson,
+  removeFixture,
   scriptCell,
   walk,
 } from './fixture.js'
@@ -20,9 +21,7 @@ let fx: Fixture
 beforeAll(() => {
   fx = makeFixture()
 })
-afterAll(() => {
-  // Temp folders are left for inspection on failure; the OS cleans tmp.
-})
+afterAll(() => removeFixture(fx))
 
 const out = (name: string): string => path.join(fx.root, 'out', name)
 
@@ -278,6 +277,7 @@ describe('runLeg: resume and --fresh', () => {
     const aside = /moved the previous results of .* to (\S+)$/.exec(logs.join('\n'))?.[1] ?? ''
     expect(aside).toMatch(/harness-watch-prev\/resume-\d{8}T\d{6}Z/)
     expect(readAttempts(aside)).toEqual(after)
+    rmSync(aside, { recursive: true, force: true })
   })
 
   it('refuses to resume into a folder holding another leg', async () => {

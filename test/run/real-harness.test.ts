@@ -1,6 +1,6 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { stringify } from 'yaml'
 import { defaultCacheDir } from '../../src/harnesses/install.js'
 import { piAdapter } from '../../src/harnesses/pi.js'
@@ -11,7 +11,7 @@ import { runLeg } from '../../src/run/leg.js'
 import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-setup.js'
 import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
 import { builtinPanelsDir } from '../../src/util/paths.js'
-import { makeFixture, readAttempts, readLegJson } from './fixture.js'
+import { makeFixture, readAttempts, readLegJson, removeFixture } from './fixture.js'
 
 // Real Pi from npm (installed into the shared harness cache), driven by the scripted model through the
 // recording proxy, on two tasks of the built-in panel: the run stage end to end with a real harness.
@@ -38,6 +38,7 @@ describe('run stage with a real harness (Pi)', () => {
       ctx.skip()
     }
     const fx = makeFixture()
+    onTestFinished(() => removeFixture(fx))
     const manifest = {
       schema_version: 1,
       experiment: { id: 'run-pi' },

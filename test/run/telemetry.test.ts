@@ -7,7 +7,7 @@ import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-set
 import type { TelemetryCapture } from '../../src/telemetry/capture.js'
 import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
 import { FakeLiteLLM } from '../telemetry/support/fake-litellm.js'
-import { type Fixture, makeFixture, manifestAndPlan, readAttempts } from './fixture.js'
+import { type Fixture, makeFixture, manifestAndPlan, readAttempts, removeFixture } from './fixture.js'
 
 // Real parts: the recording proxy in-process on 127.0.0.1 in front of the scripted model, and a
 // command harness (node) that sends real chat requests through the attempt's endpoint.
@@ -26,6 +26,7 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await tel?.close()
+  removeFixture(fx)
 })
 
 /** The chat harness cell with FIXES pointing at the fixture. */

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { harnessEnv } from '../../src/run/env.js'
 import { runHarnessProcess } from '../../src/run/process.js'
 import { formatAttemptLine, formatLegSummary } from '../../src/run/progress.js'
@@ -18,7 +18,15 @@ import {
   makeAttemptDirs,
 } from '../../src/run/workspace.js'
 
-const tmp = (): string => mkdtempSync(path.join(tmpdir(), 'hw-unit-'))
+const made: string[] = []
+const tmp = (): string => {
+  const d = mkdtempSync(path.join(tmpdir(), 'hw-unit-'))
+  made.push(d)
+  return d
+}
+afterAll(() => {
+  for (const d of made) rmSync(d, { recursive: true, force: true })
+})
 
 describe('harnessEnv', () => {
   const dirs = {
