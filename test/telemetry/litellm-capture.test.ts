@@ -234,6 +234,25 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
     expect(summary.flags).toContain('telemetry_bypass_suspected')
   })
 
+  it('F04: paging that aborts part-way keeps the rows and marks the attempt partial', async () => {
+    const c = await open(
+      { settings: { ...SETTINGS, page_size: 2 }, retry: { retries: 1, baseMs: 1, maxMs: 2 } },
+      0,
+    )
+    const t = await c.begin(attribution('inst-6'), {})
+    await chat(t.endpoint, 5)
+    let pagesSeen = 0
+    fake.onSpendLogsPage = (page) => {
+      // The quiescence probes ask for page 1 only; the capture's paging gets pages 1–2, then page 3 fails.
+      if (page === 2 && ++pagesSeen === 1) fake.failNext = 99
+    }
+    const { rows, summary } = await t.finish()
+    expect(rows).toHaveLength(4)
+    expect(summary.coverage).toBe('partial')
+    expect(summary.flags).toContain('paging_aborted')
+    expect(summary.reason).toContain('aborted on page 3 after 4 rows')
+  })
+
   it('LiteLLM going away mid-capture is reported as missing with the error, not thrown', async () => {
     const c = await open({ retry: { retries: 1, baseMs: 1, maxMs: 2 } }, 0)
     const t = await c.begin(attribution('inst-5'), {})

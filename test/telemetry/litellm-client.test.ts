@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { LiteLLMClient } from '../../src/telemetry/litellm/client.js'
+import { LiteLLMClient, SpendLogsPagingError } from '../../src/telemetry/litellm/client.js'
 import { attemptWindow, formatLiteLLMDate, toIsoUtc } from '../../src/telemetry/litellm/dates.js'
 import { waitForQuiescence } from '../../src/telemetry/litellm/quiesce.js'
 import { LiteLLMError, withRetry } from '../../src/telemetry/litellm/retry.js'
@@ -154,6 +154,24 @@ describe('F04: /spend/logs/v2 count capped at 10,000', () => {
     expect(got.duplicatesDropped).toBe(1)
     expect(got.rows).toHaveLength(250)
     expect(new Set(got.rows.map((r) => r.request_id)).size).toBe(250)
+  })
+})
+
+describe('paging that fails part-way', () => {
+  it('throws with the rows fetched so far instead of truncating silently', async () => {
+    const h = sha256('sk-abort')
+    fake.seedRows(h, 250, T0)
+    fake.onSpendLogsPage = (page) => {
+      if (page === 2) fake.failNext = 99
+    }
+    const err = await client
+      .fetchSpendLogs({ ...WINDOW, apiKeyHash: h, pageSize: 100 })
+      .catch((e: unknown) => e)
+    expect(err).toBeInstanceOf(SpendLogsPagingError)
+    const partial = (err as SpendLogsPagingError).partial
+    expect(partial.rows).toHaveLength(200)
+    expect(partial.pages).toBe(2)
+    expect((err as Error).message).toContain('aborted on page 3 after 200 rows')
   })
 })
 

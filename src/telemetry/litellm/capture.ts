@@ -8,7 +8,13 @@ import type { Attribution, LedgerRow, TelemetrySummary } from '../ledger.js'
 import { LedgerWriter } from '../ledger-writer.js'
 import { ANSWERED_BY_PROXY, type ProxyAttempt, RecordingProxy } from '../proxy.js'
 import { type CoverageFinding, summarizeAttempt } from '../summary.js'
-import { LiteLLMClient, MAX_PAGE_SIZE, type SpendLogsQuery } from './client.js'
+import {
+  type FetchedSpendLogs,
+  LiteLLMClient,
+  MAX_PAGE_SIZE,
+  SpendLogsPagingError,
+  type SpendLogsQuery,
+} from './client.js'
 import { attemptWindow } from './dates.js'
 import { attributionMetadata, mapSpendLogRow, rowAttemptId } from './map-row.js'
 import { waitForQuiescence } from './quiesce.js'
@@ -185,9 +191,22 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
       )
       if (!q.settled && q.reason)
         findings.push({ coverage: 'partial', reason: q.reason, flag: 'spend_logs_unsettled' })
-      let fetched = await client.fetchSpendLogs(query)
+      let fetched: FetchedSpendLogs
+      try {
+        fetched = await client.fetchSpendLogs(query)
+      } catch (e) {
+        if (!(e instanceof SpendLogsPagingError)) throw e
+        fetched = e.partial
+        findings.push({ coverage: 'partial', reason: e.message, flag: 'paging_aborted' })
+      }
       // Offset paging can miss a row that lands mid-way; an uncapped total says so, and one more pass fixes it.
-      if (!fetched.capped && fetched.totalReported !== null && fetched.totalReported > fetched.rows.length) {
+      const aborted = findings.some((f) => f.flag === 'paging_aborted')
+      if (
+        !aborted &&
+        !fetched.capped &&
+        fetched.totalReported !== null &&
+        fetched.totalReported > fetched.rows.length
+      ) {
         const again = await client.fetchSpendLogs(query)
         const ids = new Set(fetched.rows.map((r) => r.request_id))
         fetched = {

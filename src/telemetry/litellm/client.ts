@@ -60,6 +60,19 @@ export interface LiteLLMClientOptions {
   timeoutMs?: number
 }
 
+/** Paging stopped part-way (after retries): the rows fetched so far travel with the error. */
+export class SpendLogsPagingError extends Error {
+  constructor(
+    readonly partial: FetchedSpendLogs,
+    readonly cause: unknown,
+  ) {
+    super(
+      `spend-log paging aborted on page ${partial.pages + 1} after ${partial.rows.length} rows: ${cause instanceof Error ? cause.message : String(cause)}`,
+    )
+    this.name = 'SpendLogsPagingError'
+  }
+}
+
 /** Page size ceiling of `/spend/logs/v2` (FastAPI 422 above it). */
 export const MAX_PAGE_SIZE = 1000
 /** A safety stop for paging: 1 000 pages of up to 1 000 rows. */
@@ -164,7 +177,8 @@ export class LiteLLMClient {
   /**
    * Every row matching `q`: pages until a short or empty page — never trusting `total_pages`, which
    * under-counts once `total` is capped at 10 000 (F04) — and de-duplicates by `request_id` (offset
-   * paging repeats a row when one arrives mid-way). Throws if paging fails after retries.
+   * paging repeats a row when one arrives mid-way). A page that still fails after retries throws
+   * {@link SpendLogsPagingError} carrying the rows fetched so far (F04: never a silent truncation).
    */
   async fetchSpendLogs(
     q: SpendLogsQuery,
@@ -177,7 +191,21 @@ export class LiteLLMClient {
     let capped = false
     let page = 1
     for (; page <= MAX_PAGES; page++) {
-      const p = await this.spendLogsPage(q, page)
+      let p: SpendLogsPage
+      try {
+        p = await this.spendLogsPage(q, page)
+      } catch (e) {
+        if (page === 1) throw e
+        const partial = {
+          rows,
+          pages: page - 1,
+          received,
+          duplicatesDropped: received - rows.length,
+          totalReported,
+          capped,
+        }
+        throw new SpendLogsPagingError(partial, e)
+      }
       if (page === 1) {
         totalReported = p.total
         capped = p.total_is_capped
