@@ -5,8 +5,9 @@ import { registerCompare } from './commands/compare.js'
 import { registerConfirm } from './commands/confirm.js'
 import { registerDetect } from './commands/detect.js'
 import { registerDiff } from './commands/diff.js'
-import { registerPanel } from './commands/panel.js'
+import { registerLocal } from './commands/local.js'
 import { registerModel } from './commands/model.js'
+import { registerPanel } from './commands/panel.js'
 import { registerPlan } from './commands/plan.js'
 import { registerProxy } from './commands/proxy.js'
 import { registerPublish } from './commands/publish.js'
@@ -22,16 +23,17 @@ export function buildProgram(): Command {
     .exitOverride()
   registerValidate(program)
   registerPlan(program)
-  registerProxy(program)
   registerRun(program)
-  registerModel(program)
   registerPanel(program)
+  registerModel(program)
+  registerProxy(program)
   registerAggregate(program)
   registerCompare(program)
   registerDiff(program)
   registerDetect(program)
   registerConfirm(program)
   registerPublish(program)
+  registerLocal(program)
   return program
 }
 

@@ -1,0 +1,90 @@
+import path from 'node:path'
+import type { Command } from 'commander'
+import { runLocal } from '../../local/pipeline.js'
+import { createProgressReporter } from '../../run/progress.js'
+import { aggregateSummaryLine } from './aggregate.js'
+import { parseIntOption } from './plan.js'
+
+interface LocalCliOptions {
+  out: string
+  cacheDir?: string
+  workRoot?: string
+  concurrency?: number
+  confirm: boolean
+  fresh?: boolean
+}
+
+export function registerLocal(program: Command): void {
+  program
+    .command('local')
+    .description(
+      'Run the whole pipeline on this machine: install harnesses, start the scripted model and proxy, run every leg, aggregate, detect',
+    )
+    .argument('[manifest]', 'manifest file (YAML or JSON)', 'manifests/demo.yml')
+    .option(
+      '--out <dir>',
+      'output folder (plan.json, artifacts/, comparison.json, report.md, report.html)',
+      'hw-out/local',
+    )
+    .option(
+      '--cache-dir <dir>',
+      'harness install cache (default: $HW_CACHE_DIR or ~/.cache/harness-watch/harnesses)',
+    )
+    .option('--work-root <dir>', 'root of attempt workspaces and homes (default: <tmp>/hw)')
+    .option('--concurrency <n>', 'legs at once (default: the manifest concurrency)', parseIntOption)
+    .option('--no-confirm', 'skip the targeted confirmation round on a breach')
+    .option('--fresh', 'start legs afresh instead of resuming attempts already in --out')
+    .addHelpText(
+      'after',
+      '\nCtrl-C stops every attempt and process started here. Rerunning into the same --out resumes.\n' +
+        'Exit code: 0 when the report is written (whatever it says), 1 when a leg failed or was partial.',
+    )
+    .action(async (manifest: string, opts: LocalCliOptions) => {
+      const controller = new AbortController()
+      const onSignal = (): void => {
+        process.stderr.write('\nstopping: killing attempts in flight and closing the proxy…\n')
+        controller.abort()
+      }
+      process.once('SIGINT', onSignal)
+      process.once('SIGTERM', onSignal)
+      const log = (line: string): void => {
+        process.stderr.write(`${line}\n`)
+      }
+      try {
+        const r = await runLocal({
+          manifestFile: manifest,
+          out: opts.out,
+          cacheDir: opts.cacheDir,
+          workRoot: opts.workRoot,
+          concurrency: opts.concurrency,
+          confirm: opts.confirm,
+          fresh: opts.fresh,
+          progress: createProgressReporter({ stream: process.stderr }),
+          log,
+          signal: controller.signal,
+        })
+        const lines: string[] = []
+        for (const round of r.rounds) {
+          const label = round.round === 0 ? 'run' : `confirmation round ${round.round}`
+          lines.push(`\n${label}:`, aggregateSummaryLine(round.reports.comparison))
+          lines.push(`decision: ${round.detection.decision.status} — ${round.detection.decision.summary}`)
+        }
+        const first = r.rounds[0]
+        if (first) {
+          lines.push(
+            '',
+            `report:     ${path.resolve(first.reports.reportPath)}`,
+            `html:       ${path.resolve(first.reports.htmlPath)}`,
+            `comparison: ${path.resolve(first.reports.comparisonPath)}`,
+          )
+        }
+        lines.push(`finished in ${r.wallS.toFixed(1)}s`)
+        process.stdout.write(`${lines.join('\n')}\n`)
+        const failedLegs = r.rounds.flatMap((x) => x.legs).filter((l) => l.status !== 'complete')
+        if (failedLegs.length > 0) process.exitCode = 1
+      } finally {
+        process.off('SIGINT', onSignal)
+        process.off('SIGTERM', onSignal)
+      }
+    })
+}

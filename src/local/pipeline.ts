@@ -1,0 +1,195 @@
+import { mkdir, rm, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import pLimit from 'p-limit'
+import { aggregate, type WrittenReports } from '../compare/aggregate.js'
+import { type DetectStepResult, detectStep } from '../detect/step.js'
+import { HwError } from '../errors.js'
+import { defaultCacheDir } from '../harnesses/install.js'
+import { HARNESSES, isHarnessName } from '../harnesses/names.js'
+import { adapterFor } from '../harnesses/registry.js'
+import { type LoadedManifest, loadManifest } from '../manifest/load.js'
+import { resolvePanel } from '../panel/resolve.js'
+import { buildPlan } from '../plan/plan.js'
+import type { Plan } from '../plan/schema.js'
+import { defaultRunId } from '../run/entry.js'
+import { runLeg } from '../run/leg.js'
+import type { ProgressReporter } from '../run/progress.js'
+import type { LegRecord } from '../run/records.js'
+import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
+import { strictJson } from '../util/json.js'
+
+export interface LocalOptions {
+  manifestFile: string
+  /** Output folder: plan.json, artifacts/<artifact>/, comparison.json, report.md, report.html, decision.json. */
+  out: string
+  /** Harness install cache (default $HW_CACHE_DIR or ~/.cache/harness-watch/harnesses). */
+  cacheDir?: string
+  /** Root of attempt workspaces and homes (default <tmp>/hw). */
+  workRoot?: string
+  /** Overrides manifest.concurrency (legs at once). */
+  concurrency?: number
+  /** Run the targeted confirmation round on a breach (default true when the manifest enables it). */
+  confirm?: boolean
+  /** Resume legs already in `out` (default) or start them afresh. */
+  fresh?: boolean
+  progress?: ProgressReporter
+  log: (line: string) => void
+  /** Aborting stops every attempt in flight and every process this run started. */
+  signal?: AbortSignal
+  env?: NodeJS.ProcessEnv
+}
+
+export interface LocalRound {
+  round: number
+  plan: Plan
+  planPath: string
+  legs: LegRecord[]
+  reports: WrittenReports
+  detection: DetectStepResult
+}
+
+export interface LocalResult {
+  runId: string
+  rounds: LocalRound[]
+  /** The decision of the last round (the confirmation round when one ran). */
+  final: DetectStepResult
+  /** Wall time of the whole pipeline, seconds. */
+  wallS: number
+}
+
+/**
+ * The whole pipeline on one machine — what a GitHub workflow does across jobs: plan, install the pinned
+ * harness CLIs (npm, cached), start the measurement plane (the recording proxy, and the scripted model
+ * for a scripted route) on 127.0.0.1, run every leg with the manifest's concurrency (legs are listed
+ * shard-major, so cells of a block run side by side), aggregate, detect, and on a breach run the
+ * targeted confirmation round on the affected blocks and decide on it. Every process started here is
+ * stopped when it returns, throws, or `signal` aborts.
+ * Throws HwError for user mistakes (manifest, plan, missing route variables) before anything runs.
+ */
+export async function runLocal(opts: LocalOptions): Promise<LocalResult> {
+  const t0 = performance.now()
+  const loaded = await loadManifest(opts.manifestFile)
+  const m = loaded.manifest
+  const panel = await resolvePanel(m, loaded.dir, opts.manifestFile)
+  const plan = buildPlan(loaded, panel)
+  await mkdir(opts.out, { recursive: true })
+  const planPath = path.join(opts.out, 'plan.json')
+  await writeFile(planPath, strictJson(plan))
+  opts.log(
+    `plan: ${plan.legs.length} legs (${plan.cells.map((c) => c.id).join(', ')} × ${plan.shards.count} shard(s)), ` +
+      `${plan.panel.instances.length} instances × ${plan.trials} trial(s) → ${planPath}`,
+  )
+  if (plan.legs.length === 0) throw new HwError('plan_empty', 'no legs planned: nothing to run')
+
+  const cacheDir = opts.cacheDir ?? defaultCacheDir(opts.env)
+  await installAll(loaded, cacheDir, opts.log, opts.signal)
+
+  const runId = defaultRunId(opts.env)
+  const journalFile = path.join(opts.out, 'proxy-journal.jsonl')
+  const telemetry = await openRunTelemetry({
+    manifest: m,
+    tasksDir: panel.tasksDir,
+    runId,
+    journalFile,
+    env: opts.env,
+  })
+  opts.log(
+    `measurement plane: recording proxy → ${telemetry.upstream}${telemetry.model ? ' (scripted model)' : ''}`,
+  )
+  const rounds: LocalRound[] = []
+  try {
+    const first = await runRound(loaded, plan, planPath, opts.out, { ...opts, cacheDir, runId, telemetry })
+    rounds.push(first)
+    const wantConfirm = opts.confirm ?? m.confirmation.enabled
+    const confirmPlanPath = first.detection.confirmPlanPath
+    if (wantConfirm && first.detection.confirmPlan && confirmPlanPath) {
+      opts.log(
+        `breach on the first run: confirming on ${first.detection.confirmPlan.panel.instances.length} affected block(s)`,
+      )
+      const confirmDir = path.dirname(confirmPlanPath)
+      rounds.push(
+        await runRound(loaded, first.detection.confirmPlan, confirmPlanPath, confirmDir, {
+          ...opts,
+          cacheDir,
+          runId,
+          telemetry,
+        }),
+      )
+    }
+  } finally {
+    opts.progress?.stop()
+    await telemetry.close()
+    // Every attributed row is in the legs' ledger.jsonl; the proxy's own journal duplicates them.
+    await rm(journalFile, { force: true })
+  }
+  const last = rounds[rounds.length - 1] as LocalRound
+  return { runId, rounds, final: last.detection, wallS: (performance.now() - t0) / 1000 }
+}
+
+interface RoundContext extends LocalOptions {
+  cacheDir: string
+  runId: string
+  telemetry: RunTelemetry
+}
+
+async function runRound(
+  loaded: LoadedManifest,
+  plan: Plan,
+  planPath: string,
+  dir: string,
+  ctx: RoundContext,
+): Promise<LocalRound> {
+  const artifacts = path.join(dir, 'artifacts')
+  const limit = pLimit(ctx.concurrency ?? loaded.manifest.concurrency)
+  const legs = await Promise.all(
+    plan.legs.map((leg) =>
+      limit(async () => {
+        if (ctx.signal?.aborted) throw new HwError('aborted', 'stopped before every leg ran')
+        return runLeg({
+          loaded,
+          plan,
+          leg: leg.leg,
+          outDir: path.join(artifacts, leg.artifact),
+          runId: ctx.runId,
+          capture: ctx.telemetry.capture,
+          cacheDir: ctx.cacheDir,
+          fresh: ctx.fresh,
+          workRoot: ctx.workRoot,
+          signal: ctx.signal,
+          runnerEnv: ctx.env,
+          log: ctx.log,
+          onProgress: (e) => ctx.progress?.onProgress(e),
+        })
+      }),
+    ),
+  )
+  if (ctx.signal?.aborted) throw new HwError('aborted', 'stopped: the report was not written')
+  const reports = await aggregate({ plan: planPath, artifacts, out: dir })
+  const detection = await detectStep({ comparison: reports.comparisonPath, plan: planPath, out: dir })
+  return { round: plan.round, plan, planPath, legs, reports, detection }
+}
+
+/** Install every harness the plan uses, one after another (before legs start in parallel). */
+async function installAll(
+  loaded: LoadedManifest,
+  cacheDir: string,
+  log: (line: string) => void,
+  signal?: AbortSignal,
+): Promise<void> {
+  const seen = new Set<string>()
+  for (const cell of loaded.manifest.cells) {
+    const key = `${cell.harness}@${cell.version}`
+    if (seen.has(key) || !isHarnessName(cell.harness)) continue
+    seen.add(key)
+    if (signal?.aborted) throw new HwError('aborted', 'stopped during harness installation')
+    if (!HARNESSES[cell.harness].runnable) {
+      throw new HwError('harness_not_runnable', `${key} cannot be installed on this machine`, {
+        where: `cells[${loaded.manifest.cells.indexOf(cell)}]`,
+        help: `${cell.harness} is a Python program; run this manifest on a runner with Python and PyPI access`,
+      })
+    }
+    const t = performance.now()
+    const installed = await adapterFor(cell.harness).install(cell.version, { cacheDir, log })
+    log(`installed ${key} (${((performance.now() - t) / 1000).toFixed(1)}s) at ${installed.root}`)
+  }
+}
