@@ -10,7 +10,7 @@ import { type ChildProcess, spawn } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
-import { cpus, tmpdir } from 'node:os'
+import { cpus, loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
 import type { ModelRoute } from '../src/manifest/schema.js'
@@ -372,6 +372,7 @@ async function main(): Promise<void> {
     const lc = await litellmCapture()
     console.log(`litellm capture: ${lc.rows} rows in ${(lc.ms / 1000).toFixed(2)} s (target ≤ 5 s)`)
     ok &&= lc.rows === 10_000 && lc.ms <= 5000
+    console.log(`machine: load average ${loadavg()[0]?.toFixed(1)} on ${cpus().length} CPU(s)`)
     console.log(ok ? 'telemetry targets: met' : 'telemetry targets: NOT met')
     if (zeroWorkShares.some((x) => x < 0.9)) {
       console.log(
