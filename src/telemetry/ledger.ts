@@ -103,7 +103,12 @@ export const TelemetrySummarySchema = z.strictObject({
   spend_source: z.enum(['proxy', 'litellm', 'cost_breakdown', 'recomputed', 'unpriced', 'mixed', 'none']),
   models_observed: z.array(z.string()),
   model_mismatch: z.boolean(),
-  first_request_bytes: z.number().int().nonnegative().nullable(),
+  first_request_bytes: z
+    .number()
+    .int()
+    .nonnegative()
+    .nullable()
+    .describe('bytes of the first request carrying tools (the agent\'s opening prompt)'),
   first_request_tools: z.number().int().nonnegative().nullable(),
   aux_requests: z
     .number()

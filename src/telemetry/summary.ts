@@ -76,7 +76,8 @@ function sumTokens(rows: LedgerRow[], field: keyof Tokens): number | null {
  * - `unknown`: the cache semantics of the route are unknown, so fresh-input and cache totals are null;
  * - `complete` otherwise.
  * `spend_usd` is null when any row is unpriced. `aux_requests` counts requests sent without tools
- * (title/summary calls). `model_mismatch` compares every observed model with the declared one.
+ * (title/summary calls); `first_request_*` describe the first request that carries tools (the agent's
+ * opening prompt), falling back to the first request when none does. `model_mismatch` compares every observed model with the declared one.
  */
 export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext): TelemetrySummary {
   const inference = rows.filter((r) => r.api !== 'other')
@@ -142,7 +143,10 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
   const spendUsd = missing || unpriced > 0 ? null : round(rows.reduce((s, r) => s + (r.spend_usd ?? 0), 0))
   if (unpriced > 0 && !missing) flags.add('unpriced')
 
-  const first = [...inference].sort((a, b) => a.started_at.localeCompare(b.started_at))[0]
+  // The first *agent* request (one that carries tools) is the harness's real opening prompt; a
+  // title/summary call sent before it (OpenCode) is counted apart as an aux request.
+  const ordered = [...inference].sort((a, b) => a.started_at.localeCompare(b.started_at))
+  const first = ordered.find((r) => (r.request_shape?.tools ?? 0) > 0) ?? ordered[0]
   const shaped = inference.filter((r) => r.request_shape !== null && r.request_shape.tools !== null)
 
   return {
