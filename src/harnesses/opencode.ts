@@ -156,7 +156,15 @@ export function parseOpencodeOutput(run: RawRun, priced: boolean): ParsedRun {
     steps.length === 0
       ? null
       : {
-          input_tokens: sumOrNull(tokens.map((t) => num(dig(t, 'input')))),
+          // OpenCode's `input` leaves out cache reads and writes; the self-report counts every prompt token.
+          input_tokens: sumOrNull(
+            tokens.map((t) => {
+              const fresh = num(dig(t, 'input'))
+              return fresh === null
+                ? null
+                : fresh + (num(dig(t, 'cache', 'read')) ?? 0) + (num(dig(t, 'cache', 'write')) ?? 0)
+            }),
+          ),
           output_tokens: sumOrNull(tokens.map((t) => num(dig(t, 'output')))),
           cache_read_tokens: sumOrNull(tokens.map((t) => num(dig(t, 'cache', 'read')))),
           cache_write_tokens: sumOrNull(tokens.map((t) => num(dig(t, 'cache', 'write')))),

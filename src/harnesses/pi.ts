@@ -109,8 +109,8 @@ export const piAdapter: HarnessAdapter = {
 
 /**
  * Pi's `--mode json` stream: one assistant `message_end` per model request, each with
- * `message.usage{input, output, cacheRead, cacheWrite, cost.total}`; the last assistant message's text
- * is the final answer.
+ * `message.usage{input (uncached), output, cacheRead, cacheWrite, cost.total}`; the last assistant
+ * message's text is the final answer.
  */
 export function parsePiOutput(run: RawRun, priced: boolean): ParsedRun {
   const { events } = parseJsonLines(run.stdout)
@@ -130,7 +130,15 @@ export function parsePiOutput(run: RawRun, priced: boolean): ParsedRun {
     assistant.length === 0
       ? null
       : {
-          input_tokens: sumOrNull(usages.map((u) => num(dig(u, 'input')))),
+          // Pi's `input` leaves out cache reads and writes; the self-report counts every prompt token.
+          input_tokens: sumOrNull(
+            usages.map((u) => {
+              const fresh = num(dig(u, 'input'))
+              return fresh === null
+                ? null
+                : fresh + (num(dig(u, 'cacheRead')) ?? 0) + (num(dig(u, 'cacheWrite')) ?? 0)
+            }),
+          ),
           output_tokens: sumOrNull(usages.map((u) => num(dig(u, 'output')))),
           cache_read_tokens: sumOrNull(usages.map((u) => num(dig(u, 'cacheRead')))),
           cache_write_tokens: sumOrNull(usages.map((u) => num(dig(u, 'cacheWrite')))),
