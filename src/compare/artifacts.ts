@@ -17,6 +17,8 @@ export interface LegArtifact {
   attemptsFile: string
   /** Valid ledger rows per attribution key `cell\u0000instance\u0000trial\u0000attempt`. */
   ledgerRows: Map<string, number>
+  /** attempts.jsonl lines that are JSON but not valid records, with what they name (to mark their block). */
+  invalidRows: Array<{ line: number; cell: string | null; instance: string | null; trial: number | null }>
 }
 
 export interface ReadArtifacts {
@@ -89,7 +91,19 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
     }
     out.inputs.push({ path: attemptsFile, sha256: sha256(attemptsText) })
     const attempts = parseJsonl(attemptsText, attemptsFile, AttemptRecordSchema)
-    for (const e of attempts.errors) out.inputErrors.push(e)
+    const invalidRows: LegArtifact['invalidRows'] = []
+    for (const { json, ...e } of attempts.errors) {
+      out.inputErrors.push(e)
+      if (json && typeof json === 'object') {
+        const o = json as Record<string, unknown>
+        invalidRows.push({
+          line: e.line ?? 0,
+          cell: typeof o.cell_id === 'string' ? o.cell_id : null,
+          instance: typeof o.instance_id === 'string' ? o.instance_id : null,
+          trial: typeof o.trial === 'number' && Number.isInteger(o.trial) && o.trial >= 0 ? o.trial : null,
+        })
+      }
+    }
 
     let record: LegRecord | null = null
     const legFile = `${rel}/leg.json`
@@ -99,7 +113,7 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
     } else {
       out.inputs.push({ path: legFile, sha256: sha256(legText) })
       const parsed = parseJsonFile(legText, legFile, LegRecordSchema)
-      out.inputErrors.push(...parsed.errors)
+      for (const { json: _json, ...e } of parsed.errors) out.inputErrors.push(e)
       record = parsed.value
       if (record && (record.cell_id !== leg.cell || record.leg !== leg.leg)) {
         out.inputErrors.push({
@@ -126,9 +140,17 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
         const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
         ledgerRows.set(key, (ledgerRows.get(key) ?? 0) + 1)
       })
-      for (const e of errors) out.inputErrors.push(e)
+      for (const { json: _json, ...e } of errors) out.inputErrors.push(e)
     }
-    out.legs.push({ leg, folder: rel, record, attempts: attempts.rows, attemptsFile, ledgerRows })
+    out.legs.push({
+      leg,
+      folder: rel,
+      record,
+      attempts: attempts.rows,
+      attemptsFile,
+      ledgerRows,
+      invalidRows,
+    })
   }
   out.inputs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   return out

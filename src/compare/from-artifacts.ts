@@ -83,6 +83,24 @@ export function observationsFromArtifacts(
     }
   }
 
+  // A row that is JSON but not a valid record still names its block: that block cannot be trusted.
+  for (const leg of read.legs) {
+    const planned = new Set(leg.leg.instances)
+    for (const bad of leg.invalidRows) {
+      if (bad.instance === null || !planned.has(bad.instance)) continue
+      preReasons.push({
+        instance: bad.instance,
+        reason: {
+          code: 'invalid_rows',
+          cell: leg.leg.cell,
+          trial: bad.trial,
+          attempt: null,
+          detail: `${leg.attemptsFile}:${bad.line} does not match the attempt schema (see input errors)`,
+        },
+      })
+    }
+  }
+
   const observations: Observation[] = []
   const seen = new Map<string, { file: string; line: number }>()
   // Grouped across legs: overlapping shards put one (cell, instance) in two artifacts.

@@ -6,6 +6,8 @@ export interface InputError {
   file: string
   line: number | null
   message: string
+  /** The line's JSON when it parsed but did not match the schema (to attribute it to a block). */
+  json?: unknown
 }
 
 /** A validated row and the line it came from. */
@@ -63,7 +65,7 @@ export function forEachJsonl<S extends z.ZodType>(
     }
     const parsed = schema.safeParse(json)
     if (parsed.success) onRow(parsed.data, line)
-    else errors.push({ file, line, message: zodMessage(parsed.error) })
+    else errors.push({ file, line, message: zodMessage(parsed.error), json })
   }
   return errors
 }

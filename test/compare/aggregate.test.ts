@@ -224,7 +224,20 @@ describe('aggregate: field cases', () => {
       { file: `${legA.artifact}/attempts.jsonl`, line: 4, message: expect.stringMatching(/^not valid JSON/) },
       { file: `${legA.artifact}/attempts.jsonl`, line: 5, message: expect.stringMatching(/outcome/) },
     ])
-    expect(parsed.comparisons[0]!.outcome.n).toBe(3)
+    // The schema-invalid row still names its block (t-001 of cell a): that block is not trusted.
+    expect(parsed.blocks.incomplete).toEqual([
+      {
+        instance: 't-001',
+        reasons: [
+          expect.objectContaining({
+            code: 'invalid_rows',
+            cell: 'a',
+            detail: expect.stringContaining(':5 '),
+          }),
+        ],
+      },
+    ])
+    expect(parsed.comparisons[0]!.outcome.n).toBe(2)
   })
 
   it('config drift, model mismatch and quarantine make blocks incomplete with their reasons', async () => {
