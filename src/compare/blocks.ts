@@ -76,7 +76,7 @@ const OUTCOME_RANK: Record<CellOutcome, number> = {
 }
 
 /**
- * Build one block per planned instance (in `input.instances` order, then sorted by id) with its
+ * Build one block per planned instance (sorted by id, so output order never depends on input order) with its
  * reasons. Pure; never throws for missing data: a missing observation is a `missing_attempt` reason
  * (or the `missing_leg` reason the reader put in `preReasons`).
  */

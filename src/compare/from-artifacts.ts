@@ -185,8 +185,18 @@ export function observationsFromArtifacts(
       seed: opts.seed ?? plan.seed,
       level: opts.level ?? 0.95,
     },
-    notes: [],
+    notes: runIdNote(read.legs),
   }
+}
+
+/** Legs from more than one run (e.g. a leg re-run by hand) are aggregated together: say so. */
+function runIdNote(legs: LegArtifact[]): string[] {
+  const ids = new Set<string>()
+  for (const l of legs) {
+    if (l.record) ids.add(l.record.run_id)
+    for (const a of l.attempts) ids.add(a.value.run_id)
+  }
+  return ids.size > 1 ? [`the legs come from ${ids.size} runs: ${[...ids].sort().join(', ')}`] : []
 }
 
 /** Why a row does not belong to this leg of this plan, or null when it does. */

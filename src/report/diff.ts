@@ -1,6 +1,6 @@
 import type { ComparisonDiff } from '../compare/diff.js'
 import { fitSections, type Section } from './budget.js'
-import { codeSpan } from './escape.js'
+import { codeSpan, escapeMarkdown } from './escape.js'
 import { fmtP, fmtPp, fmtRate, fmtRatio, fmtValue } from './format.js'
 
 /**
@@ -28,7 +28,7 @@ export function renderDiffMarkdown(d: ComparisonDiff, fullReport = 'the --json o
       return `| ${codeSpan(c.cell)}${flag} | ${c.n} | ${c.regressions.length} | ${c.fixes.length} | ${fmtRate(c.old_rate)} → ${fmtRate(c.new_rate)} | ${fmtPp(c.delta_pp)} | ${fmtP(c.mcnemar.p_two_sided)} · ${fmtP(c.mcnemar.p_one_sided)} | ${fmtValue(c.spend_usd.old_mean, 'usd')} → ${fmtValue(c.spend_usd.new_mean, 'usd')} (${fmtRatio(c.spend_usd.ratio_of_means)}, n ${c.spend_usd.n}) | ${fmtValue(c.proxy_requests.old_mean, 'requests')} → ${fmtValue(c.proxy_requests.new_mean, 'requests')} (${fmtRatio(c.proxy_requests.ratio_of_means)}) |`
     }),
     '',
-    ...d.notes.map((n) => `> ${n}`),
+    ...d.notes.map((n) => `> ${escapeMarkdown(n)}`),
     '',
   ].join('\n')
   const sections: Section[] = [{ id: 'summary', text: head, keep: true }]
