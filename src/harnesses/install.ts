@@ -128,6 +128,12 @@ export async function installNpm(
       ...(existsSync(userNpmrc) ? { npm_config_userconfig: userNpmrc } : {}),
     }
     const r = await execa('npm', args, { env, reject: false, all: true, cwd: root, stdin: 'ignore' })
+    if (r.exitCode === undefined) {
+      throw new HwError('install_failed', `cannot run npm to install ${spec.package}@${version}`, {
+        details: [r.shortMessage ?? r.message ?? 'npm not found'],
+        help: 'npm harnesses install with npm: put Node.js (with npm) on PATH',
+      })
+    }
     if (r.exitCode !== 0) {
       throw new HwError(
         'install_failed',
