@@ -165,12 +165,12 @@ function outcomeSection(c: Comparison): string {
   const k = c.stamp.trials
   lines.push(
     k > 1
-      ? `| Cell | Resolve rate (n) | ${range(k)
+      ? `| Cell | Resolve rate on outcome-complete blocks (n) | ${range(k)
           .map((i) => `pass@${i}`)
           .join(' | ')} | ${range(k)
           .map((i) => `pass^${i}`)
           .join(' | ')} |`
-      : '| Cell | Resolve rate (n) | Resolved | Unresolved | Infra error | Ungraded | Missing |',
+      : '| Cell | Resolve rate on outcome-complete blocks (n) | Resolved | Unresolved | Infra error | Ungraded | Missing |',
   )
   lines.push(k > 1 ? `|---|---:|${'---:|'.repeat(2 * k)}` : '|---|---:|---:|---:|---:|---:|---:|')
   for (const cell of c.cells) {
