@@ -282,8 +282,9 @@ function trialObservation(
     output_tokens: 0 as number | null,
     wall_s: 0 as number | null,
   }
-  const versions = new Set<string>()
-  const models = new Set<string>()
+  // Usually one version and one model: small arrays, not Sets, in this per-trial path.
+  const versions: string[] = []
+  const models: string[] = []
   let startedAt: string | null = null
   let endedAt: string | null = null
   for (const { value: a, line } of rows) {
@@ -342,12 +343,13 @@ function trialObservation(
         `the upstream answered as ${t.models_observed.join(', ') || 'another model'}`,
       )
     }
-    if (a.harness_version) versions.add(a.harness_version)
-    for (const mo of t.models_observed) models.add(mo)
+    if (a.harness_version && !versions.includes(a.harness_version)) versions.push(a.harness_version)
+    for (const mo of t.models_observed) if (!models.includes(mo)) models.push(mo)
     if (startedAt === null || a.started_at < startedAt) startedAt = a.started_at
     if (endedAt === null || a.ended_at > endedAt) endedAt = a.ended_at
   }
-  if (leg.record?.harness_version_observed) versions.add(leg.record.harness_version_observed)
+  const legVersion = leg.record?.harness_version_observed
+  if (legVersion && !versions.includes(legVersion)) versions.push(legVersion)
 
   return {
     cell: cell.id,
@@ -366,9 +368,9 @@ function trialObservation(
       auxRequests: fin.telemetry.aux_requests,
     },
     identity: {
-      harnessVersion: [...versions].sort()[0] ?? null,
+      harnessVersion: versions.length > 1 ? (versions.sort()[0] ?? null) : (versions[0] ?? null),
       configHash: fin.config_hash,
-      models: [...models].sort(),
+      models: models.length > 1 ? models.sort() : models,
     },
     reasons,
     startedAt,
