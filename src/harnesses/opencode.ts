@@ -124,9 +124,10 @@ export const opencodeAdapter: HarnessAdapter = {
       '--dir',
       ctx.workspace,
       ...ctx.config.args,
-      ctx.prompt,
     ]
-    return { ...launch(installed, args), env, cwd: ctx.workspace }
+    // The prompt goes on stdin: as a positional argument `opencode run` wraps it in quotes and escapes
+    // the quotes inside, so OpenCode would see a different prompt from every other harness.
+    return { ...launch(installed, args), env, cwd: ctx.workspace, stdin: ctx.prompt }
   },
 
   async parse(run: RawRun, ctx): Promise<ParsedRun> {

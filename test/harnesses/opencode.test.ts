@@ -74,8 +74,9 @@ describe('opencode adapter', () => {
       'hw/claude-sonnet-4-5',
       '--dir',
       dirs.workspace,
-      ctx.prompt,
     ])
+    // the prompt travels unchanged on stdin (as an argument OpenCode would quote and escape it)
+    expect(inv.stdin).toBe(ctx.prompt)
     expect(inv.args).not.toContain('--title')
     expect(Object.keys(inv.env).sort()).toEqual(
       [
@@ -118,7 +119,7 @@ describe('opencode adapter', () => {
       },
     })
     const inv = await opencodeAdapter.prepare(fakeInstalled('opencode', '/cache/oc/bin/opencode'), ctx)
-    expect(inv.args.slice(-3)).toEqual(['--title', 'fixed', ctx.prompt])
+    expect(inv.args.slice(-2)).toEqual(['--title', 'fixed'])
     expect(inv.env.OPENCODE_EXPERIMENTAL).toBe('1')
     expect(existsSync(path.join(dirs.home, '.config/opencode/AGENTS.md'))).toBe(true)
   })
