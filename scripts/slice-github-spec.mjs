@@ -9,6 +9,8 @@
 // Without operation ids it slices OPERATIONS below. The output is committed; rerun only when the
 // product calls a new endpoint.
 import { readFileSync, writeFileSync } from 'node:fs'
+import { resolve } from 'node:path'
+import { fileURLToPath } from 'node:url'
 
 /** The REST operations src/github/ uses (operationId as in GitHub's description). */
 const OPERATIONS = [
@@ -108,7 +110,7 @@ function fixNullable(root) {
   return rewrites
 }
 
-if (import.meta.url === `file://${process.argv[1]}`) {
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) {
   const args = parseArgs(process.argv.slice(2))
   const full = JSON.parse(readFileSync(args.spec, 'utf8'))
   const r = slice(full, args.ops.length > 0 ? args.ops : OPERATIONS)

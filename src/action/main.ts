@@ -70,7 +70,7 @@ export async function run(): Promise<void> {
       case 'publish': {
         const r = await publish({
           comparison: required(inputs, 'comparison'),
-          token: required(inputs, 'token'),
+          token: inputs.token,
           pr: inputs['pr-number'] ? Number(inputs['pr-number']) : null,
           reportUrl: inputs['report-url'] || undefined,
         })

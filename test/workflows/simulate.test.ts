@@ -1,0 +1,179 @@
+// The whole reusable workflow executed offline by scripts/simulate-workflow.ts (GitHub's own parser
+// and expression engine): plan → matrix legs → aggregate → confirmation legs → confirm-aggregate →
+// publish, each `uses: ./.harness-watch` step running the bundled action as the runner does
+// (scripts/run-action.mjs), artifacts handed between fresh job workspaces, against the
+// spec-validating fake GitHub. The experiment is the fixture of test/fixtures/workflow (two
+// command-harness cells, scripted model): its 33-point regression is confirmed by the rerun, so
+// the first run creates the tracking issue and the second updates it.
+import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { execa } from 'execa'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { parseIdentity, parseState } from '../../src/github/marker.js'
+import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.js'
+import { actionCheckout, built, root } from './support.js'
+
+interface SimResult {
+  conclusion: 'success' | 'failure'
+  jobs: Record<string, { result: string; outputs: Record<string, string> }>
+  steps: { job: string; step: string; result: string; outputs?: Record<string, string> }[]
+  summaries: string[]
+}
+
+describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
+  let gh: FakeGitHub
+  let actionRoot: string
+  let workspace: string
+  let envFile: string
+  let artifacts: string
+
+  beforeAll(async () => {
+    gh = await startFakeGitHub({ strictBodies: true })
+    actionRoot = actionCheckout()
+    // The calling repository: the fixture experiment at the same path as in this repository.
+    workspace = mkdtempSync(path.join(tmpdir(), 'hw-sim-caller-'))
+    mkdirSync(path.join(workspace, 'test', 'fixtures'), { recursive: true })
+    cpSync(
+      path.join(root, 'test', 'fixtures', 'workflow'),
+      path.join(workspace, 'test', 'fixtures', 'workflow'),
+      { recursive: true },
+    )
+    envFile = path.join(mkdtempSync(path.join(tmpdir(), 'hw-sim-env-')), '.env')
+    writeFileSync(
+      envFile,
+      [`GITHUB_API_URL=${gh.url}`, 'GITHUB_REPOSITORY=acme/widgets', 'GITHUB_TOKEN=test-token'].join('\n'),
+    )
+    artifacts = mkdtempSync(path.join(tmpdir(), 'hw-sim-artifacts-'))
+  })
+  afterAll(() => gh.close())
+
+  async function simulate(runId: string, inputs: Record<string, string>): Promise<SimResult> {
+    const r = await execa(
+      process.execPath,
+      [
+        '--import',
+        'tsx',
+        path.join(root, 'scripts', 'simulate-workflow.ts'),
+        '.github/workflows/harness-watch.yml',
+        '--workspace',
+        workspace,
+        '--action-root',
+        actionRoot,
+        '--env-file',
+        envFile,
+        '--artifacts',
+        artifacts,
+        '--run-id',
+        runId,
+        '--event-name',
+        'schedule',
+        '--json',
+        ...Object.entries(inputs).flatMap(([k, v]) => ['--input', `${k}=${v}`]),
+      ],
+      { cwd: root, reject: false },
+    )
+    const last = r.stdout.trim().split('\n').at(-1) ?? ''
+    if (!last.startsWith('{')) throw new Error(`simulation crashed:\n${r.stderr.slice(-4000)}`)
+    const out = JSON.parse(last) as SimResult
+    if (out.conclusion !== 'success') console.error(r.stderr.slice(-6000))
+    return out
+  }
+
+  it('run 1: plans 4 legs, confirms the regression on a 2-block rerun, creates the tracking issue', async () => {
+    const r = await simulate('101', { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' })
+    expect(r.conclusion).toBe('success')
+    expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'true', legs: '4' })
+    const legs = r.steps.filter((s) => s.step === 'run').map((s) => s.job)
+    expect(legs).toEqual([
+      'run (base-s0, base, 0, hw-canary-base-0)',
+      'run (head-s0, head, 0, hw-canary-head-0)',
+      'run (base-s1, base, 1, hw-canary-base-1)',
+      'run (head-s1, head, 1, hw-canary-head-1)',
+      // The targeted rerun: only the two affected blocks, both cells, interleaved, its own artifacts.
+      'confirm-run (base-s0, base, 0, hw-canary-confirm1-base-0)',
+      'confirm-run (head-s0, head, 0, hw-canary-confirm1-head-0)',
+      'confirm-run (base-s1, base, 1, hw-canary-confirm1-base-1)',
+      'confirm-run (head-s1, head, 1, hw-canary-confirm1-head-1)',
+    ])
+    expect(r.jobs.aggregate?.outputs).toMatchObject({
+      status: 'breach',
+      breach: 'true',
+      'comparison-path': 'hw-out/comparison.json',
+      'confirm-plan-path': 'hw-out/confirm-1/plan.json',
+    })
+    expect(JSON.parse(r.jobs.aggregate?.outputs['confirm-matrix'] ?? '{}').include).toHaveLength(4)
+    expect(r.jobs['confirm-aggregate']?.outputs).toMatchObject({ status: 'confirmed', confirmed: 'true' })
+    expect(r.jobs['publish-issue']?.result).toBe('success')
+    expect(r.jobs['publish-comment']?.result).toBe('skipped')
+
+    const issues = gh.issues('acme', 'widgets')
+    expect(issues).toHaveLength(1)
+    const issue = issues[0]!
+    expect(issue.title).toBe('Harness Watch: head regressed vs base (canary)')
+    expect(issue.labels.map((l) => l.name)).toEqual(['harness-watch', 'canary'])
+    expect(parseIdentity(issue.body)).toEqual({ kind: 'tracking', key: 'canary/base-vs-head' })
+    expect(parseState(issue.body)).toMatchObject({ confirmed_breaches: 1, clean_runs: 0 })
+    expect(issue.body).toContain('Confirmed regression')
+    expect(issue.body).toMatch(/−33\.3 pp/)
+    expect(r.jobs['publish-issue']?.outputs['issue-number']).toBe('1')
+    expect(gh.problems()).toEqual([])
+  }, 600_000)
+
+  it('run 2: the same issue is updated (body and a new comment), never duplicated', async () => {
+    const r = await simulate('102', { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' })
+    expect(r.conclusion).toBe('success')
+    expect(r.jobs['confirm-aggregate']?.outputs.status).toBe('confirmed')
+    const issues = gh.issues('acme', 'widgets')
+    expect(issues).toHaveLength(1)
+    expect(parseState(issues[0]!.body)).toMatchObject({ confirmed_breaches: 2 })
+    const comments = gh.comments('acme', 'widgets', 1)
+    expect(comments).toHaveLength(1)
+    expect(comments[0]!.body).toMatch(/^The regression was confirmed again by run/)
+    expect(gh.writes()).toEqual([
+      'POST /repos/acme/widgets/issues',
+      'PATCH /repos/acme/widgets/issues/1',
+      'POST /repos/acme/widgets/issues/1/comments',
+    ])
+    expect(gh.problems()).toEqual([])
+  }, 600_000)
+
+  it('PR mode: one comment on the pull request (pull-requests job), no tracking issue change', async () => {
+    const pr = gh.seedIssue('acme', 'widgets', { title: 'Improve head', pr: true })
+    const before = gh.writes().length
+    const r = await simulate('103', {
+      manifest: 'test/fixtures/workflow/canary.yml',
+      'pr-number': String(pr.number),
+      'max-parallel': '4',
+    })
+    expect(r.conclusion).toBe('success')
+    expect(r.jobs['publish-issue']?.result).toBe('skipped')
+    expect(r.jobs['publish-comment']?.result).toBe('success')
+    const comments = gh.comments('acme', 'widgets', pr.number)
+    expect(comments).toHaveLength(1)
+    expect(parseIdentity(comments[0]!.body)).toEqual({ kind: 'pr-report', key: 'canary' })
+    expect(comments[0]!.body).toContain('Confirmed regression')
+    expect(r.jobs['publish-comment']?.outputs['comment-id']).toBe(String(comments[0]!.id))
+    expect(gh.writes().slice(before)).toEqual([`POST /repos/acme/widgets/issues/${pr.number}/comments`])
+    expect(gh.problems()).toEqual([])
+  }, 600_000)
+
+  it('F11: an empty cell selection plans nothing; the fan-out is guarded and nothing is published', async () => {
+    const before = gh.writes().length
+    const r = await simulate('104', { manifest: 'test/fixtures/workflow/canary.yml', cells: ',' })
+    expect(r.conclusion).toBe('success')
+    expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'false', legs: '0' })
+    for (const j of [
+      'run',
+      'aggregate',
+      'confirm-run',
+      'confirm-aggregate',
+      'publish-issue',
+      'publish-comment',
+    ]) {
+      expect(r.jobs[j]?.result, j).toBe('skipped')
+    }
+    expect(r.summaries.join('\n')).toContain('No cells scheduled')
+    expect(gh.writes().length).toBe(before)
+  }, 600_000)
+})

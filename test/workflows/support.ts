@@ -1,0 +1,63 @@
+// The bundled action as a checkout of this repository: action.yml, scripts/ and .github/ copied,
+// dist/ linked to the bundle under test (the committed dist/, or HW_DIST_DIR for a fresh build).
+import { cpSync, existsSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { execa } from 'execa'
+
+export const root = path.resolve(import.meta.dirname, '..', '..')
+export const dist = process.env.HW_DIST_DIR ? path.resolve(process.env.HW_DIST_DIR) : path.join(root, 'dist')
+export const built = existsSync(path.join(dist, 'index.js'))
+if (!built)
+  console.warn(`skipping bundle tests: no bundle at ${dist} (run npm run build, or set HW_DIST_DIR)`)
+
+export function actionCheckout(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'hw-action-'))
+  cpSync(path.join(root, 'action.yml'), path.join(dir, 'action.yml'))
+  cpSync(path.join(root, '.github'), path.join(dir, '.github'), { recursive: true })
+  cpSync(path.join(root, 'scripts'), path.join(dir, 'scripts'), { recursive: true })
+  symlinkSync(dist, path.join(dir, 'dist'))
+  symlinkSync(path.join(root, 'node_modules'), path.join(dir, 'node_modules'))
+  return dir
+}
+
+export interface ActionRun {
+  exitCode: number
+  outputs: Record<string, string>
+  summary: string
+  annotations: { kind: string; message: string }[]
+}
+
+/** Run the bundle with scripts/run-action.mjs (INPUT_* with hyphens kept, file commands parsed). */
+export async function runAction(
+  action: string,
+  workspace: string,
+  inputs: Record<string, string>,
+  env: Record<string, string> = {},
+): Promise<ActionRun> {
+  const envFile = path.join(mkdtempSync(path.join(tmpdir(), 'hw-action-env-')), '.env')
+  writeFileSync(
+    envFile,
+    Object.entries(env)
+      .map(([k, v]) => `${k}=${v}`)
+      .join('\n'),
+  )
+  const r = await execa(
+    process.execPath,
+    [
+      path.join(action, 'scripts', 'run-action.mjs'),
+      '--action',
+      action,
+      '--workspace',
+      workspace,
+      '--env',
+      envFile,
+      '--json',
+      ...Object.entries(inputs).map(([k, v]) => `${k}=${v}`),
+    ],
+    { reject: false },
+  )
+  const last = r.stdout.trim().split('\n').at(-1) ?? ''
+  if (!last.startsWith('{')) throw new Error(`run-action failed:\n${r.stderr}`)
+  return JSON.parse(last) as ActionRun
+}
