@@ -8,6 +8,7 @@ import { publish, publishOutputs } from '../github/publish.js'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { buildPlan } from '../plan/plan.js'
+import { escapeMarkdown } from '../report/escape.js'
 import { jobSummary } from '../report/summary.js'
 import { runLegFromFiles } from '../run/entry.js'
 import { createProgressReporter } from '../run/progress.js'
@@ -61,6 +62,7 @@ export async function run(): Promise<void> {
         })
         for (const [k, v] of Object.entries({ status: d.decision.status, ...d.outputs })) core.setOutput(k, v)
         core.info(d.decision.summary)
+        await core.summary.addRaw(`\n\n**Decision:** ${escapeMarkdown(d.decision.summary)}\n`, true).write()
         for (const h of d.decision.health.filter((x) => x.severity === 'error')) core.error(h.message)
         // F11: legs planned but none recorded is a failed run, never a green "no regression".
         const none = d.decision.health.find((h) => h.code === 'no_legs_executed')
