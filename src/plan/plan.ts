@@ -154,6 +154,5 @@ export function buildPlan(loaded: LoadedManifest, panel: ResolvedPanel, opts: Pl
  * 200 characters.
  */
 export function artifactName(raw: string): string {
-  // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what we strip
   return raw.replace(/[":<>|*?\\/\r\n\u0000-\u001f]/g, '_').slice(0, 200)
 }

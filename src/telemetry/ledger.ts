@@ -108,7 +108,7 @@ export const TelemetrySummarySchema = z.strictObject({
     .int()
     .nonnegative()
     .nullable()
-    .describe('bytes of the first request carrying tools (the agent\'s opening prompt)'),
+    .describe("bytes of the first request carrying tools (the agent's opening prompt)"),
   first_request_tools: z.number().int().nonnegative().nullable(),
   aux_requests: z
     .number()

@@ -18,7 +18,9 @@ describe('the bundled action (dist/index.js) run as the runner runs it', () => {
     expect(matrix.include).toHaveLength(16)
     expect(new Set(matrix.include.map((e: { artifact: string }) => e.artifact)).size).toBe(16)
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true)
-    expect(JSON.parse(readFileSync(path.join(out, 'plan.json'), 'utf8')).experiment_id).toBe('p0-openhands-vs-opencode')
+    expect(JSON.parse(readFileSync(path.join(out, 'plan.json'), 'utf8')).experiment_id).toBe(
+      'p0-openhands-vs-opencode',
+    )
     expect(r.summary).toContain('Harness Watch plan: p0-openhands-vs-opencode')
   })
 
