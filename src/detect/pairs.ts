@@ -24,9 +24,9 @@ function graded(x: InstanceCell | null | undefined): x is InstanceCell {
 }
 
 /**
- * Pairs of a competitive comparison from one comparison.json. Completeness follows the row's status
- * (a block is complete only when every cell is: README "complete block"), so counts match the
- * comparison's own denominators.
+ * Pairs of a competitive comparison from one comparison.json, with the comparison's own denominators:
+ * outcome-complete follows the row's status (every cell graded, identity matching), cost-complete
+ * adds complete telemetry on the two cells compared.
  */
 export function competitivePairs(c: Comparison, baseline: string, treatment: string): PairedBlock[] {
   return c.instances.map((row) => rowPair(row, baseline, treatment))
@@ -37,12 +37,14 @@ function rowPair(row: InstanceRow, baseline: string, treatment: string): PairedB
   const treat = row.cells[treatment] ?? null
   const quarantined = row.status === 'quarantined'
   const outcome = !quarantined && (row.status === 'complete' || row.status === 'cost_incomplete')
+  const both = outcome && graded(base) && graded(treat)
   return {
     instance: row.instance,
     base,
     treat,
-    outcome: outcome && graded(base) && graded(treat),
-    cost: row.status === 'complete' && graded(base) && graded(treat),
+    outcome: both,
+    // The pair's cost denominator: outcome-complete blocks where these two cells have complete telemetry.
+    cost: both && base?.coverage === 'complete' && treat?.coverage === 'complete',
     quarantined,
   }
 }

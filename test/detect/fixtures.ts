@@ -111,7 +111,9 @@ function entry(
   B: number,
 ): ComparisonEntry {
   const outcomeRows = rows.filter((r) => r.status === 'complete' || r.status === 'cost_incomplete')
-  const costRows = rows.filter((r) => r.status === 'complete')
+  const costRows = outcomeRows.filter(
+    (r) => r.cells[baseline]?.coverage === 'complete' && r.cells[treatment]?.coverage === 'complete',
+  )
   let both = 0
   let b = 0
   let c = 0
