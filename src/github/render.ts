@@ -175,7 +175,8 @@ function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string 
       : s.state === 'not_confirmable'
         ? 'not rerun: driven only by quarantined/unstable instances'
         : 'pending'
-    return `| ${who} | ${escapeMarkdown(METRIC_RULES[s.metric].label)} | ${escapeMarkdown(s.rule)} | ${formatEffect(s.effect)}${p} | ${escapeMarkdown(rerun)} | **${s.state}** |`
+    // Rule, effects and rerun text are built here from numbers and ids, not quoted from a run.
+    return `| ${who} | ${METRIC_RULES[s.metric].label} | ${s.rule} | ${formatEffect(s.effect)}${p} | ${rerun} | **${s.state}** |`
   })
   return [
     '#### Threshold crossings',
@@ -183,6 +184,7 @@ function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string 
     '| comparison | metric | rule | first run (95% interval) | rerun (projected) | state |',
     '|---|---|---|---|---|---|',
     ...rows,
+    '',
   ].join('\n')
 }
 
@@ -217,6 +219,7 @@ function healthSections(health: Health[]): Section[] {
         '| severity | code | what |',
         '|---|---|---|',
         ...rows,
+        '',
       ].join('\n'),
       keep: health.some((h) => h.severity === 'error'),
     },
