@@ -17,7 +17,10 @@ export interface BundleRun {
  * kept) with action.yml defaults applied, fresh GITHUB_OUTPUT / GITHUB_STEP_SUMMARY files, cwd = the
  * workspace; outputs parsed from the runner's `name<<delimiter` file format.
  */
-export function runBundle(inputs: Record<string, string>, opts: { cwd?: string; env?: Record<string, string> } = {}): BundleRun {
+export function runBundle(
+  inputs: Record<string, string>,
+  opts: { cwd?: string; env?: Record<string, string> } = {},
+): BundleRun {
   const root = path.resolve(import.meta.dirname, '..', '..')
   const action = parse(readFileSync(path.join(root, 'action.yml'), 'utf8')) as {
     inputs: Record<string, { default?: string }>
