@@ -63,7 +63,10 @@ describe('manifest validation', () => {
   it('rejects duplicate instance ids (F09) and names the duplicate', () => {
     const text = valid
       .replace('opencod\n', 'opencode\n')
-      .replace('[django__django-11099, sympy__sympy-20590]', '[django__django-11099, sympy__sympy-20590, django__django-11099]')
+      .replace(
+        '[django__django-11099, sympy__sympy-20590]',
+        '[django__django-11099, sympy__sympy-20590, django__django-11099]',
+      )
     expect(problems(text)).toEqual([
       'manifests/p0.yml:14:57 panel.instances[2]: duplicate instance id "django__django-11099" (also at index 0)',
     ])
@@ -91,7 +94,9 @@ describe('manifest validation', () => {
 
   it('rejects an empty panel', () => {
     const text = valid.replace('opencod\n', 'opencode\n').replace(/instances: \[.*\]/, 'instances: []')
-    expect(problems(text)).toEqual(['manifests/p0.yml:14:14 panel.instances: the panel is empty: list at least one instance'])
+    expect(problems(text)).toEqual([
+      'manifests/p0.yml:14:14 panel.instances: the panel is empty: list at least one instance',
+    ])
   })
 
   it('reports missing and unknown fields with their paths', () => {
@@ -120,7 +125,9 @@ describe('manifest validation', () => {
 
   it('reads JSON manifests too, with positions', () => {
     const json = JSON.stringify(baseManifest({ trials: 0 }), null, 2)
-    expect(problems(json, 'm.json')).toEqual([`m.json:${json.split('\n').findIndex((l) => l.includes('"trials"')) + 1}:13 trials: trials (k) must be at least 1`])
+    expect(problems(json, 'm.json')).toEqual([
+      `m.json:${json.split('\n').findIndex((l) => l.includes('"trials"')) + 1}:13 trials: trials (k) must be at least 1`,
+    ])
   })
 
   it('rejects instance ids that could escape a folder', () => {
