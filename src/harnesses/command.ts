@@ -1,6 +1,8 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
+import { COMMAND_PLACEHOLDERS, type CommandPlaceholder } from '../manifest/templates.js'
+import { expandTemplate, shellQuote } from '../util/template.js'
 import type {
   AttemptContext,
   HarnessAdapter,
@@ -12,30 +14,17 @@ import type {
 import { attemptEnv } from './env.js'
 import { writeCellFiles } from './files.js'
 import { parseJsonLines } from './jsonl.js'
-import { shellQuote } from './shell.js'
 import { openaiBaseUrl } from './urls.js'
 
-/** Placeholders a command template may use; each is replaced by its shell-quoted value. */
-export const COMMAND_PLACEHOLDERS = [
-  'prompt',
-  'prompt_file',
-  'workspace',
-  'base_url',
-  'openai_base_url',
-  'model',
-  'api_key',
-] as const
-export type CommandPlaceholder = (typeof COMMAND_PLACEHOLDERS)[number]
-
-const PLACEHOLDER_RE = new RegExp(`\\{(${COMMAND_PLACEHOLDERS.join('|')})\\}`, 'g')
+export { COMMAND_PLACEHOLDERS, type CommandPlaceholder } from '../manifest/templates.js'
 
 /**
- * Fill a command template: every `{name}` from {@link COMMAND_PLACEHOLDERS} becomes its value,
- * shell-quoted (so a prompt with quotes, `$` or newlines stays one word). Other braces are left alone
- * (templates may hold JSON or `${VAR}`).
+ * Fill a command template: every `{name}` from COMMAND_PLACEHOLDERS becomes its value, shell-quoted
+ * (so a prompt with quotes, `$` or newlines stays one word); `${VAR}` and JSON braces are left alone.
+ * Throws HwError `template_invalid` for an unknown placeholder or one written inside quotes.
  */
 export function renderCommandTemplate(template: string, values: Record<CommandPlaceholder, string>): string {
-  return template.replace(PLACEHOLDER_RE, (_m, name: CommandPlaceholder) => shellQuote(values[name]))
+  return expandTemplate(template, values, COMMAND_PLACEHOLDERS, 'cells[].config.command')
 }
 
 /**

@@ -69,11 +69,11 @@ export function parseManifestText(text: string, file: string): Manifest {
       help: 'a manifest starts with schema_version, experiment, model, benchmark, panel, cells, baseline',
     })
   }
-  const result = ManifestSchema.safeParse(value)
+  const result = ManifestSchema.safeParse(value, { reportInput: true })
   if (result.success) return result.data
   const details = result.error.issues.map((issue) => {
-    const { line, col } = locate(doc.contents, issue.path, lineCounter)
-    return `${file}:${line}:${col} ${fieldPath(issue.path)}: ${describeIssue(issue)}`
+    const { line, col, source } = locate(doc.contents, issue.path, lineCounter, text)
+    return `${file}:${line}:${col} ${fieldPath(issue.path)}: ${describeIssue(issue, source)}`
   })
   throw new HwError('manifest_invalid', `${file}: ${details.length} problem(s) in the manifest`, {
     details,
@@ -91,12 +91,17 @@ export function fieldPath(p: readonly PropertyKey[]): string {
   return out || '(top level)'
 }
 
-function describeIssue(issue: z.core.$ZodIssue): string {
+function describeIssue(issue: z.core.$ZodIssue, source: string | null): string {
   switch (issue.code) {
-    case 'invalid_type':
-      return (issue as { input?: unknown }).input === undefined
-        ? `required field is missing (expected ${issue.expected})`
-        : issue.message
+    case 'invalid_type': {
+      const input = (issue as { input?: unknown }).input
+      if (input === undefined) return `required field is missing (expected ${issue.expected})`
+      if (issue.expected === 'string' && (typeof input === 'number' || typeof input === 'boolean')) {
+        // YAML reads 1.0 as a number and yes as a boolean: the fix is quoting.
+        return `expected a string, got ${describeValue(input)} (write it in quotes, e.g. "${source ?? String(input)}")`
+      }
+      return `expected ${issue.expected === 'int' ? 'an integer' : issue.expected}, got ${describeValue(input)}`
+    }
     case 'unrecognized_keys':
       return `unknown field${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((k) => `"${k}"`).join(', ')}`
     default:
@@ -104,8 +109,26 @@ function describeIssue(issue: z.core.$ZodIssue): string {
   }
 }
 
-/** Line and column of the deepest existing node on `p` (1-based), or 1:1. */
-function locate(root: unknown, p: readonly PropertyKey[], lc: LineCounter): { line: number; col: number } {
+/** A short, quoted rendering of a bad value for messages (`"two"`, `1.5`, `a list`). */
+function describeValue(v: unknown): string {
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'a list'
+  if (typeof v === 'object') return 'a mapping'
+  if (typeof v === 'number' && !Number.isFinite(v)) return String(v)
+  const text = JSON.stringify(v) ?? String(v)
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text
+}
+
+/**
+ * Line and column of the deepest existing node on `p` (1-based), or 1:1, and the node's source text
+ * when it is the scalar the path names.
+ */
+function locate(
+  root: unknown,
+  p: readonly PropertyKey[],
+  lc: LineCounter,
+  text: string,
+): { line: number; col: number; source: string | null } {
   let node = root as Node | null | undefined
   let best = node
   for (const key of p) {
@@ -123,7 +146,9 @@ function locate(root: unknown, p: readonly PropertyKey[], lc: LineCounter): { li
     best = next
   }
   const offset = best?.range?.[0] ?? 0
-  return lc.linePos(offset)
+  const reached = best !== root || p.length === 0
+  const source = reached && isScalar(best) && best.range ? text.slice(best.range[0], best.range[1]) : null
+  return { ...lc.linePos(offset), source }
 }
 
 /** sha256 hex of the canonical JSON of what makes a cell behave: harness, version, wire API, config. */

@@ -1,5 +1,8 @@
 import { z } from 'zod'
+import { HwError } from '../errors.js'
 import { HARNESS_NAMES, HARNESSES, isHarnessName } from '../harnesses/names.js'
+import { templatePlaceholders } from '../util/template.js'
+import { COMMAND_PLACEHOLDERS, ID_LIST_PLACEHOLDERS } from './templates.js'
 
 /**
  * The experiment manifest: the committed, versioned declaration of one paired comparison.
@@ -94,7 +97,9 @@ export const VerifierSchema = z.strictObject({
   command: z
     .string()
     .optional()
-    .describe('grading command template for kind=command: {instance} {workspace} {patch} {out}'),
+    .describe(
+      'grading command template for kind=command: {instance} {workspace} {patch} {predictions} {out} {run_id}',
+    ),
   timeout_s: z.number().positive().default(300).describe('verifier wall-clock limit, seconds'),
 })
 
@@ -105,7 +110,9 @@ export const BenchmarkSchema = z.strictObject({
   setup: z
     .string()
     .optional()
-    .describe('for id lists: command template that prepares {workspace} for {instance}'),
+    .describe(
+      'for id lists: command template that prepares {workspace} for {instance} and writes the prompt to {out}/instruction.md',
+    ),
 })
 
 export const PanelSchema = z.strictObject({
@@ -131,7 +138,9 @@ export const CellConfigSchema = z.strictObject({
   command: z
     .string()
     .optional()
-    .describe('harness=command: template with {prompt} {workspace} {base_url} {model} {api_key}'),
+    .describe(
+      'harness=command: template with {prompt} {prompt_file} {workspace} {base_url} {openai_base_url} {model} {api_key}',
+    ),
 })
 
 export const CellSchema = z.strictObject({
@@ -340,12 +349,33 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       message: 'verifier kind "command" needs a command template',
     })
   }
+  checkTemplate(m.benchmark.setup, ['benchmark', 'setup'], ID_LIST_PLACEHOLDERS, ctx)
+  checkTemplate(m.benchmark.verifier.command, ['benchmark', 'verifier', 'command'], ID_LIST_PLACEHOLDERS, ctx)
+  m.cells.forEach((cell, i) => {
+    checkTemplate(cell.config.command, ['cells', i, 'config', 'command'], COMMAND_PLACEHOLDERS, ctx)
+  })
   if (m.telemetry.source === 'litellm' && !m.telemetry.litellm) {
     ctx.addIssue({
       code: 'custom',
       path: ['telemetry', 'litellm'],
       message: 'telemetry source "litellm" needs a litellm block (it may be empty: {} takes the defaults)',
     })
+  }
+}
+
+/** A command template may only use its field's placeholders, never inside quotes. */
+function checkTemplate(
+  template: string | undefined,
+  path: (string | number)[],
+  allowed: readonly string[],
+  ctx: z.RefinementCtx,
+): void {
+  if (template === undefined) return
+  try {
+    templatePlaceholders(template, allowed)
+  } catch (e) {
+    if (!(e instanceof HwError)) throw e
+    ctx.addIssue({ code: 'custom', path, message: `${e.message}${e.help ? ` (${e.help})` : ''}` })
   }
 }
 

@@ -3,128 +3,27 @@ import path from 'node:path'
 import { z } from 'zod'
 import { HwError } from '../errors.js'
 import { InstanceId } from '../manifest/schema.js'
+import { ID_LIST_PLACEHOLDERS, type IdListPlaceholder } from '../manifest/templates.js'
+import {
+  expandTemplate as expandWith,
+  templatePlaceholders as templatePlaceholdersOf,
+} from '../util/template.js'
 
-/**
- * Placeholders of the id-list command templates (`benchmark.setup`, `benchmark.verifier.command`):
- * instance: the instance id · workspace: the attempt's workspace folder · patch: file holding the
- * attempt's diff · predictions: SWE-bench predictions JSONL holding that diff · out: a folder for the
- * grader's reports · run_id: the run's id.
- */
-export const TEMPLATE_PLACEHOLDERS = [
-  'instance',
-  'workspace',
-  'patch',
-  'predictions',
-  'out',
-  'run_id',
-] as const
-export type Placeholder = (typeof TEMPLATE_PLACEHOLDERS)[number]
-export type TemplateVars = Partial<Record<Placeholder, string>>
+export { ID_LIST_PLACEHOLDERS as TEMPLATE_PLACEHOLDERS } from '../manifest/templates.js'
+export type TemplateVars = Partial<Record<IdListPlaceholder, string>>
 
-const KNOWN = new Set<string>(TEMPLATE_PLACEHOLDERS)
-const supported = TEMPLATE_PLACEHOLDERS.map((p) => `{${p}}`).join(' ')
-
-/** A string as one POSIX shell word: bare when it holds only safe characters, else single-quoted. */
-export function shellQuote(s: string): string {
-  if (/^[A-Za-z0-9_./:=@+%,-]+$/.test(s)) return s
-  return `'${s.replaceAll("'", `'\\''`)}'`
-}
-
-type Piece = { text: string } | { name: string }
-
-/**
- * Split a template into text and `{name}` placeholders; `{{` and `}}` stand for literal braces.
- * Throws HwError `template_invalid` (where = `name`) for an unknown placeholder, and for a placeholder
- * written inside shell quotes (values are quoted here; quoting them again would keep the quote marks).
- */
-function parseTemplate(template: string, name: string): Piece[] {
-  const pieces: Piece[] = []
-  let text = ''
-  let quote: "'" | '"' | null = null
-  for (let i = 0; i < template.length; i++) {
-    const c = template[i] as string
-    if (quote !== "'" && c === '\\' && i + 1 < template.length) {
-      text += c + template[++i]
-      continue
-    }
-    if ((c === '{' || c === '}') && template[i + 1] === c) {
-      text += c
-      i++
-      continue
-    }
-    // `${NAME}` is the shell's own expansion, not a placeholder
-    if (c === '{' && template[i - 1] !== '$') {
-      const m = /^\{([A-Za-z_][A-Za-z0-9_]*)\}/.exec(template.slice(i))
-      if (m) {
-        const ph = m[1] as string
-        if (!KNOWN.has(ph)) {
-          throw new HwError('template_invalid', `unknown placeholder {${ph}} in template "${template}"`, {
-            where: name,
-            help: `supported placeholders: ${supported}; write {{ and }} for literal braces`,
-          })
-        }
-        if (quote) {
-          throw new HwError(
-            'template_invalid',
-            `placeholder {${ph}} is inside ${quote} quotes in template "${template}"`,
-            {
-              where: name,
-              help: 'remove the quotes around it: every value is shell-quoted when the template is expanded',
-            },
-          )
-        }
-        if (text) pieces.push({ text })
-        text = ''
-        pieces.push({ name: ph })
-        i += m[0].length - 1
-        continue
-      }
-    }
-    if (c === "'" || c === '"') {
-      if (quote === null) quote = c
-      else if (quote === c) quote = null
-    }
-    text += c
-  }
-  if (text) pieces.push({ text })
-  return pieces
-}
-
-/** The placeholders a template uses, in order of first use. Throws like `expandTemplate` for a bad template. */
-export function templatePlaceholders(template: string, name = 'template'): Placeholder[] {
-  const out: Placeholder[] = []
-  for (const p of parseTemplate(template, name)) {
-    if ('name' in p && !out.includes(p.name as Placeholder)) out.push(p.name as Placeholder)
-  }
-  return out
+/** The placeholders an id-list template uses, in order of first use (see src/util/template.ts). */
+export function templatePlaceholders(template: string, name = 'template'): IdListPlaceholder[] {
+  return templatePlaceholdersOf(template, ID_LIST_PLACEHOLDERS, name)
 }
 
 /**
- * Expand a command template for `bash -c`: each `{placeholder}` becomes its value as one shell word
- * (shellQuote), so an instance id or path holding `;`, `$()`, spaces or quotes cannot inject commands.
- * `name` (e.g. "benchmark.verifier.command") is where errors point. Throws HwError `template_invalid`
- * for an unknown placeholder, a quoted placeholder, or one whose value is not available here.
+ * Expand an id-list template (`benchmark.setup`, `benchmark.verifier.command`) for `bash -c`; values are
+ * shell-quoted. Throws HwError `template_invalid` (where = `name`) for an unknown or quoted
+ * placeholder, or one whose value is not available here.
  */
 export function expandTemplate(template: string, vars: TemplateVars, name = 'template'): string {
-  return parseTemplate(template, name)
-    .map((p) => {
-      if ('text' in p) return p.text
-      const v = vars[p.name as Placeholder]
-      if (v === undefined) {
-        throw new HwError(
-          'template_invalid',
-          `placeholder {${p.name}} has no value here in template "${template}"`,
-          {
-            where: name,
-            help: `this template can use: ${Object.keys(vars)
-              .map((k) => `{${k}}`)
-              .join(' ')}`,
-          },
-        )
-      }
-      return shellQuote(v)
-    })
-    .join('')
+  return expandWith(template, vars, ID_LIST_PLACEHOLDERS, name)
 }
 
 /** One line of SWE-bench's predictions JSONL (the input of swebench.harness.run_evaluation). */

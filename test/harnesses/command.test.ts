@@ -48,7 +48,7 @@ describe('command adapter', () => {
         files: { '.config/tool/conf.txt': 'x=1\n' },
         command:
           // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion in a command template
-          'printf "%s\\n" {prompt} > out.txt; cat {prompt_file} > pf.txt; echo "$HW_MODEL $HW_API_KEY $MY_FLAG ${HW_LEAK_CANARY:-none} {base_url} {openai_base_url}"; echo "$PATH" > path.txt; printf "%s|" "$@" > args.txt; echo',
+          'printf "%s\\n" {prompt} > out.txt; cat {prompt_file} > pf.txt; echo "$HW_MODEL $HW_API_KEY $MY_FLAG ${HW_LEAK_CANARY:-none}" {base_url} {openai_base_url}; echo "$PATH" > path.txt; printf "%s|" "$@" > args.txt; echo',
       },
     })
     const installed = await commandAdapter.install('1.0.0', { cacheDir: dirs.tmp, log: () => {} })

@@ -152,6 +152,38 @@ describe('manifest validation', () => {
     ])
   })
 
+  it('says a wrong type is a wrong type, not a missing field, and shows the value', () => {
+    const text = valid
+      .replace('opencod\n', 'opencode\n')
+      .replace('    version: 1.8.3', '    version: 1.0')
+      .replace('baseline: openhands', 'baseline: openhands\ntrials: "two"\nconcurrency: 1.5\ncells_extra: no')
+    expect(problems(text)).toEqual([
+      'manifests/p0.yml:18:14 cells[0].version: expected a string, got 1 (write it in quotes, e.g. "1.0")',
+      'manifests/p0.yml:23:9 trials: expected number, got "two"',
+      'manifests/p0.yml:24:14 concurrency: expected an integer, got 1.5',
+      'manifests/p0.yml:1:1 (top level): unknown field "cells_extra"',
+    ])
+  })
+
+  it('rejects command templates with unknown or quoted placeholders when validating', () => {
+    const m = baseManifest({
+      benchmark: { family: 'f', revision: 'r', setup: 'prep {instance} {wrkspace}' },
+      cells: [
+        { id: 'a', harness: 'command', version: '1', config: { command: 'agent --prompt "{prompt}"' } },
+        {
+          id: 'b',
+          harness: 'command',
+          version: '1',
+          config: { command: 'agent {prompt} --json {"a":1} ${HOME}' },
+        },
+      ],
+    })
+    expect(problems(JSON.stringify(m), 'x.json').map((l) => l.replace(/^x\.json:\d+:\d+ /, ''))).toEqual([
+      'benchmark.setup: unknown placeholder {wrkspace} in template "prep {instance} {wrkspace}" (supported placeholders: {instance} {workspace} {patch} {predictions} {out} {run_id}; write {{ and }} for literal braces)',
+      'cells[0].config.command: placeholder {prompt} is inside " quotes in template "agent --prompt "{prompt}"" (remove the quotes around it: every value is shell-quoted when the template is expanded)',
+    ])
+  })
+
   it('loads from disk with a sha256 and per-cell config hashes that ignore key order', async () => {
     const a = await loadManifest(writeManifest(baseManifest()))
     const reordered = baseManifest()

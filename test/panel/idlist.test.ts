@@ -8,12 +8,12 @@ import { HwError } from '../../src/errors.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import {
   expandTemplate,
-  shellQuote,
   TEMPLATE_PLACEHOLDERS,
   templatePlaceholders,
   writePredictions,
 } from '../../src/panel/idlist.js'
 import { packageRoot } from '../../src/util/paths.js'
+import { shellQuote } from '../../src/util/template.js'
 import { removeDir } from './fixture.js'
 
 function thrown(fn: () => unknown): HwError {
