@@ -32,7 +32,7 @@ export class HwError extends Error {
 }
 
 /** Exit codes shared by the CLI commands. */
-export const EXIT = { ok: 0, failure: 1, usage: 2 } as const
+export const EXIT = { ok: 0, failure: 1, usage: 2, interrupted: 130 } as const
 
 export function isHwError(e: unknown): e is HwError {
   return e instanceof HwError

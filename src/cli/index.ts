@@ -1,5 +1,8 @@
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { Command, CommanderError } from 'commander'
 import { EXIT, isHwError } from '../errors.js'
+import { packageRoot } from '../util/paths.js'
 import { registerAggregate } from './commands/aggregate.js'
 import { registerCompare } from './commands/compare.js'
 import { registerConfirm } from './commands/confirm.js'
@@ -18,6 +21,7 @@ import { registerValidate } from './commands/validate.js'
 export function buildProgram(): Command {
   const program = new Command('harness-watch')
     .description('Paired, proxy-measured comparisons of AI coding-agent harnesses on identical work.')
+    .version(packageVersion(), '-V, --version', 'print the harness-watch version')
     .option('--verbose', 'show stack traces and debug output')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
@@ -37,6 +41,12 @@ export function buildProgram(): Command {
   return program
 }
 
+/** The version in harness-watch's own package.json. */
+export function packageVersion(): string {
+  return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
+    .version
+}
+
 /**
  * Run the CLI. Returns the exit code instead of exiting so tests can call it.
  * A user mistake (HwError) prints its message and exits 2; any other failure prints one line and
@@ -51,6 +61,11 @@ export async function main(argv: string[]): Promise<number> {
     if (e instanceof CommanderError) {
       // --help and --version land here with exitCode 0.
       return e.exitCode === 0 ? EXIT.ok : EXIT.usage
+    }
+    if (isHwError(e) && e.code === 'aborted') {
+      // Interrupted (Ctrl-C / SIGTERM): the shell convention for a SIGINT exit.
+      process.stderr.write(`stopped: ${e.message}\n`)
+      return EXIT.interrupted
     }
     if (isHwError(e)) {
       process.stderr.write(`error: ${e.format()}\n`)

@@ -1,6 +1,7 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import pLimit from 'p-limit'
+import lockfile from 'proper-lockfile'
 import { aggregate, type WrittenReports } from '../compare/aggregate.js'
 import { type DetectStepResult, detectStep } from '../detect/step.js'
 import { HwError } from '../errors.js'
@@ -30,7 +31,7 @@ export interface LocalOptions {
   concurrency?: number
   /** Run the targeted confirmation round on a breach (default true when the manifest enables it). */
   confirm?: boolean
-  /** Resume legs already in `out` (default) or start them afresh. */
+  /** Move an existing `out` aside (to `<out>.prev-<UTC stamp>`) and start afresh; default: resume it. */
   fresh?: boolean
   progress?: ProgressReporter
   log: (line: string) => void
@@ -72,8 +73,29 @@ export async function runLocal(opts: LocalOptions): Promise<LocalResult> {
   const m = loaded.manifest
   const panel = await resolvePanel(m, loaded.dir, opts.manifestFile)
   const plan = buildPlan(loaded, panel)
+  if (opts.concurrency !== undefined && (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)) {
+    throw new HwError('usage', `--concurrency must be a whole number ≥ 1, got ${opts.concurrency}`)
+  }
+  if (opts.fresh) await moveAside(opts.out, opts.log)
   await mkdir(opts.out, { recursive: true })
+  const release = await lockOut(opts.out)
+  try {
+    return await runLocked(opts, loaded, panel, plan, t0)
+  } finally {
+    await release()
+  }
+}
+
+async function runLocked(
+  opts: LocalOptions,
+  loaded: LoadedManifest,
+  panel: Awaited<ReturnType<typeof resolvePanel>>,
+  plan: Plan,
+  t0: number,
+): Promise<LocalResult> {
+  const m = loaded.manifest
   const planPath = path.join(opts.out, 'plan.json')
+  await refuseOtherRun(planPath, plan)
   await writeFile(planPath, strictJson(plan))
   opts.log(
     `plan: ${plan.legs.length} legs (${plan.cells.map((c) => c.id).join(', ')} × ${plan.shards.count} shard(s)), ` +
@@ -167,6 +189,67 @@ async function runRound(
   const reports = await aggregate({ plan: planPath, artifacts, out: dir })
   const detection = await detectStep({ comparison: reports.comparisonPath, plan: planPath, out: dir })
   return { round: plan.round, plan, planPath, legs, reports, detection }
+}
+
+/**
+ * Hold `<out>/.hw-local.lock` for the whole run: two runs writing one folder would run every attempt
+ * twice and mix their records. Throws HwError `out_locked` when another run holds it.
+ */
+async function lockOut(out: string): Promise<() => Promise<void>> {
+  try {
+    return await lockfile.lock(out, {
+      lockfilePath: path.join(out, '.hw-local.lock'),
+      realpath: false,
+      stale: 30_000,
+      update: 5_000,
+      onCompromised: () => {},
+    })
+  } catch (e) {
+    if ((e as { code?: string }).code !== 'ELOCKED') throw e
+    throw new HwError('out_locked', `another harness-watch run is writing to ${out}`, {
+      help: 'wait for it to finish, or use another --out',
+    })
+  }
+}
+
+/**
+ * A folder already holding a run of another manifest version (or another plan) is never reused: its
+ * attempts would be mixed with the new ones. Throws HwError `out_mismatch`.
+ */
+async function refuseOtherRun(planPath: string, plan: Plan): Promise<void> {
+  let old: { manifest_sha256?: string; seed?: number; experiment_id?: string } | null = null
+  try {
+    old = JSON.parse(await readFile(planPath, 'utf8'))
+  } catch {
+    return
+  }
+  if (!old) return
+  const same =
+    old.manifest_sha256 === plan.manifest_sha256 &&
+    old.seed === plan.seed &&
+    old.experiment_id === plan.experiment_id
+  if (!same) {
+    throw new HwError(
+      'out_mismatch',
+      `${path.dirname(planPath)} holds a run of another manifest version (sha256 ${String(old.manifest_sha256).slice(0, 12)}, now ${plan.manifest_sha256.slice(0, 12)})`,
+      { help: 'use another --out, or --fresh to move the old run aside' },
+    )
+  }
+}
+
+/** Move an existing output folder to `<out>.prev-<UTC stamp>` (nothing is deleted). */
+async function moveAside(out: string, log: (line: string) => void): Promise<void> {
+  const stamp = new Date()
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d+Z$/, 'Z')
+  const dest = `${out.replace(/\/+$/, '')}.prev-${stamp}`
+  try {
+    await rename(out, dest)
+    log(`--fresh: moved the previous run to ${dest}`)
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
+  }
 }
 
 /** Install every harness the plan uses, one after another (before legs start in parallel). */

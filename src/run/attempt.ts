@@ -285,7 +285,9 @@ export async function runAttempt(
     return {
       record,
       telemetry: { rows: telemetry.rows, summary },
-      aborted: run?.aborted ?? false,
+      // Once the run is aborted nothing that ends is recorded: an interrupted copy or a killed child is
+      // our stop, not the attempt's failure (resume runs it again).
+      aborted: (run?.aborted ?? false) || (signal?.aborted ?? false),
       missingPassEnv,
     }
   } finally {

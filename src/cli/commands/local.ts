@@ -33,7 +33,7 @@ export function registerLocal(program: Command): void {
     .option('--work-root <dir>', 'root of attempt workspaces and homes (default: <tmp>/hw)')
     .option('--concurrency <n>', 'legs at once (default: the manifest concurrency)', parseIntOption)
     .option('--no-confirm', 'skip the targeted confirmation round on a breach')
-    .option('--fresh', 'start legs afresh instead of resuming attempts already in --out')
+    .option('--fresh', 'move an existing --out aside (to <out>.prev-<stamp>) instead of resuming it')
     .addHelpText(
       'after',
       '\nCtrl-C stops every attempt and process started here. Rerunning into the same --out resumes.\n' +
@@ -76,6 +76,7 @@ export function registerLocal(program: Command): void {
             `report:     ${path.resolve(first.reports.reportPath)}`,
             `html:       ${path.resolve(first.reports.htmlPath)}`,
             `comparison: ${path.resolve(first.reports.comparisonPath)}`,
+            `decision:   ${path.resolve(r.final.decisionPath)} (${r.final.decision.status})`,
           )
         }
         lines.push(`finished in ${r.wallS.toFixed(1)}s`)

@@ -1,0 +1,92 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { mkdtemp } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { HwError } from '../../src/errors.js'
+import { runLocal } from '../../src/local/pipeline.js'
+import { writeManifest } from '../support/manifests.js'
+
+// `local` with `command` cells (real child processes, no harness install) on two built-in tasks.
+function manifest(command: string, seed = 1, passEnv: string[] = []): string {
+  return writeManifest({
+    schema_version: 1,
+    experiment: { id: 'local-guards' },
+    model: { id: 'gpt-5-mini', provider: 'scripted', api: 'chat', prices: { input: 1, output: 2 } },
+    benchmark: { family: 'builtin', revision: 'core-v1', verifier: { timeout_s: 60 } },
+    panel: { source: 'builtin', name: 'core', instances: ['js-fix-slugify', 'py-fix-mutable-default'] },
+    cells: [
+      { id: 'a', harness: 'command', version: '1.0.0', config: { command, pass_env: passEnv } },
+      { id: 'b', harness: 'command', version: '1.0.0', config: { command, pass_env: passEnv } },
+    ],
+    baseline: 'a',
+    budgets: { timeout_s: 60 },
+    concurrency: 2,
+    seed,
+    confirmation: { enabled: false, max_blocks: 2 },
+    reporting: { bootstrap_resamples: 200 },
+  })
+}
+
+const quiet = () => {}
+const attempts = (out: string, cell: string) =>
+  readFileSync(path.join(out, 'artifacts', `hw-local-guards-${cell}-0`, 'attempts.jsonl'), 'utf8')
+    .trim()
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as { instance_id: string; exit: { class: string } })
+
+describe('harness-watch local: the output folder is guarded', () => {
+  it('refuses a second run writing the same folder at the same time', async () => {
+    const out = await mkdtemp(path.join(tmpdir(), 'hw-local-'))
+    const file = manifest('sleep 2')
+    const first = runLocal({ manifestFile: file, out, log: quiet })
+    await new Promise((r) => setTimeout(r, 500))
+    const err = await runLocal({ manifestFile: file, out, log: quiet }).catch((e) => e)
+    expect(err).toBeInstanceOf(HwError)
+    expect((err as HwError).code).toBe('out_locked')
+    const r = await first
+    expect(r.rounds[0]?.legs.map((l) => l.status)).toEqual(['complete', 'complete'])
+    expect(attempts(out, 'a')).toHaveLength(2)
+  })
+
+  it('never mixes runs of two manifest versions; --fresh moves the old run aside', async () => {
+    const out = await mkdtemp(path.join(tmpdir(), 'hw-local-'))
+    await runLocal({ manifestFile: manifest('true'), out, log: quiet })
+    const plan = readFileSync(path.join(out, 'plan.json'), 'utf8')
+    const err = await runLocal({ manifestFile: manifest('true', 2), out, log: quiet }).catch((e) => e)
+    expect((err as HwError).code).toBe('out_mismatch')
+    expect(readFileSync(path.join(out, 'plan.json'), 'utf8')).toBe(plan)
+    const lines: string[] = []
+    await runLocal({ manifestFile: manifest('true', 2), out, log: (l) => lines.push(l), fresh: true })
+    const aside = readdirSync(path.dirname(out)).filter((n) => n.startsWith(`${path.basename(out)}.prev-`))
+    expect(aside).toHaveLength(1)
+    expect(existsSync(path.join(path.dirname(out), aside[0] as string, 'plan.json'))).toBe(true)
+    expect(JSON.parse(readFileSync(path.join(out, 'plan.json'), 'utf8')).seed).toBe(2)
+    expect(lines.some((l) => l.startsWith('--fresh: moved the previous run to'))).toBe(true)
+  })
+
+  it('an interrupted run records nothing for the attempts it stopped, and a rerun resumes', async () => {
+    const out = await mkdtemp(path.join(tmpdir(), 'hw-local-'))
+    // The pause comes from the runner's environment (pass_env), so both runs share one manifest.
+    // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion in the command template
+    const file = manifest('sleep "${HW_TEST_PAUSE:-0}"', 1, ['HW_TEST_PAUSE'])
+    const controller = new AbortController()
+    const env = { ...process.env, HW_TEST_PAUSE: '30' }
+    const run = runLocal({ manifestFile: file, out, log: quiet, signal: controller.signal, env })
+    await new Promise((r) => setTimeout(r, 3000))
+    controller.abort()
+    const err = await run.catch((e) => e)
+    expect((err as HwError).code).toBe('aborted')
+    const recorded = (cell: string) =>
+      existsSync(path.join(out, 'artifacts', `hw-local-guards-${cell}-0`, 'attempts.jsonl'))
+        ? attempts(out, cell)
+        : []
+    expect([...recorded('a'), ...recorded('b')]).toEqual([])
+    const r = await runLocal({ manifestFile: file, out, log: quiet })
+    expect(r.rounds[0]?.legs.map((l) => l.status)).toEqual(['complete', 'complete'])
+    for (const cell of ['a', 'b']) {
+      expect(attempts(out, cell).map((a) => a.exit.class)).toEqual(['clean', 'clean'])
+    }
+  }, 90_000)
+})
