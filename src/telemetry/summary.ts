@@ -21,10 +21,19 @@ export interface SummaryContext {
   /** Model id declared in the manifest route; observed models are checked against it. */
   declaredModel: string | null
   findings?: CoverageFinding[]
+  /**
+   * Inference requests counted independently of the rows: the front recording proxy's forwarded count
+   * when spend-log rows come from LiteLLM. Null or absent when there is no such count (the rows are the
+   * proxy's own, or no proxy stood in front).
+   */
+  forwardedRequests?: number | null
 }
 
 /** Flag raised when an attempt ran and no inference request reached the measurement plane (F14). */
 export const BYPASS_FLAG = 'telemetry_bypass_suspected'
+
+/** Flag raised when the front proxy forwarded requests but the source logged none of them. */
+export const ROWS_LOST_FLAG = 'ledger_rows_lost'
 
 const SNAPSHOT_SUFFIX = /^-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{3}|latest|preview(-[\w.-]+)?|exp(-[\w.-]+)?)$/
 
@@ -70,14 +79,18 @@ function sumTokens(rows: LedgerRow[], field: keyof Tokens): number | null {
 
 /**
  * Summarise one attempt's ledger rows (pure). Coverage, worst finding first:
- * - `missing`: the attempt has no inference row at all — possible proxy bypass (F14), flag
- *   `telemetry_bypass_suspected`; every total is null (missing is never zero);
+ * - `missing`: the attempt has no inference row at all; every total is null (missing is never zero).
+ *   When the front proxy forwarded requests (`forwardedRequests` > 0) the rows were lost or not yet
+ *   written: flag `ledger_rows_lost`, and `proxy_requests` keeps the forwarded count. Otherwise nothing
+ *   reached the measurement plane — possible proxy bypass (F14), flag `telemetry_bypass_suspected`;
  * - `partial`: some answered requests carried no usage (totals are lower bounds), or a finding says so;
  * - `unknown`: the cache semantics of the route are unknown, so fresh-input and cache totals are null;
  * - `complete` otherwise.
  * `spend_usd` is null when any row is unpriced. `aux_requests` counts requests sent without tools
  * (title/summary calls); `first_request_*` describe the first request that carries tools (the agent's
  * opening prompt), falling back to the first request when none does. `model_mismatch` compares every observed model with the declared one.
+ * `proxy_requests` is the larger of the inference rows and `forwardedRequests` (the proxy's count is
+ * the request measure even where rows are lost, F01).
  */
 export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext): TelemetrySummary {
   const inference = rows.filter((r) => r.api !== 'other')
@@ -102,15 +115,27 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
     flags.add('model_mismatch')
   }
 
-  if (inference.length === 0) {
-    note(
-      'missing',
-      rows.length === 0
-        ? 'no model request was recorded for this attempt: possible proxy bypass (stored credentials or a base URL the harness ignored)'
-        : `only ${rows.length} non-inference request(s) were recorded: possible proxy bypass`,
-      BYPASS_FLAG,
-    )
-  } else {
+  const forwarded = ctx.forwardedRequests ?? null
+  // A finding that already makes the attempt missing (e.g. the source could not be read) explains the
+  // absence of rows: it is neither a bypass nor lost rows.
+  const explained = (ctx.findings ?? []).some((f) => f.coverage === 'missing')
+  if (inference.length === 0 && !explained) {
+    if (forwarded !== null && forwarded > 0) {
+      note(
+        'missing',
+        `${sourceName(ctx.source)} logged 0 of the ${forwarded} request${forwarded === 1 ? '' : 's'} the proxy forwarded (spend logs lost or not yet written)`,
+        ROWS_LOST_FLAG,
+      )
+    } else {
+      note(
+        'missing',
+        rows.length === 0
+          ? 'no model request was recorded for this attempt: possible proxy bypass (stored credentials or a base URL the harness ignored)'
+          : `only ${rows.length} non-inference request(s) were recorded: possible proxy bypass`,
+        BYPASS_FLAG,
+      )
+    }
+  } else if (inference.length > 0) {
     const expecting = inference.filter(expectsUsage)
     const lacking = expecting.filter(lacksUsage)
     if (lacking.length > 0) {
@@ -155,7 +180,7 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
     reason: reasons.length > 0 ? reasons.join('; ') : null,
     rows: rows.length,
     failed_rows: rows.filter((r) => r.status === 'failure').length,
-    proxy_requests: missing ? null : inference.length,
+    proxy_requests: requestCount(inference.length, forwarded, missing),
     input_tokens: total('input_total'),
     input_fresh_tokens: cacheTotal('input_fresh'),
     cache_read_tokens: cacheTotal('cache_read'),
@@ -174,6 +199,16 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
     unpriced_rows: unpriced,
     spend_mismatch_rows: rows.filter((r) => r.flags.includes('spend_mismatch')).length,
   }
+}
+
+/** Inference requests: the proxy's forwarded count when known (rows can be lost), else the rows; null when missing with no count. */
+function requestCount(rows: number, forwarded: number | null, missing: boolean): number | null {
+  if (forwarded !== null && forwarded > 0) return Math.max(rows, forwarded)
+  return missing ? null : rows
+}
+
+function sourceName(source: TelemetrySummary['source']): string {
+  return source === 'litellm' ? 'LiteLLM' : 'the ledger'
 }
 
 function round(usd: number): number {

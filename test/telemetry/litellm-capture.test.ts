@@ -78,6 +78,24 @@ async function chat(endpoint: { origin: string; apiKey: string }, n: number, str
   }
 }
 
+/** `n` plain chat requests, `parallel` at a time, with fetch (the OpenAI client is too slow for 10 000). */
+async function burst(endpoint: { origin: string; apiKey: string }, n: number, parallel = 16): Promise<void> {
+  let next = 0
+  const worker = async (): Promise<void> => {
+    while (next < n) {
+      const i = next++
+      const res = await fetch(`${endpoint.origin}/v1/chat/completions`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${endpoint.apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'gpt-test', messages: [{ role: 'user', content: `q${i}` }] }),
+      })
+      if (res.status !== 200) throw new Error(`request ${i}: HTTP ${res.status}`)
+      await res.arrayBuffer()
+    }
+  }
+  await Promise.all(Array.from({ length: parallel }, worker))
+}
+
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'hw-litellm-'))
 })
@@ -232,6 +250,30 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
     expect(summary.coverage).toBe('missing')
     expect(summary.spend_usd).toBeNull()
     expect(summary.flags).toContain('telemetry_bypass_suspected')
+    expect(summary.flags).not.toContain('ledger_rows_lost')
+    expect(summary.proxy_requests).toBeNull()
+    expect(summary.reconciliation?.proxy_requests).toBe(0)
+  })
+
+  it('LiteLLM logging none of the requests the proxy forwarded is lost rows, not a bypass', async () => {
+    const c = await open({ settings: { ...SETTINGS, max_wait_s: 0.5 } }, 0)
+    const t = await c.begin(attribution('inst-lost'), {})
+    fake.dropNextRows = 3 // every batch write of the attempt lost: no row, no key spend
+    await chat(t.endpoint, 3)
+    const { rows, summary } = await t.finish()
+    expect(rows).toHaveLength(0)
+    expect(TelemetrySummarySchema.parse(summary)).toBeTruthy()
+    expect(summary.coverage).toBe('missing')
+    expect(summary.reason).toBe(
+      'LiteLLM logged 0 of the 3 requests the proxy forwarded (spend logs lost or not yet written)',
+    )
+    expect(summary.flags).toContain('ledger_rows_lost')
+    expect(summary.flags).toContain('spend_logs_unsettled')
+    expect(summary.flags).not.toContain('telemetry_bypass_suspected')
+    // The forwarded count stays visible: the attempt line reads "3 requests", never "requests unknown".
+    expect(summary.proxy_requests).toBe(3)
+    expect(summary.reconciliation).toMatchObject({ rows_fetched: 0, proxy_requests: 3 })
+    expect(summary.spend_usd).toBeNull()
   })
 
   it('F04: paging that aborts part-way keeps the rows and marks the attempt partial', async () => {
@@ -253,6 +295,31 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
     expect(summary.reason).toContain('aborted on page 3 after 4 rows')
   })
 
+  it('F04: 10 037 rows for one attempt settle on the paged count, complete, without waiting max_wait_s', async () => {
+    const maxWaitS = 20
+    const c = await open({ settings: { ...SETTINGS, settle_s: 0.2, max_wait_s: maxWaitS } }, 100)
+    const t = await c.begin(attribution('inst-f04'), {})
+    await burst(t.endpoint, 10_037)
+    const started = performance.now()
+    const { rows, summary } = await t.finish()
+    const tookMs = performance.now() - started
+    expect(rows).toHaveLength(10_037)
+    expect(new Set(rows.map((r) => r.request_id)).size).toBe(10_037)
+    expect(summary.coverage).toBe('complete')
+    expect(summary.reason).toBeNull()
+    expect(summary.flags).not.toContain('spend_logs_unsettled')
+    expect(summary.reconciliation).toMatchObject({
+      rows_fetched: 10_037,
+      duplicates_dropped: 0,
+      proxy_requests: 10_037,
+    })
+    expect(summary.reconciliation?.key_spend_usd).toBeCloseTo(summary.reconciliation?.rows_spend_usd ?? -1, 9)
+    // LiteLLM caps `total` at 10 000: a settle check that trusted it would wait all of max_wait_s.
+    expect(fake.rows.length).toBeGreaterThan(10_000)
+    expect(summary.reconciliation?.waited_ms).toBeLessThan((maxWaitS * 1000) / 4)
+    expect(tookMs).toBeLessThan((maxWaitS * 1000) / 2)
+  }, 120_000)
+
   it('LiteLLM going away mid-capture is reported as missing with the error, not thrown', async () => {
     const c = await open({ retry: { retries: 1, baseMs: 1, maxMs: 2 } }, 0)
     const t = await c.begin(attribution('inst-5'), {})
@@ -262,6 +329,10 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
     expect(summary.coverage).toBe('missing')
     expect(summary.reason).toContain('LiteLLM capture failed')
     expect(summary.flags).toContain('capture_failed')
+    // The proxy forwarded the request: unreadable spend logs are neither a bypass nor lost rows.
+    expect(summary.flags).not.toContain('telemetry_bypass_suspected')
+    expect(summary.flags).not.toContain('ledger_rows_lost')
+    expect(summary.proxy_requests).toBe(1)
   })
 })
 

@@ -138,6 +138,30 @@ describe('F04: /spend/logs/v2 count capped at 10,000', () => {
     expect(got).toMatchObject({ totalReported: 10_000, capped: true, duplicatesDropped: 0 })
   })
 
+  it('counts exactly: the capped total is replaced by a full paged, de-duplicated count', async () => {
+    const h = sha256('sk-PLACEHOLDER-count')
+    const q = { ...WINDOW, apiKeyHash: h, pageSize: 1000 }
+    fake.seedRows(h, 9_999, T0)
+    // Under the cap the one-row count is exact and no page of rows is fetched.
+    expect(await client.countSpendLogsExact(q)).toEqual({ total: 9_999, capped: false, paged: null })
+    fake.seedRows(h, 38, T0 + 20_000_000, 1000, 'more')
+    expect(await client.countSpendLogs(q)).toEqual({ total: 10_000, capped: true })
+    const exact = await client.countSpendLogsExact(q)
+    expect(exact.total).toBe(10_037)
+    expect(exact.capped).toBe(true)
+    expect(exact.paged?.rows).toHaveLength(10_037)
+    // A pass that fails part-way counts what it got: a lower bound, never the capped 10 000.
+    fake.onSpendLogsPage = (page) => {
+      if (page === 2) fake.failNext = 99 // pages 1–2 served, page 3 fails
+    }
+    const retryless = new LiteLLMClient({
+      baseUrl: fake.origin,
+      masterKey: fake.masterKey,
+      retry: { retries: 0 },
+    })
+    expect((await retryless.countSpendLogsExact(q)).total).toBe(2_000)
+  })
+
   it('de-duplicates by request_id when a late row shifts the pages', async () => {
     const h = sha256('sk-PLACEHOLDER-dup')
     fake.seedRows(h, 250, T0)

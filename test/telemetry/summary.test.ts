@@ -98,6 +98,67 @@ describe('summarizeAttempt', () => {
   })
 })
 
+describe('rows lost behind the front proxy vs a proxy bypass', () => {
+  const litellm = { source: 'litellm' as const, declaredModel: 'gpt-test' }
+
+  it('no row while the proxy forwarded 3 requests: missing, rows lost (not a bypass), count kept', () => {
+    const s = summarizeAttempt([], { ...litellm, forwardedRequests: 3 })
+    expect(TelemetrySummarySchema.parse(s)).toBeTruthy()
+    expect(s.coverage).toBe('missing')
+    expect(s.reason).toBe(
+      'LiteLLM logged 0 of the 3 requests the proxy forwarded (spend logs lost or not yet written)',
+    )
+    expect(s.flags).toContain('ledger_rows_lost')
+    expect(s.flags).not.toContain('telemetry_bypass_suspected')
+    expect(s.proxy_requests).toBe(3)
+    // Missing is never zero: no spend, no tokens.
+    expect(s.spend_usd).toBeNull()
+    expect(s.input_tokens).toBeNull()
+    expect(s.output_tokens).toBeNull()
+  })
+
+  it('one forwarded request reads in the singular', () => {
+    const s = summarizeAttempt([], { ...litellm, forwardedRequests: 1 })
+    expect(s.reason).toBe(
+      'LiteLLM logged 0 of the 1 request the proxy forwarded (spend logs lost or not yet written)',
+    )
+  })
+
+  it.each<[number | null | undefined, string]>([
+    [0, 'the proxy saw nothing'],
+    [null, 'no proxy count'],
+    [undefined, 'no proxy in front'],
+  ])('forwarded %s (%s) with no row stays a suspected bypass (F14)', (forwarded, _why) => {
+    const s = summarizeAttempt([], { ...litellm, forwardedRequests: forwarded })
+    expect(s.coverage).toBe('missing')
+    expect(s.flags).toContain('telemetry_bypass_suspected')
+    expect(s.flags).not.toContain('ledger_rows_lost')
+    expect(s.reason).toContain('possible proxy bypass')
+    expect(s.proxy_requests).toBeNull()
+  })
+
+  it('a finding that already makes the attempt missing is neither a bypass nor lost rows', () => {
+    const s = summarizeAttempt([], {
+      ...litellm,
+      forwardedRequests: 2,
+      findings: [
+        { coverage: 'missing', reason: 'LiteLLM capture failed: ECONNREFUSED', flag: 'capture_failed' },
+      ],
+    })
+    expect(s.coverage).toBe('missing')
+    expect(s.reason).toBe('LiteLLM capture failed: ECONNREFUSED')
+    expect(s.flags).toEqual(['capture_failed'])
+    expect(s.proxy_requests).toBe(2)
+  })
+
+  it('some rows lost: proxy_requests is the forwarded count, not the rows', () => {
+    const eight = Array.from({ length: 8 }, () => row({ source: 'litellm', spend_source: 'litellm' }))
+    const s = summarizeAttempt(eight, { ...litellm, forwardedRequests: 9 })
+    expect(s.rows).toBe(8)
+    expect(s.proxy_requests).toBe(9)
+  })
+})
+
 describe('modelMatches', () => {
   it.each([
     ['gpt-5-mini', 'gpt-5-mini-2025-08-07', true],

@@ -66,7 +66,8 @@ const HEADER_TRACE = 'x-litellm-trace-id'
  * The LiteLLM telemetry capture (source `litellm`), following the reconciliation protocol of
  * telemetry.md: per attempt a virtual key (`/key/generate` with max_budget, duration and metadata) or,
  * in `metadata-header` mode, the shared key plus `x-litellm-spend-logs-metadata`; after the harness
- * exits, a quiescence wait, `/spend/logs/v2` paged by sha256(key) (or the attempt's session id) over an
+ * exits, a quiescence wait (on an exact row count: past LiteLLM's 10 000 cap on `total` the rows are
+ * paged and counted, F04), `/spend/logs/v2` paged by sha256(key) (or the attempt's session id) over an
  * explicit UTC window, de-duplicated, reconciled with `/key/info` spend and with the front proxy's
  * request count, then `/key/delete`. `finish()` never throws: failures become coverage with a reason.
  */
@@ -179,7 +180,8 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
     try {
       const q = await waitForQuiescence(
         async () => ({
-          rows: (await client.countSpendLogs(query)).total,
+          // `total` stops at 10 000 (F04): past the cap the count comes from paging every row.
+          rows: (await client.countSpendLogsExact(query)).total,
           spendUsd: mode === 'virtual-key' ? (await client.keyInfo(a.key)).spend : null,
         }),
         {
@@ -189,8 +191,7 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
           expectedRows: expected ?? undefined,
         },
       )
-      if (!q.settled && q.reason)
-        findings.push({ coverage: 'partial', reason: q.reason, flag: 'spend_logs_unsettled' })
+      const unsettled = !q.settled && q.reason ? q.reason : null
       let fetched: FetchedSpendLogs
       try {
         fetched = await client.fetchSpendLogs(query)
@@ -199,14 +200,11 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
         fetched = e.partial
         findings.push({ coverage: 'partial', reason: e.message, flag: 'paging_aborted' })
       }
-      // Offset paging can miss a row that lands mid-way; an uncapped total says so, and one more pass fixes it.
+      // Offset paging can miss a row that lands mid-way; a count above the rows says so (LiteLLM's total
+      // while uncapped, else the settled paged count), and one more pass fixes it.
       const aborted = findings.some((f) => f.flag === 'paging_aborted')
-      if (
-        !aborted &&
-        !fetched.capped &&
-        fetched.totalReported !== null &&
-        fetched.totalReported > fetched.rows.length
-      ) {
+      const counted = fetched.capped ? q.last.rows : fetched.totalReported
+      if (!aborted && counted !== null && counted > fetched.rows.length) {
         const again = await client.fetchSpendLogs(query)
         const ids = new Set(fetched.rows.map((r) => r.request_id))
         fetched = {
@@ -239,7 +237,12 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
           flag: 'spend_unreconciled',
         })
       }
-      if (expected !== null && rows.length < expected) {
+      // With no row at all the summary says why (rows lost when the proxy forwarded some, else a bypass).
+      const noneLogged = rows.length === 0 && expected !== null && expected > 0
+      if (unsettled && noneLogged) extraFlags.push('spend_logs_unsettled')
+      else if (unsettled)
+        findings.push({ coverage: 'partial', reason: unsettled, flag: 'spend_logs_unsettled' })
+      if (expected !== null && rows.length < expected && !noneLogged) {
         findings.push({
           coverage: 'partial',
           reason: `telemetry coverage ${rows.length}/${expected}: the proxy forwarded ${expected} requests, LiteLLM logged ${rows.length}`,
@@ -261,7 +264,12 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
       }
     }
     for (const r of rows) ledger.append(r)
-    const summary = summarizeAttempt(rows, { source: 'litellm', declaredModel: opts.route.id, findings })
+    const summary = summarizeAttempt(rows, {
+      source: 'litellm',
+      declaredModel: opts.route.id,
+      findings,
+      forwardedRequests: expected,
+    })
     summary.flags = [...new Set([...summary.flags, ...extraFlags])].sort()
     summary.reconciliation = reconciliation
     return { rows, summary }

@@ -227,6 +227,27 @@ export class LiteLLMClient {
     return { rows, pages: page, received, duplicatesDropped: received - rows.length, totalReported, capped }
   }
 
+  /**
+   * How many distinct rows match, exactly: `total` of a one-row page while it is under LiteLLM's cap,
+   * else (`total_is_capped`, F04) the de-duplicated count of a full paging pass, since a capped `total`
+   * reads 10 000 however many rows there are. A pass that aborts part-way counts the rows it got (a
+   * lower bound). `paged` holds the pass when there was one; `total` is null when LiteLLM gave no count.
+   */
+  async countSpendLogsExact(
+    q: SpendLogsQuery,
+  ): Promise<{ total: number | null; capped: boolean; paged: FetchedSpendLogs | null }> {
+    const c = await this.countSpendLogs(q)
+    if (!c.capped) return { ...c, paged: null }
+    let paged: FetchedSpendLogs
+    try {
+      paged = await this.fetchSpendLogs(q)
+    } catch (e) {
+      if (!(e instanceof SpendLogsPagingError)) throw e
+      paged = e.partial
+    }
+    return { total: paged.rows.length, capped: true, paged }
+  }
+
   /** How many rows match (`total` of a one-row page; capped at 10 000). */
   async countSpendLogs(
     q: Omit<SpendLogsQuery, 'pageSize'>,
