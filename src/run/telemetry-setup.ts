@@ -10,8 +10,16 @@ export interface RunTelemetry {
   capture: TelemetryCapture
   /** The in-process scripted model, when the route's provider is `scripted`. */
   model: ScriptedModel | null
-  /** Where the capture forwards requests (for logs). */
+  /**
+   * Where the capture forwards requests (for logs): the upstream URL, or `LiteLLM at <url>` with
+   * source litellm (the recording proxy forwards there and the spend logs are read from there).
+   */
   upstream: string
+  /**
+   * The whole measurement plane in one phrase (for logs), e.g. `recording proxy → http://127.0.0.1:8080
+   * (scripted model)` or `LiteLLM spend logs at http://litellm:4000 (recording proxy in front)`.
+   */
+  description: string
   /** Stop the capture, then the model. */
   close(): Promise<void>
 }
@@ -102,6 +110,7 @@ export async function openRunTelemetry(opts: RunTelemetryOptions): Promise<RunTe
     capture,
     model,
     upstream,
+    description: `recording proxy → ${upstream}${model ? ' (scripted model)' : ''}`,
     async close() {
       await capture.close()
       await model?.close()
@@ -137,5 +146,11 @@ async function openLiteLLM(opts: RunTelemetryOptions, env: NodeJS.ProcessEnv): P
     experimentId: m.experiment.id,
     ledgerFile: opts.journalFile,
   })
-  return { capture, model: null, upstream: baseUrl, close: () => capture.close() }
+  return {
+    capture,
+    model: null,
+    upstream: `LiteLLM at ${baseUrl}`,
+    description: `LiteLLM spend logs at ${baseUrl} (recording proxy in front)`,
+    close: () => capture.close(),
+  }
 }
