@@ -5,6 +5,7 @@ import path from 'node:path'
 import { execa } from 'execa'
 import lockfile from 'proper-lockfile'
 import { HwError } from '../errors.js'
+import { EXACT_VERSION } from '../manifest/schema.js'
 import type { InstallContext, InstalledHarness } from './contract.js'
 import type { HarnessName } from './names.js'
 
@@ -27,8 +28,6 @@ export function sanitizePackage(pkg: string): string {
 export function installDir(cacheDir: string, pkg: string, version: string): string {
   return path.join(cacheDir, `${sanitizePackage(pkg)}@${version}`)
 }
-
-const EXACT_VERSION = /^v?\d+(\.\d+){1,3}([-+.][0-9A-Za-z.-]+)?$/
 
 /**
  * Harness versions must be pinned: a range or a dist-tag (`latest`) would make the cache folder and

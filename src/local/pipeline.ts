@@ -115,9 +115,7 @@ async function runLocked(
     journalFile,
     env: opts.env,
   })
-  opts.log(
-    `measurement plane: recording proxy → ${telemetry.upstream}${telemetry.model ? ' (scripted model)' : ''}`,
-  )
+  opts.log(`measurement plane: ${telemetry.description}`)
   const rounds: LocalRound[] = []
   try {
     const first = await runRound(loaded, plan, planPath, opts.out, { ...opts, cacheDir, runId, telemetry })

@@ -16,6 +16,9 @@ export const MANIFEST_SCHEMA_VERSION = 1
 const idPattern = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/
 const idMessage = 'letters, digits, ".", "_" or "-", starting with a letter or digit, at most 64 characters'
 
+/** An exact release version (a range or a dist-tag such as `latest` is not a pin). */
+export const EXACT_VERSION = /^v?\d+(\.\d+){1,3}([-+.][0-9A-Za-z.-]+)?$/
+
 /** Cell and experiment ids: they become parts of artifact names and folder names. */
 export const Id = z.string().regex(idPattern, { message: `expected an id: ${idMessage}` })
 
@@ -296,6 +299,13 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
         message: `unknown harness "${cell.harness}" (known: ${HARNESS_NAMES.join(', ')})`,
       })
       return
+    }
+    if (cell.harness !== 'command' && !EXACT_VERSION.test(cell.version)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cells', i, 'version'],
+        message: `"${cell.version}" is not an exact version: pin one release, e.g. 1.18.33 (a range or a tag like latest would change under you)`,
+      })
     }
     const apis: readonly string[] = HARNESSES[cell.harness].apis
     if (cell.api && !apis.includes(cell.api)) {

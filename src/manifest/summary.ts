@@ -1,10 +1,11 @@
 import { HARNESSES, isHarnessName } from '../harnesses/names.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
+import type { Plan } from '../plan/schema.js'
 import type { LoadedManifest } from './load.js'
 import { cellApi, treatmentIds } from './schema.js'
 
 /** A one-screen, plain-text summary of a validated manifest (what `harness-watch validate` prints). */
-export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel): string {
+export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, plan?: Plan): string {
   const m = loaded.manifest
   const r = m.model
   const prices = r.prices
@@ -25,10 +26,20 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel):
         isHarnessName(c.harness) && !HARNESSES[c.harness].runnable ? ' (not runnable on this machine)' : ''
       return `  ${c.id.padEnd(16)} ${`${c.harness}@${c.version}`.padEnd(34)} ${cellApi(c, r).padEnd(9)} config ${(loaded.configHashes[c.id] ?? '').slice(0, 12)}  ${role}${runnable}`
     }),
-    `budgets     timeout ${m.budgets.timeout_s}s, max spend ${m.budgets.max_spend_usd ?? '∞'} USD, max requests ${m.budgets.max_requests ?? '∞'} per attempt`,
+    `budgets     timeout ${m.budgets.timeout_s}s, max spend ${m.budgets.max_spend_usd === undefined ? 'none' : `$${m.budgets.max_spend_usd}`}, max requests ${m.budgets.max_requests ?? 'none'} per attempt`,
     `runs        k=${m.trials} trial(s), ${shards}, concurrency ${m.concurrency}, seed ${m.seed}, retries ${m.retries.max} on ${m.retries.on.join('/') || 'none'}`,
     `thresholds  deficit ≥ ${m.thresholds.resolved_deficit_pp} pp; cost > ${m.thresholds.cost_ratio}×, fresh input > ${m.thresholds.fresh_input_ratio}×, requests > ${m.thresholds.request_ratio}×; confirmation ${m.confirmation.enabled ? `on (≤ ${m.confirmation.max_blocks} blocks)` : 'off'}`,
     `telemetry   ${m.telemetry.source}`,
   ]
+  if (plan) {
+    lines.push(
+      `plan        ${plan.legs.length} legs (${plan.cells.length} cells × ${plan.shards.count} shards)${plan.shards.note ? `; ${plan.shards.note}` : ''}`,
+    )
+  }
+  if (treatmentIds(m).length === 0) {
+    lines.push(
+      'warning     no treatment: with one cell there is nothing to compare (add a cell to compare with)',
+    )
+  }
   return lines.join('\n')
 }

@@ -63,6 +63,8 @@ export function buildPlan(loaded: LoadedManifest, panel: ResolvedPanel, opts: Pl
   let note: string | null = null
   if ('count' in m.shards) {
     count = Math.min(m.shards.count, n)
+    if (m.shards.count > n && n > 0)
+      note = `shards: {count: ${m.shards.count}} capped at the panel's ${n} instances`
   } else {
     count = Math.ceil(n / m.shards.size)
   }

@@ -140,7 +140,7 @@ describe('manifest validation', () => {
     const m = baseManifest({
       model: { id: 'm', provider: 'openai', api: 'chat' },
       cells: [
-        { id: 'a', harness: 'codex', version: '1', api: 'chat' },
+        { id: 'a', harness: 'codex', version: '1.0.0', api: 'chat' },
         { id: 'b', harness: 'command', version: '1' },
       ],
     })
@@ -181,6 +181,20 @@ describe('manifest validation', () => {
     expect(problems(JSON.stringify(m), 'x.json').map((l) => l.replace(/^x\.json:\d+:\d+ /, ''))).toEqual([
       'benchmark.setup: unknown placeholder {wrkspace} in template "prep {instance} {wrkspace}" (supported placeholders: {instance} {workspace} {patch} {predictions} {out} {run_id}; write {{ and }} for literal braces)',
       'cells[0].config.command: placeholder {prompt} is inside " quotes in template "agent --prompt "{prompt}"" (remove the quotes around it: every value is shell-quoted when the template is expanded)',
+    ])
+  })
+
+  it('requires an exact harness version (a range or a tag is not a pin)', () => {
+    const m = baseManifest({
+      cells: [
+        { id: 'a', harness: 'pi', version: 'latest' },
+        { id: 'b', harness: 'opencode', version: '^1.18.0' },
+        { id: 'c', harness: 'command', version: 'any-label', config: { command: 'true' } },
+      ],
+    })
+    expect(problems(JSON.stringify(m), 'x.json').map((l) => l.replace(/^x\.json:\d+:\d+ /, ''))).toEqual([
+      'cells[0].version: "latest" is not an exact version: pin one release, e.g. 1.18.33 (a range or a tag like latest would change under you)',
+      'cells[1].version: "^1.18.0" is not an exact version: pin one release, e.g. 1.18.33 (a range or a tag like latest would change under you)',
     ])
   })
 

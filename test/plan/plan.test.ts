@@ -9,7 +9,7 @@ import { baseManifest, writeManifest } from '../support/manifests.js'
 
 const ids = (n: number) => Array.from({ length: n }, (_, i) => `inst-${String(i).padStart(3, '0')}`)
 const cells = (n: number) =>
-  Array.from({ length: n }, (_, i) => ({ id: `c${i}`, harness: 'pi', version: '1' }))
+  Array.from({ length: n }, (_, i) => ({ id: `c${i}`, harness: 'pi', version: '1.0.0' }))
 
 async function plan(over: Record<string, unknown>, opts: Parameters<typeof buildPlan>[2] = {}) {
   const loaded = await loadManifest(writeManifest(baseManifest({ ...over, baseline: 'c0' })))

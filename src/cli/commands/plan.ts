@@ -13,7 +13,7 @@ export function registerPlan(program: Command): void {
     .description('Turn a manifest into plan.json and a GitHub Actions job matrix (cells × shards)')
     .argument('<manifest>', 'manifest file (YAML or JSON)')
     .option('--out <dir>', 'folder to write plan.json into', 'hw-out')
-    .option('--seed <n>', 'override the manifest seed', parseIntOption)
+    .option('--seed <n>', 'override the manifest seed (integer ≥ 0)', parseSeedOption)
     .option('--cells <ids>', 'comma-separated cells to plan (others are skipped)')
     .option('--matrix', 'print the matrix JSON on stdout')
     .action(async (file: string, opts: { out: string; seed?: number; cells?: string; matrix?: boolean }) => {
@@ -45,6 +45,13 @@ export function registerPlan(program: Command): void {
 
 export function parseIntOption(v: string): number {
   const n = Number(v)
-  if (!Number.isInteger(n)) throw new HwError('usage', `expected an integer, got "${v}"`)
+  if (v.trim() === '' || !Number.isInteger(n)) throw new HwError('usage', `expected an integer, got "${v}"`)
+  return n
+}
+
+/** A seed: an integer ≥ 0, as in the manifest. */
+export function parseSeedOption(v: string): number {
+  const n = parseIntOption(v)
+  if (n < 0) throw new HwError('usage', `a seed is an integer ≥ 0, got ${n}`)
   return n
 }

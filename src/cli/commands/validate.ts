@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { loadManifest } from '../../manifest/load.js'
 import { summarizeManifest } from '../../manifest/summary.js'
 import { resolvePanel } from '../../panel/resolve.js'
+import { buildPlan } from '../../plan/plan.js'
 
 export function registerValidate(program: Command): void {
   program
@@ -12,12 +13,14 @@ export function registerValidate(program: Command): void {
     .action(async (file: string, opts: { json?: boolean }) => {
       const loaded = await loadManifest(file)
       const panel = await resolvePanel(loaded.manifest, loaded.dir, file)
+      // Planning is part of validation: a matrix that cannot fit 256 jobs is a manifest problem.
+      const plan = buildPlan(loaded, panel)
       if (opts.json) {
         process.stdout.write(
           `${JSON.stringify({ manifest: loaded.manifest, config_hashes: loaded.configHashes, panel }, null, 2)}\n`,
         )
       } else {
-        process.stdout.write(`${summarizeManifest(loaded, panel)}\n`)
+        process.stdout.write(`${summarizeManifest(loaded, panel, plan)}\n`)
       }
     })
 }
