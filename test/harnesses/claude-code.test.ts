@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   claudeBinary,
   claudeCodeAdapter,
@@ -8,28 +8,18 @@ import {
   runningAsRoot,
 } from '../../src/harnesses/claude-code.js'
 import {
-  attemptDirs,
-  cleanup,
+  envKeys,
   fakeInstalled,
   fixture,
-  ISOLATION_KEYS,
+  isolatedEnvKeys,
   leaks,
   makeCtx,
-  plantCanaries,
   rawRun,
+  useAttemptDirs,
 } from './helpers.js'
 
 describe('claude-code adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('points the Anthropic SDK at the bare origin, names the model for every alias, quiets traffic', async () => {
     const ctx = makeCtx(dirs, {
@@ -67,25 +57,25 @@ describe('claude-code adapter', () => {
       DISABLE_ERROR_REPORTING: '1',
       DISABLE_BUG_COMMAND: '1',
     })
-    const expected = [
-      ...ISOLATION_KEYS,
-      'CLAUDE_CONFIG_DIR',
-      'ANTHROPIC_BASE_URL',
-      'ANTHROPIC_API_KEY',
-      'ANTHROPIC_MODEL',
-      'ANTHROPIC_SMALL_FAST_MODEL',
-      'ANTHROPIC_DEFAULT_HAIKU_MODEL',
-      'ANTHROPIC_DEFAULT_SONNET_MODEL',
-      'ANTHROPIC_DEFAULT_OPUS_MODEL',
-      'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
-      'DISABLE_AUTOUPDATER',
-      'DISABLE_TELEMETRY',
-      'DISABLE_ERROR_REPORTING',
-      'DISABLE_BUG_COMMAND',
-      'CLAUDE_CODE_DISABLE_TERMINAL_TITLE',
-      ...(runningAsRoot() ? ['IS_SANDBOX'] : []),
-    ]
-    expect(Object.keys(inv.env).sort()).toEqual(expected.sort())
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys(
+        'CLAUDE_CONFIG_DIR',
+        'ANTHROPIC_BASE_URL',
+        'ANTHROPIC_API_KEY',
+        'ANTHROPIC_MODEL',
+        'ANTHROPIC_SMALL_FAST_MODEL',
+        'ANTHROPIC_DEFAULT_HAIKU_MODEL',
+        'ANTHROPIC_DEFAULT_SONNET_MODEL',
+        'ANTHROPIC_DEFAULT_OPUS_MODEL',
+        'CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC',
+        'DISABLE_AUTOUPDATER',
+        'DISABLE_TELEMETRY',
+        'DISABLE_ERROR_REPORTING',
+        'DISABLE_BUG_COMMAND',
+        'CLAUDE_CODE_DISABLE_TERMINAL_TITLE',
+        ...(runningAsRoot() ? ['IS_SANDBOX'] : []),
+      ),
+    )
     // As root, --dangerously-skip-permissions refuses to start without IS_SANDBOX=1.
     if (runningAsRoot()) expect(inv.env.IS_SANDBOX).toBe('1')
     expect(leaks(inv.env)).toEqual([])

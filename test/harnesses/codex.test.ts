@@ -1,31 +1,21 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { codexAdapter, codexBinary, parseCodexOutput } from '../../src/harnesses/codex.js'
 import {
-  attemptDirs,
-  cleanup,
+  envKeys,
   fakeInstalled,
   fixture,
-  ISOLATION_KEYS,
+  isolatedEnvKeys,
   leaks,
   makeCtx,
-  plantCanaries,
   rawRun,
+  useAttemptDirs,
 } from './helpers.js'
 
 describe('codex adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('renders config.toml with the Responses provider and every quieting switch; stdin stays closed', async () => {
     const ctx = makeCtx(dirs, { model: 'gpt-5-codex', api: 'responses' })
@@ -62,14 +52,8 @@ describe('codex adapter', () => {
     ])
     // undefined stdin = /dev/null: an open stdin would be appended to the prompt.
     expect(inv.stdin).toBeUndefined()
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
-        'CODEX_HOME',
-        'HW_API_KEY',
-        'CODEX_MANAGED_BY_NPM',
-        'CODEX_MANAGED_PACKAGE_ROOT',
-      ].sort(),
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys('CODEX_HOME', 'HW_API_KEY', 'CODEX_MANAGED_BY_NPM', 'CODEX_MANAGED_PACKAGE_ROOT'),
     )
     expect(inv.env.CODEX_HOME).toBe(path.join(dirs.home, '.codex'))
     expect(inv.env.HW_API_KEY).toBe('sk-hw-attempt-1')

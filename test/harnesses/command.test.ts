@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { commandAdapter, renderCommandTemplate } from '../../src/harnesses/command.js'
 import { adapterFor } from '../../src/harnesses/registry.js'
-import { attemptDirs, cleanup, leaks, makeCtx, plantCanaries } from './helpers.js'
+import { leaks, makeCtx, useAttemptDirs } from './helpers.js'
 
 describe('renderCommandTemplate', () => {
   const values = {
@@ -28,16 +28,7 @@ describe('renderCommandTemplate', () => {
 })
 
 describe('command adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('runs the template under bash -lc with the prompt intact and only the isolated env', async () => {
     const ctx = makeCtx(dirs, {

@@ -1,6 +1,6 @@
 import { lstat, mkdir, readlink } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   COPILOT_SHARED_CACHE,
   copilotAdapter,
@@ -10,28 +10,10 @@ import {
   readCopilotSessionEvents,
 } from '../../src/harnesses/copilot.js'
 import { parseJsonLines } from '../../src/harnesses/jsonl.js'
-import {
-  attemptDirs,
-  cleanup,
-  fixture,
-  ISOLATION_KEYS,
-  leaks,
-  makeCtx,
-  plantCanaries,
-  rawRun,
-} from './helpers.js'
+import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 describe('copilot adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('runs BYOK offline with the provider in the environment and links the shared unpack cache', async () => {
     const root = path.join(dirs.base, 'install')
@@ -61,9 +43,8 @@ describe('copilot adapter', () => {
       COPILOT_OFFLINE: 'true',
       COPILOT_AUTO_UPDATE: 'false',
     })
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys(
         'COPILOT_HOME',
         'COPILOT_PROVIDER_BASE_URL',
         'COPILOT_PROVIDER_TYPE',
@@ -71,7 +52,7 @@ describe('copilot adapter', () => {
         'COPILOT_MODEL',
         'COPILOT_OFFLINE',
         'COPILOT_AUTO_UPDATE',
-      ].sort(),
+      ),
     )
     expect(leaks(inv.env)).toEqual([])
     const link = path.join(dirs.home, '.cache', 'copilot', 'pkg')

@@ -1,30 +1,20 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { GEMINI_SETTINGS, geminiCliAdapter, parseGeminiOutput } from '../../src/harnesses/gemini-cli.js'
 import {
-  attemptDirs,
-  cleanup,
+  envKeys,
   fakeInstalled,
   fixture,
-  ISOLATION_KEYS,
+  isolatedEnvKeys,
   leaks,
   makeCtx,
-  plantCanaries,
   rawRun,
+  useAttemptDirs,
 } from './helpers.js'
 
 describe('gemini-cli adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('selects the API-key auth type, disables folder trust and telemetry, and trusts the workspace', async () => {
     const ctx = makeCtx(dirs, { model: 'gemini-2.5-pro', api: 'gemini' })
@@ -51,9 +41,8 @@ describe('gemini-cli adapter', () => {
       GEMINI_CLI_TRUST_WORKSPACE: 'true',
       GEMINI_CLI_NO_RELAUNCH: 'true',
     })
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys(
         'GEMINI_CLI_HOME',
         'GEMINI_API_KEY',
         'GOOGLE_GEMINI_BASE_URL',
@@ -61,7 +50,7 @@ describe('gemini-cli adapter', () => {
         'GEMINI_CLI_NO_RELAUNCH',
         'GEMINI_CLI_SYSTEM_SETTINGS_PATH',
         'GEMINI_CLI_SYSTEM_DEFAULTS_PATH',
-      ].sort(),
+      ),
     )
     expect(inv.env.GEMINI_CLI_SYSTEM_SETTINGS_PATH?.startsWith(dirs.home)).toBe(true)
     expect(leaks(inv.env)).toEqual([])

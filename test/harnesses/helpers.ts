@@ -2,11 +2,20 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { execa } from 'execa'
+import { afterEach, beforeEach } from 'vitest'
 import type { AttemptContext } from '../../src/harnesses/contract.js'
 import type { WireApi } from '../../src/harnesses/names.js'
 
+/** The folders of one attempt: `base` holds the other three. */
+export interface AttemptDirs {
+  base: string
+  workspace: string
+  home: string
+  tmp: string
+}
+
 /** A fresh attempt layout (workspace git repo, empty home, tmp) under one temp folder. */
-export async function attemptDirs(): Promise<{ base: string; workspace: string; home: string; tmp: string }> {
+export async function attemptDirs(): Promise<AttemptDirs> {
   const base = await mkdtemp(path.join(os.tmpdir(), 'hw-adapter-'))
   const workspace = path.join(base, 'work')
   const home = path.join(base, 'home')
@@ -77,6 +86,25 @@ export function plantCanaries(): () => void {
   }
 }
 
+/**
+ * The per-test setup of an adapter suite: before each test a fresh attempt layout and the runner
+ * canaries planted; after it the canaries removed and the layout deleted. Call inside `describe`; the
+ * returned object is refilled before every test, so tests read `dirs.home` etc. as usual.
+ */
+export function useAttemptDirs(): AttemptDirs {
+  const dirs: AttemptDirs = { base: '', workspace: '', home: '', tmp: '' }
+  let restore: () => void = () => {}
+  beforeEach(async () => {
+    Object.assign(dirs, await attemptDirs())
+    restore = plantCanaries()
+  })
+  afterEach(async () => {
+    restore()
+    await cleanup(dirs.base)
+  })
+  return dirs
+}
+
 /** Canary names or values found in an environment (expected: none). */
 export function leaks(env: Record<string, string>): string[] {
   const found: string[] = []
@@ -111,6 +139,16 @@ export const ISOLATION_KEYS = [
   'NO_COLOR',
   'CI',
 ]
+
+/** The variable names of an attempt environment, sorted. */
+export function envKeys(env: Record<string, string>): string[] {
+  return Object.keys(env).sort()
+}
+
+/** {@link ISOLATION_KEYS} plus the adapter's own variable names, sorted (to compare with {@link envKeys}). */
+export function isolatedEnvKeys(...own: string[]): string[] {
+  return [...ISOLATION_KEYS, ...own].sort()
+}
 
 /** A RawRun from fixture text. */
 export function rawRun(

@@ -1,18 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { hermesAdapter, hermesUsagePath, parseHermesRun } from '../../src/harnesses/hermes.js'
-import {
-  attemptDirs,
-  cleanup,
-  fixture,
-  ISOLATION_KEYS,
-  leaks,
-  makeCtx,
-  plantCanaries,
-  rawRun,
-} from './helpers.js'
+import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 const installed = {
   harness: 'hermes' as const,
@@ -22,16 +13,7 @@ const installed = {
 }
 
 describe('hermes adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('writes config.yaml with the custom provider and runs one-shot with a usage report', async () => {
     const ctx = makeCtx(dirs, { model: 'gpt-5' })
@@ -51,15 +33,14 @@ describe('hermes adapter', () => {
       '-z',
       ctx.prompt,
     ])
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys(
         'HERMES_HOME',
         'OPENAI_BASE_URL',
         'OPENAI_API_KEY',
         'HERMES_YOLO_MODE',
         'HERMES_ACCEPT_HOOKS',
-      ].sort(),
+      ),
     )
     expect(inv.env).toMatchObject({
       HERMES_HOME: path.join(dirs.home, '.hermes'),

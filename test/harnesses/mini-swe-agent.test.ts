@@ -1,22 +1,13 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import {
   miniSweAgentAdapter,
   miniTrajectoryPath,
   parseMiniTrajectory,
 } from '../../src/harnesses/mini-swe-agent.js'
-import {
-  attemptDirs,
-  cleanup,
-  fixture,
-  ISOLATION_KEYS,
-  leaks,
-  makeCtx,
-  plantCanaries,
-  rawRun,
-} from './helpers.js'
+import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 const installed = {
   harness: 'mini-swe-agent' as const,
@@ -26,16 +17,7 @@ const installed = {
 }
 
 describe('mini-swe-agent adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('layers an override config on mini.yaml and runs yolo without exit confirmation', async () => {
     const ctx = makeCtx(dirs, { model: 'gpt-5' })
@@ -64,9 +46,8 @@ describe('mini-swe-agent adapter', () => {
       '-t',
       ctx.prompt,
     ])
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys(
         'MSWEA_GLOBAL_CONFIG_DIR',
         'MSWEA_CONFIGURED',
         'MSWEA_COST_TRACKING',
@@ -74,7 +55,7 @@ describe('mini-swe-agent adapter', () => {
         'MSWEA_VISUAL_MODE_DEFAULT',
         'OPENAI_API_KEY',
         'LITELLM_LOCAL_MODEL_COST_MAP',
-      ].sort(),
+      ),
     )
     expect(inv.env.OPENAI_API_KEY).toBe('sk-hw-attempt-1')
     expect(inv.env.PATH?.split(':')[0]).toBe('/cache/pypi__mini-swe-agent@2.2.0/venv/bin')

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { hostTarget } from '../../src/harnesses/native.js'
 import {
   OPENCODE_STUB,
@@ -11,28 +11,18 @@ import {
   parseOpencodeOutput,
 } from '../../src/harnesses/opencode.js'
 import {
-  attemptDirs,
-  cleanup,
+  envKeys,
   fakeInstalled,
   fixture,
-  ISOLATION_KEYS,
+  isolatedEnvKeys,
   leaks,
   makeCtx,
-  plantCanaries,
   rawRun,
+  useAttemptDirs,
 } from './helpers.js'
 
 describe('opencode adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('renders opencode.json, the config-dir stub, and a run command without --title', async () => {
     const ctx = makeCtx(dirs, { model: 'claude-sonnet-4-5', api: 'anthropic' })
@@ -78,9 +68,8 @@ describe('opencode adapter', () => {
     // the prompt travels unchanged on stdin (as an argument OpenCode would quote and escape it)
     expect(inv.stdin).toBe(ctx.prompt)
     expect(inv.args).not.toContain('--title')
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys(
         'OPENCODE_CONFIG',
         'HW_API_KEY',
         'OPENCODE_DISABLE_AUTOUPDATE',
@@ -88,7 +77,7 @@ describe('opencode adapter', () => {
         'OPENCODE_DISABLE_LSP_DOWNLOAD',
         'OPENCODE_DISABLE_DEFAULT_PLUGINS',
         'OPENCODE_DISABLE_SHARE',
-      ].sort(),
+      ),
     )
     expect(inv.env.OPENCODE_CONFIG).toBe(path.join(configDir, 'opencode.json'))
     expect(inv.env.HW_API_KEY).toBe('sk-hw-attempt-1')

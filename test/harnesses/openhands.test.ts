@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   openhandsAdapter,
   openhandsGeneration,
@@ -10,31 +10,13 @@ import {
   parseOpenhandsLegacy,
   splitOpenhandsJsonEvents,
 } from '../../src/harnesses/openhands.js'
-import {
-  attemptDirs,
-  cleanup,
-  fixture,
-  ISOLATION_KEYS,
-  leaks,
-  makeCtx,
-  plantCanaries,
-  rawRun,
-} from './helpers.js'
+import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 const cli = { harness: 'openhands' as const, version: '1.15.0', bin: '/c/venv/bin/openhands', root: '/c' }
 const legacy = { harness: 'openhands' as const, version: '0.59.0', bin: '/c/venv/bin/python', root: '/c' }
 
 describe('openhands adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('tells the CLI generation from the 0.x one by the pinned version', () => {
     expect(openhandsGeneration('1.15.0')).toBe('cli')
@@ -52,8 +34,8 @@ describe('openhands adapter', () => {
       LLM_API_KEY: 'sk-hw-attempt-1',
       LITELLM_LOCAL_MODEL_COST_MAP: 'True',
     })
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [...ISOLATION_KEYS, 'LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'LITELLM_LOCAL_MODEL_COST_MAP'].sort(),
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys('LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'LITELLM_LOCAL_MODEL_COST_MAP'),
     )
     expect(inv.cwd).toBe(dirs.workspace)
     expect(leaks(inv.env)).toEqual([])

@@ -1,30 +1,20 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parsePiOutput, piAdapter, piEndpoint } from '../../src/harnesses/pi.js'
 import {
-  attemptDirs,
-  cleanup,
+  envKeys,
   fakeInstalled,
   fixture,
-  ISOLATION_KEYS,
+  isolatedEnvKeys,
   leaks,
   makeCtx,
-  plantCanaries,
   rawRun,
+  useAttemptDirs,
 } from './helpers.js'
 
 describe('pi adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('renders models.json/settings.json at the endpoint and runs headless in JSON mode', async () => {
     const ctx = makeCtx(dirs, {
@@ -66,14 +56,8 @@ describe('pi adapter', () => {
     ])
     expect(inv.stdin).toBeUndefined()
     expect(inv.cwd).toBe(dirs.workspace)
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
-        'PI_CODING_AGENT_DIR',
-        'PI_OFFLINE',
-        'PI_SKIP_VERSION_CHECK',
-        'PI_TELEMETRY',
-      ].sort(),
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys('PI_CODING_AGENT_DIR', 'PI_OFFLINE', 'PI_SKIP_VERSION_CHECK', 'PI_TELEMETRY'),
     )
     expect(inv.env).toMatchObject({
       PI_CODING_AGENT_DIR: agentDir,

@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import {
   parseQwenOutput,
   qwenCodeAdapter,
@@ -8,28 +8,18 @@ import {
   qwenRipgrep,
 } from '../../src/harnesses/qwen-code.js'
 import {
-  attemptDirs,
-  cleanup,
+  envKeys,
   fakeInstalled,
   fixture,
-  ISOLATION_KEYS,
+  isolatedEnvKeys,
   leaks,
   makeCtx,
-  plantCanaries,
   rawRun,
+  useAttemptDirs,
 } from './helpers.js'
 
 describe('qwen-code adapter', () => {
-  let dirs: Awaited<ReturnType<typeof attemptDirs>>
-  let restore: () => void
-  beforeEach(async () => {
-    dirs = await attemptDirs()
-    restore = plantCanaries()
-  })
-  afterEach(async () => {
-    restore()
-    await cleanup(dirs.base)
-  })
+  const dirs = useAttemptDirs()
 
   it('renders settings.json for the OpenAI auth type and the endpoint variables', async () => {
     const ctx = makeCtx(dirs, { model: 'qwen3-coder-plus' })
@@ -52,15 +42,14 @@ describe('qwen-code adapter', () => {
       '-p',
       ctx.prompt,
     ])
-    expect(Object.keys(inv.env).sort()).toEqual(
-      [
-        ...ISOLATION_KEYS,
+    expect(envKeys(inv.env)).toEqual(
+      isolatedEnvKeys(
         'QWEN_HOME',
         'OPENAI_BASE_URL',
         'OPENAI_API_KEY',
         'OPENAI_MODEL',
         'QWEN_CODE_NO_RELAUNCH',
-      ].sort(),
+      ),
     )
     expect(inv.env).toMatchObject({
       QWEN_HOME: path.join(dirs.home, '.qwen'),
