@@ -6,6 +6,7 @@ import { dig, num, parseJsonLines, str } from './jsonl.js'
 import { firstExisting, hostTarget, modulePath, type NativeTarget } from './native.js'
 import { launch, npmLifecycle } from './npm-harness.js'
 import { startupFailure } from './startup.js'
+import { assistantMessageIds, streamJsonAnswer } from './stream-json.js'
 import { bareOrigin } from './urls.js'
 
 const PACKAGE = '@anthropic-ai/claude-code'
@@ -105,23 +106,8 @@ export const claudeCodeAdapter: HarnessAdapter = {
 export function parseClaudeOutput(run: RawRun): ParsedRun {
   const { events } = parseJsonLines(run.stdout)
   const result = [...events].reverse().find((e) => e.type === 'result')
-  const assistantIds = new Set(
-    events.filter((e) => e.type === 'assistant').map((e, i) => str(dig(e, 'message', 'id')) ?? `#${i}`),
-  )
-  let finalMessage = str(dig(result, 'result'))?.trim() || null
-  if (!finalMessage) {
-    for (const e of events) {
-      if (e.type !== 'assistant') continue
-      const content = dig(e, 'message', 'content')
-      if (!Array.isArray(content)) continue
-      const text = content
-        .filter((c) => dig(c, 'type') === 'text')
-        .map((c) => str(dig(c, 'text')) ?? '')
-        .join('\n')
-        .trim()
-      if (text) finalMessage = text
-    }
-  }
+  const assistantIds = assistantMessageIds(events)
+  const finalMessage = streamJsonAnswer(events, result)
   const usage = dig(result, 'usage')
   const modelUsage = dig(result, 'modelUsage')
   const bases =

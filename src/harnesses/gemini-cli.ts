@@ -17,9 +17,27 @@ const PACKAGE = '@google/gemini-cli'
  */
 export const GEMINI_SETTINGS = {
   general: { enableAutoUpdate: false, enableAutoUpdateNotification: false },
-  privacy: { usageStatisticsEnabled: false },
-  telemetry: { enabled: false },
-  security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } },
+  ...geminiQuietSettings('gemini-api-key'),
+}
+
+/**
+ * The settings Gemini CLI and its fork Qwen Code share (same schema): the auth type, no usage
+ * statistics, no telemetry, folder trust off (so `--yolo` is not silently downgraded).
+ */
+export function geminiQuietSettings(selectedType: string) {
+  return {
+    privacy: { usageStatisticsEnabled: false },
+    telemetry: { enabled: false },
+    security: { auth: { selectedType }, folderTrust: { enabled: false } },
+  }
+}
+
+/**
+ * The headless command line of Gemini CLI and its fork Qwen Code (same flags): stream-json events,
+ * `--yolo`, the model, the cell's own args, then the prompt with `-p`.
+ */
+export function geminiHeadlessArgs(ctx: Pick<AttemptContext, 'model' | 'prompt' | 'config'>): string[] {
+  return ['--output-format', 'stream-json', '--yolo', '-m', ctx.model, ...ctx.config.args, '-p', ctx.prompt]
 }
 
 /** Endpoint variables: the Gemini SDK wants the bare origin and appends `/v1beta/models/<id>:…`. */
@@ -54,17 +72,7 @@ export const geminiCliAdapter: HarnessAdapter = {
       GEMINI_CLI_SYSTEM_SETTINGS_PATH: path.join(ctx.home, '.gemini', 'system-settings.json'),
       GEMINI_CLI_SYSTEM_DEFAULTS_PATH: path.join(ctx.home, '.gemini', 'system-defaults.json'),
     })
-    const args = [
-      '--output-format',
-      'stream-json',
-      '--yolo',
-      '-m',
-      ctx.model,
-      ...ctx.config.args,
-      '-p',
-      ctx.prompt,
-    ]
-    return { ...launch(installed, args), env, cwd: ctx.workspace }
+    return { ...launch(installed, geminiHeadlessArgs(ctx)), env, cwd: ctx.workspace }
   },
 
   async parse(run: RawRun): Promise<ParsedRun> {

@@ -151,15 +151,7 @@ export async function installNpm(
         help: `this platform (${process.platform}-${process.arch}) may have no build of ${spec.package}`,
       })
     }
-    const marker: InstallMarker = {
-      package: spec.package,
-      version,
-      installed_at: new Date().toISOString(),
-      seconds: (Date.now() - t0) / 1000,
-      bytes: await folderBytes(root),
-      bin,
-    }
-    await writeFile(path.join(root, MARKER), `${JSON.stringify(marker, null, 2)}\n`)
+    const marker = await writeMarker(root, spec.package, version, t0, bin)
     ctx.log(
       `installed ${spec.package}@${version} in ${marker.seconds.toFixed(1)} s (${(marker.bytes / 1e6).toFixed(0)} MB)`,
     )
@@ -245,20 +237,35 @@ export async function installPip(
     if (!existsSync(bin)) {
       throw new HwError('install_failed', `${spec.package}==${version} installed, but ${bin} is missing`)
     }
-    const marker: InstallMarker = {
-      package: spec.package,
-      version,
-      installed_at: new Date().toISOString(),
-      seconds: (Date.now() - t0) / 1000,
-      bytes: await folderBytes(root),
-      bin,
-    }
-    await writeFile(path.join(root, MARKER), `${JSON.stringify(marker, null, 2)}\n`)
+    const marker = await writeMarker(root, spec.package, version, t0, bin)
     ctx.log(`installed ${spec.package}==${version} in ${marker.seconds.toFixed(1)} s`)
     return { harness: spec.harness, version, bin, root }
   } finally {
     await release()
   }
+}
+
+/**
+ * Record a finished install: the marker (package, version, ISO time, seconds since `t0` (epoch ms),
+ * folder size in bytes, executable) is written last, so its presence means the folder is complete.
+ */
+async function writeMarker(
+  root: string,
+  pkg: string,
+  version: string,
+  t0: number,
+  bin: string,
+): Promise<InstallMarker> {
+  const marker: InstallMarker = {
+    package: pkg,
+    version,
+    installed_at: new Date().toISOString(),
+    seconds: (Date.now() - t0) / 1000,
+    bytes: await folderBytes(root),
+    bin,
+  }
+  await writeFile(path.join(root, MARKER), `${JSON.stringify(marker, null, 2)}\n`)
+  return marker
 }
 
 /** The executable of a finished install (marker present, executable still there), else null. */

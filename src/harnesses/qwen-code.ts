@@ -2,12 +2,14 @@ import path from 'node:path'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv } from './env.js'
 import { jsonFile, writeCellFiles, writeInside } from './files.js'
+import { geminiHeadlessArgs, geminiQuietSettings } from './gemini-cli.js'
 import { ensureExecutable } from './install.js'
 import { dig, num, parseJsonLines, str } from './jsonl.js'
 import type { WireApi } from './names.js'
 import { hostTarget, modulePath, type NativeTarget } from './native.js'
 import { launch, npmLifecycle } from './npm-harness.js'
 import { startupFailure } from './startup.js'
+import { assistantMessageIds, streamJsonAnswer } from './stream-json.js'
 import { bareOrigin, openaiBaseUrl } from './urls.js'
 
 const PACKAGE = '@qwen-code/qwen-code'
@@ -23,9 +25,7 @@ export function qwenAuthType(api: WireApi): string {
 export function qwenSettings(ctx: Pick<AttemptContext, 'api' | 'model'>) {
   return {
     general: { disableAutoUpdate: true, disableUpdateNag: true, enableAutoUpdate: false },
-    privacy: { usageStatisticsEnabled: false },
-    telemetry: { enabled: false },
-    security: { auth: { selectedType: qwenAuthType(ctx.api) }, folderTrust: { enabled: false } },
+    ...geminiQuietSettings(qwenAuthType(ctx.api)),
     model: { name: ctx.model },
   }
 }
@@ -82,17 +82,7 @@ export const qwenCodeAdapter: HarnessAdapter = {
       ...qwenEndpointEnv(ctx),
       QWEN_CODE_NO_RELAUNCH: 'true',
     })
-    const args = [
-      '--output-format',
-      'stream-json',
-      '--yolo',
-      '-m',
-      ctx.model,
-      ...ctx.config.args,
-      '-p',
-      ctx.prompt,
-    ]
-    return { ...launch(installed, args), env, cwd: ctx.workspace }
+    return { ...launch(installed, geminiHeadlessArgs(ctx)), env, cwd: ctx.workspace }
   },
 
   async parse(run: RawRun): Promise<ParsedRun> {
@@ -108,21 +98,8 @@ export const qwenCodeAdapter: HarnessAdapter = {
 export function parseQwenOutput(run: RawRun): ParsedRun {
   const { events } = parseJsonLines(run.stdout)
   const result = [...events].reverse().find((e) => e.type === 'result')
-  const assistant = events.filter((e) => e.type === 'assistant')
-  const ids = new Set(assistant.map((e, i) => str(dig(e, 'message', 'id')) ?? `#${i}`))
-  let finalMessage = str(dig(result, 'result'))?.trim() || null
-  if (!finalMessage) {
-    for (const e of assistant) {
-      const content = dig(e, 'message', 'content')
-      if (!Array.isArray(content)) continue
-      const text = content
-        .filter((c) => dig(c, 'type') === 'text')
-        .map((c) => str(dig(c, 'text')) ?? '')
-        .join('\n')
-        .trim()
-      if (text) finalMessage = text
-    }
-  }
+  const ids = assistantMessageIds(events)
+  const finalMessage = streamJsonAnswer(events, result)
   const usage = dig(result, 'usage')
   const input = num(dig(usage, 'input_tokens'))
   const selfReport = result
