@@ -1,9 +1,9 @@
 // Benchmark of the aggregate stage: 10 cells × 500 instances × 5 trials (25,000 attempts in 10 leg
 // artifacts on disk, with ledger rows), 10,000 bootstrap resamples on each of the 8 metrics of each of
-// the 9 comparisons. Target: ≤ 2 s wall and ≤ 512 MB peak RSS on a 2-core machine.
-// Measured per phase: reading and validating every file (attempts, ledger, leg.json), attempts → observations,
-// then blocks, statistics, comparison.json, report.md, report.html. The target applies to the aggregation
-// from records (the last two phases); the end-to-end time from disk is printed beside it.
+// the 9 comparisons. Target: ≤ 2 s wall and ≤ 512 MB peak RSS on a 2-core machine, end to end: from
+// reading and validating every file (attempts, ledger, leg.json) to writing comparison.json, report.md
+// and report.html. Exits non-zero when the target is missed. Each phase is printed with its wall and
+// CPU time (CPU time counts every thread, so it can exceed wall time).
 // Run: npm run bench -- aggregate   (options: --cells N --instances N --trials N --resamples N --ledger-rows N)
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
@@ -288,15 +288,8 @@ try {
     console.log(`  ${name.padEnd(62)} ${wall.toFixed(3)} s wall, ${cpu.toFixed(3)} s CPU`)
   }
   const load = loadavg()[0]!
-  // The target applies to the aggregation proper: from the leg's attempt records (as if generated in
-  // memory) to the three written files. Reading and validating the JSONL files is shown apart.
-  const statsWall = phases.slice(1).reduce((x, p) => x + p[1], 0)
-  const statsCpu = phases.slice(1).reduce((x, p) => x + p[2], 0)
   console.log(
-    `  aggregate from records  ${statsWall.toFixed(3)} s wall, ${statsCpu.toFixed(3)} s CPU   (target ≤ ${TARGET_S} s)`,
-  )
-  console.log(
-    `  end to end from disk    ${seconds.toFixed(3)} s wall, ${cpuSeconds.toFixed(3)} s CPU   (load average ${load.toFixed(1)} on ${availableParallelism()} cores)`,
+    `  end to end from disk  ${seconds.toFixed(3)} s wall, ${cpuSeconds.toFixed(3)} s CPU   (target ≤ ${TARGET_S} s; load average ${load.toFixed(1)} on ${availableParallelism()} cores)`,
   )
   console.log(
     `  peak RSS  ${peakMb.toFixed(0)} MB  (target ≤ ${TARGET_MB} MB; ${rssBefore.toFixed(0)} MB after generating the artifacts)`,
@@ -304,7 +297,7 @@ try {
   console.log(
     `  outcome n ${r.comparison.blocks.outcome_complete}, MDE ${mde === null ? '—' : `${mde.toFixed(1)} pp`}`,
   )
-  const ok = statsWall <= TARGET_S && peakMb <= TARGET_MB
+  const ok = seconds <= TARGET_S && peakMb <= TARGET_MB
   console.log(`  ${ok ? 'targets met' : 'TARGET MISSED'}`)
   process.exitCode = ok ? 0 : 1
 } finally {

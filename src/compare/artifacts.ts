@@ -1,11 +1,21 @@
+import { isAscii } from 'node:buffer'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
 import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from '../run/records.js'
-import { LedgerRowSchema } from '../telemetry/ledger.js'
+import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
 import { sha256 } from '../util/json.js'
-import { forEachJsonl, type InputError, type Numbered, parseJsonFile, parseJsonl } from './jsonl.js'
+import { fastCheckSource } from './fast-check.js'
+import {
+  forEachJsonl,
+  type InputError,
+  type Numbered,
+  parseJsonFile,
+  parseJsonl,
+  zodMessage,
+} from './jsonl.js'
+import { type LedgerFileResult, ledgerOffThread } from './worker.js'
 
 /** One planned leg as found on disk. Paths are relative to the artifacts folder (stable across machines). */
 export interface LegArtifact {
@@ -58,14 +68,32 @@ export async function readPlan(file: string): Promise<{ plan: Plan; sha256: stri
   return { plan: value, sha256: sha256(text) }
 }
 
+/** How to read the artifacts. */
+export interface ReadOptions {
+  /**
+   * Where ledger files are read: by default on a second thread while attempts are parsed on this one
+   * when the ledgers hold at least 4 MB, this thread taking any the worker has not reached when it
+   * needs them; true: every ledger on the worker; false: all on this thread. The result is the same.
+   */
+  threads?: boolean
+}
+
+/** Ledger bytes from which a second thread pays for its start-up. */
+const THREADED_LEDGER_BYTES = 4 * 1024 * 1024
+
 /**
  * Read every leg the plan names from `dir`, laid out as actions/download-artifact writes a pattern
  * download: one folder per artifact, named as `plan.legs[].artifact` (the files at its root, or inside
  * a single sub-folder). Never throws for a missing or broken leg: a missing folder or attempts.jsonl
  * lists the leg in `missingLegs`; unparsable files and rows become `inputErrors` with file:line.
+ * Every ledger row is checked against the ledger schema; rows are counted per attempt, not kept.
  * Throws HwError `artifacts_unreadable` only when `dir` itself is not a folder.
  */
-export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArtifacts> {
+export async function readLegArtifacts(
+  plan: Plan,
+  dir: string,
+  opts: ReadOptions = {},
+): Promise<ReadArtifacts> {
   const st = await stat(dir).catch(() => null)
   if (!st?.isDirectory()) {
     throw new HwError('artifacts_unreadable', 'the artifacts folder does not exist', {
@@ -74,23 +102,46 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
     })
   }
   const out: ReadArtifacts = { legs: [], missingLegs: [], inputErrors: [], inputs: [] }
-  for (const leg of plan.legs) {
-    const found = await legFolder(dir, leg.artifact)
+  const folders = await Promise.all(plan.legs.map((leg) => legFolder(dir, leg.artifact)))
+  const ledgerPaths = folders.map((f) => (f ? path.join(f, 'ledger.jsonl') : null))
+  const checkSource = fastCheckSource(LedgerRowSchema)
+  const threads =
+    checkSource !== null && (opts.threads ?? (await totalSize(ledgerPaths)) >= THREADED_LEDGER_BYTES)
+  // Started now, so the worker reads ledgers while this thread parses attempts. When this thread
+  // needs a ledger the worker has not started yet, it takes it (claims) and reads it itself.
+  const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, ledgerPaths.length)))
+  const offThread = ledgerPaths.map((file, index) =>
+    threads && file
+      ? ledgerOffThread(file, checkSource!, { claims, index }).catch((): typeof FALLBACK => FALLBACK)
+      : null,
+  )
+  // Each leg's other files are read on libuv's threads while the previous leg is parsed here.
+  const loads: Array<Promise<LoadedLeg> | undefined> = []
+  const load = (i: number) => {
+    const folder = folders[i]
+    if (folder && !loads[i]) loads[i] = loadLeg(folder, !threads)
+    return loads[i]
+  }
+  for (let i = 0; i < plan.legs.length; i++) {
+    const leg = plan.legs[i]!
+    const folder = folders[i]
     const missing = (reason: string) =>
       out.missingLegs.push({ leg: leg.leg, cell: leg.cell, shard: leg.shard, artifact: leg.artifact, reason })
-    if (!found) {
+    if (!folder) {
       missing('artifact folder not found')
       continue
     }
-    const rel = path.relative(dir, found).split(path.sep).join('/')
+    const loaded = await load(i)!
+    load(i + 1)
+    loads[i] = undefined
+    const rel = path.relative(dir, folder).split(path.sep).join('/')
     const attemptsFile = `${rel}/attempts.jsonl`
-    const attemptsText = await readFile(path.join(found, 'attempts.jsonl'), 'utf8').catch(() => null)
-    if (attemptsText === null) {
+    if (loaded.attempts === null) {
       missing('attempts.jsonl not found in the artifact')
       continue
     }
-    out.inputs.push({ path: attemptsFile, sha256: sha256(attemptsText) })
-    const attempts = parseJsonl(attemptsText, attemptsFile, AttemptRecordSchema)
+    const attempts = parseJsonl(loaded.attempts.text, attemptsFile, AttemptRecordSchema)
+    out.inputs.push({ path: attemptsFile, sha256: loaded.attempts.sha256 })
     const invalidRows: LegArtifact['invalidRows'] = []
     for (const { json, ...e } of attempts.errors) {
       out.inputErrors.push(e)
@@ -107,12 +158,11 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
 
     let record: LegRecord | null = null
     const legFile = `${rel}/leg.json`
-    const legText = await readFile(path.join(found, 'leg.json'), 'utf8').catch(() => null)
-    if (legText === null) {
+    if (loaded.leg === null) {
       out.inputErrors.push({ file: legFile, line: null, message: 'leg.json not found' })
     } else {
-      out.inputs.push({ path: legFile, sha256: sha256(legText) })
-      const parsed = parseJsonFile(legText, legFile, LegRecordSchema)
+      out.inputs.push({ path: legFile, sha256: loaded.leg.sha256 })
+      const parsed = parseJsonFile(loaded.leg.text, legFile, LegRecordSchema)
       for (const { json: _json, ...e } of parsed.errors) out.inputErrors.push(e)
       record = parsed.value
       if (record && (record.cell_id !== leg.cell || record.leg !== leg.leg)) {
@@ -124,23 +174,17 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
       }
     }
 
-    const ledgerRows = new Map<string, number>()
     const ledgerFile = `${rel}/ledger.jsonl`
-    const ledgerText = await readFile(path.join(found, 'ledger.jsonl'), 'utf8').catch(() => null)
-    if (ledgerText === null) {
+    const mine =
+      offThread[i] == null || (opts.threads !== true && Atomics.compareExchange(claims, i, 0, 1) === 0)
+    const ledger = await readLedger(ledgerPaths[i]!, ledgerFile, loaded.ledger, mine ? null : offThread[i]!)
+    if (ledger === null) {
       if (attempts.rows.length > 0) {
         out.inputErrors.push({ file: ledgerFile, line: null, message: 'ledger.jsonl not found' })
       }
     } else {
-      out.inputs.push({ path: ledgerFile, sha256: sha256(ledgerText) })
-      // Rows are validated and counted per attempt, not kept: the attempt records carry the sums.
-      const errors = forEachJsonl(ledgerText, ledgerFile, LedgerRowSchema, (row) => {
-        const a = row.attribution
-        if (!a) return
-        const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
-        ledgerRows.set(key, (ledgerRows.get(key) ?? 0) + 1)
-      })
-      for (const { json: _json, ...e } of errors) out.inputErrors.push(e)
+      out.inputs.push({ path: ledgerFile, sha256: ledger.sha256 })
+      out.inputErrors.push(...ledger.errors)
     }
     out.legs.push({
       leg,
@@ -148,12 +192,98 @@ export async function readLegArtifacts(plan: Plan, dir: string): Promise<ReadArt
       record,
       attempts: attempts.rows,
       attemptsFile,
-      ledgerRows,
+      ledgerRows: ledger?.rows ?? new Map(),
       invalidRows,
     })
   }
   out.inputs.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0))
   return out
+}
+
+/** One input file's text and the SHA-256 (hex) of its bytes on disk. */
+interface LoadedFile {
+  text: string
+  sha256: string
+}
+
+interface LoadedLeg {
+  attempts: LoadedFile | null
+  leg: LoadedFile | null
+  /** Null when missing, and when the worker reads it. */
+  ledger: LoadedFile | null
+}
+
+async function loadLeg(folder: string, withLedger: boolean): Promise<LoadedLeg> {
+  const read = (f: string) => readFile(path.join(folder, f)).catch(() => null)
+  const [attempts, legJson, ledger] = await Promise.all([
+    read('attempts.jsonl'),
+    read('leg.json'),
+    withLedger ? read('ledger.jsonl') : null,
+  ])
+  return { attempts: loaded(attempts), leg: loaded(legJson), ledger: loaded(ledger) }
+}
+
+/** The file's text and hash, or null when it could not be read (missing). */
+function loaded(bytes: Buffer | null): LoadedFile | null {
+  if (bytes === null) return null
+  // ASCII (the usual JSONL) is copied as one-byte text, cheaper than decoding UTF-8.
+  return { text: bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'), sha256: sha256(bytes) }
+}
+
+/** Marks a ledger the worker could not read: this thread reads it. */
+const FALLBACK: unique symbol = Symbol('fallback')
+
+/** A ledger's hash, valid rows per attempt key, and errors (file:line); null when it is missing. */
+async function readLedger(
+  file: string,
+  name: string,
+  text: LoadedFile | null,
+  offThread: Promise<LedgerFileResult | null | 'taken' | typeof FALLBACK> | null,
+): Promise<{ sha256: string; rows: Map<string, number>; errors: InputError[] } | null> {
+  const answer = offThread ? await offThread : FALLBACK
+  const r = answer === 'taken' ? FALLBACK : answer
+  if (r === null) return null
+  const rows = new Map<string, number>()
+  const count = (row: LedgerRow) => {
+    const a = row.attribution
+    if (!a) return
+    const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
+    rows.set(key, (rows.get(key) ?? 0) + 1)
+  }
+  if (r !== FALLBACK) {
+    // The worker counted the rows its check accepted; zod judges the others here, as forEachJsonl does.
+    const errors: InputError[] = []
+    for (const item of r.items) {
+      if (item.raw === undefined) {
+        errors.push({ file: name, line: item.line, message: item.message ?? 'not valid JSON' })
+        continue
+      }
+      const parsed = LedgerRowSchema.safeParse(JSON.parse(item.raw))
+      if (parsed.success) count(parsed.data)
+      else errors.push({ file: name, line: item.line, message: zodMessage(parsed.error) })
+    }
+    for (const [key, n] of r.counts) rows.set(key, (rows.get(key) ?? 0) + n)
+    return { sha256: r.sha256, rows, errors }
+  }
+  const own = text ?? loaded(await readFile(file).catch(() => null))
+  if (own === null) return null
+  const errors = forEachJsonl(own.text, name, LedgerRowSchema, count).map(({ json: _json, ...e }) => e)
+  return { sha256: own.sha256, rows, errors }
+}
+
+/** Total size in bytes of the files that exist. */
+async function totalSize(files: Array<string | null>): Promise<number> {
+  const sizes = await Promise.all(
+    files.map((f) =>
+      f
+        ? stat(f).then(
+            (s) => s.size,
+            () => 0,
+          )
+        : 0,
+    ),
+  )
+  return sizes.reduce((a, b) => a + b, 0)
 }
 
 /** `<dir>/<artifact>` when it holds attempts.jsonl or leg.json, else its single sub-folder that does. */

@@ -102,10 +102,9 @@ export function observationsFromArtifacts(
   }
 
   const observations: Observation[] = []
-  const seen = new Map<string, { file: string; line: number }>()
-  // Grouped across legs: overlapping shards put one (cell, instance) in two artifacts.
-  const groups = new Map<string, { leg: LegArtifact; rows: Numbered<AttemptRecord>[] }>()
-  const extra = new Map<string, BlockReason[]>()
+  // Grouped by (cell, instance, trial) across legs: overlapping shards put one (cell, instance) in two
+  // artifacts. Nested maps rather than joined string keys: this loop sees every attempt row.
+  const groups = new Map<string, Map<string, Array<TrialGroup | undefined>>>()
   for (const leg of read.legs) {
     const legInstances = new Set(leg.leg.instances)
     for (const row of leg.attempts) {
@@ -115,31 +114,46 @@ export function observationsFromArtifacts(
         inputErrors.push({ file: leg.attemptsFile, line: row.line, message: `${skip}; row skipped` })
         continue
       }
-      const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
-      const first = seen.get(key)
-      const groupKey = `${a.cell_id}\u0000${a.instance_id}\u0000${a.trial}`
-      if (first) {
-        pushReason(extra, groupKey, {
+      let byInstance = groups.get(a.cell_id)
+      if (!byInstance) {
+        byInstance = new Map()
+        groups.set(a.cell_id, byInstance)
+      }
+      let trials = byInstance.get(a.instance_id)
+      if (!trials) {
+        trials = []
+        byInstance.set(a.instance_id, trials)
+      }
+      const group = trials[a.trial]
+      if (!group) {
+        trials[a.trial] = { leg, rows: [row], files: [leg.attemptsFile], extra: [] }
+        continue
+      }
+      const firstAt = group.rows.findIndex((r) => r.value.attempt === a.attempt)
+      if (firstAt >= 0) {
+        group.extra.push({
           code: 'duplicate_rows',
           cell: a.cell_id,
           trial: a.trial,
           attempt: a.attempt,
-          detail: `attempt ${a.attempt} appears twice: ${first.file}:${first.line} and ${leg.attemptsFile}:${row.line} (first kept, never counted twice)`,
+          detail: `attempt ${a.attempt} appears twice: ${group.files[firstAt]}:${group.rows[firstAt]!.line} and ${leg.attemptsFile}:${row.line} (first kept, never counted twice)`,
         })
         continue
       }
-      seen.set(key, { file: leg.attemptsFile, line: row.line })
-      const group = groups.get(groupKey)
-      if (group) group.rows.push(row)
-      else groups.set(groupKey, { leg, rows: [row] })
+      group.rows.push(row)
+      group.files.push(leg.attemptsFile)
     }
   }
-  for (const [groupKey, { leg, rows }] of groups) {
-    const cell = cellById.get(rows[0]!.value.cell_id)
+  for (const [cellId, byInstance] of groups) {
+    const cell = cellById.get(cellId)
     if (!cell) continue
-    observations.push(trialObservation(rows, cell, leg, manifest, declaredLimits, extra.get(groupKey) ?? []))
+    for (const trials of byInstance.values()) {
+      for (const g of trials) {
+        if (g) observations.push(trialObservation(g.rows, cell, g.leg, manifest, declaredLimits, g.extra))
+      }
+    }
   }
-  observations.sort((x, y) => cmp(x.instance, y.instance) || cmp(x.cell, y.cell) || x.trial - y.trial)
+  sortObservations(observations)
 
   const m = manifest
   return {
@@ -187,6 +201,27 @@ export function observationsFromArtifacts(
     },
     notes: runIdNote(read.legs),
   }
+}
+
+/** The attempts of one (cell, instance, trial), first seen in `leg`; `files[i]` holds `rows[i]`. */
+interface TrialGroup {
+  leg: LegArtifact
+  rows: Numbered<AttemptRecord>[]
+  files: string[]
+  /** Reasons found while grouping (repeated attempts). */
+  extra: BlockReason[]
+}
+
+/** In place, by (instance, cell, trial): string order ranked once, then numeric comparisons. */
+function sortObservations(observations: Observation[]): void {
+  const rank = (values: Iterable<string>) => new Map([...new Set(values)].sort(cmp).map((v, i) => [v, i]))
+  const instances = rank(observations.map((o) => o.instance))
+  const cells = rank(observations.map((o) => o.cell))
+  const key = (o: Observation) =>
+    (instances.get(o.instance)! * cells.size + cells.get(o.cell)!) * 2 ** 20 + o.trial
+  const keyed = observations.map((o) => ({ o, k: key(o) }))
+  keyed.sort((x, y) => x.k - y.k)
+  for (let i = 0; i < keyed.length; i++) observations[i] = keyed[i]!.o
 }
 
 /** Legs from more than one run (e.g. a leg re-run by hand) are aggregated together: say so. */
@@ -380,12 +415,6 @@ function trialObservation(
 
 function addOrNull(sum: number | null, v: number | null): number | null {
   return sum === null || v === null ? null : sum + v
-}
-
-function pushReason(map: Map<string, BlockReason[]>, key: string, r: BlockReason): void {
-  const list = map.get(key)
-  if (list) list.push(r)
-  else map.set(key, [r])
 }
 
 /** `v1.2.3` and `1.2.3` are the same version. */

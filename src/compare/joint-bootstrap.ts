@@ -7,6 +7,8 @@ import {
   type PairedBootstrap,
   percentileInterval,
 } from './stats/index.js'
+import { sortAscending } from './stats/sort.js'
+import { sumReplicates } from './worker.js'
 
 /**
  * One paired block bootstrap shared by every comparison of a run.
@@ -52,40 +54,40 @@ export class JointBootstrap {
   }
 
   /**
-   * Per-replicate sums of every registered column not yet summed: eight columns per kernel call, and
-   * every group of eight over the same slice of replicates before moving on, so the plan's indices
-   * are read from memory once and from cache for the other groups.
+   * Per-replicate sums of every registered column not yet summed, eight columns per kernel pass, every
+   * group of eight over the same slice of replicates before moving on (the plan's indices are read
+   * from memory once and from cache for the other groups). Large jobs are shared with the worker
+   * thread (sumReplicates); the sums are the same either way.
    */
-  compute(): void {
+  compute(opts: { parallel?: boolean } = {}): void {
     if (this.n < 2) return
     const pending = [...this.columns.keys()].filter((k) => !this.replicateSums.has(k))
     if (pending.length === 0) return
     const plan = getResamplePlan(this.n, this.B, this.seed)
     const n = this.n
-    const groups: Array<{ inter: Float64Array; outs: Float64Array[] }> = []
-    for (let g = 0; g < pending.length; g += 8) {
-      const keys = pending.slice(g, g + 8)
-      const inter = new Float64Array(n * 8)
-      const outs: Float64Array[] = []
-      for (let slot = 0; slot < 8; slot++) {
-        const key = keys[slot]
-        const out = new Float64Array(this.B)
-        outs.push(out)
-        if (key === undefined) continue
-        const col = this.columns.get(key)!
-        for (let i = 0; i < n; i++) inter[8 * i + slot] = col[i]!
-        this.replicateSums.set(key, out)
-      }
-      groups.push({ inter, outs })
+    const B = this.B
+    const groups = Math.ceil(pending.length / 8)
+    const inter = new Float64Array(groups * n * 8)
+    pending.forEach((key, c) => {
+      const col = this.columns.get(key)!
+      const base = Math.floor(c / 8) * n * 8 + (c % 8)
+      for (let i = 0; i < n; i++) inter[base + 8 * i] = col[i]!
+    })
+    let out: Float64Array
+    if (plan.indices !== null) {
+      out = sumReplicates(plan.indices, n, B, inter, groups, opts)
+    } else {
+      // A streamed plan (too large to hold): chunk by chunk.
+      out = new Float64Array(groups * 8 * B)
+      forEachReplicateChunk(plan, (idx, firstRow, rowCount) => {
+        const chunk = sumReplicates(idx, n, rowCount, inter, groups, { parallel: false })
+        for (let c = 0; c < groups * 8; c++) {
+          out.set(chunk.subarray(c * rowCount, (c + 1) * rowCount), c * B + firstRow)
+        }
+      })
     }
-    // About 64 KiB of indices per slice: they stay in cache while every group reads them.
-    const sliceRows = Math.max(1, Math.floor(16_384 / n))
-    forEachReplicateChunk(plan, (idx, firstRow, rowCount) => {
-      for (let r0 = 0; r0 < rowCount; r0 += sliceRows) {
-        const rows = Math.min(sliceRows, rowCount - r0)
-        const slice = idx.subarray(r0 * n, (r0 + rows) * n)
-        for (const { inter, outs } of groups) sumRows8(slice, n, firstRow + r0, rows, inter, outs)
-      }
+    pending.forEach((key, c) => {
+      this.replicateSums.set(key, out.subarray(c * B, (c + 1) * B))
     })
   }
 
@@ -194,7 +196,7 @@ export class JointBootstrap {
         `statistic undefined in ${undefinedReplicates} of ${this.B} bootstrap replicates (${reasons.replicate})`,
       )
     }
-    const sorted = replicates.sort()
+    const sorted = sortAscending(replicates)
     const pct = percentileInterval(sorted, this.level)
     const percentile = this.result('percentile', estimate, pct.ci, pct.reason)
     if (leaveOneOut === null) {
@@ -232,59 +234,6 @@ function defined(v: number | null): v is number {
   return v !== null && Number.isFinite(v)
 }
 
-/** Eight interleaved columns (block i at inter[8i..8i+7]) summed per replicate; each in index order. */
-function sumRows8(
-  idx: Uint32Array,
-  n: number,
-  firstRow: number,
-  rowCount: number,
-  inter: Float64Array,
-  o: Float64Array[],
-): void {
-  const [o0, o1, o2, o3, o4, o5, o6, o7] = o as [
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-    Float64Array,
-  ]
-  for (let k = 0; k < rowCount; k++) {
-    let s0 = 0
-    let s1 = 0
-    let s2 = 0
-    let s3 = 0
-    let s4 = 0
-    let s5 = 0
-    let s6 = 0
-    let s7 = 0
-    const off = k * n
-    const end = off + n
-    for (let j = off; j < end; j++) {
-      const b = idx[j]! * 8
-      s0 += inter[b]!
-      s1 += inter[b + 1]!
-      s2 += inter[b + 2]!
-      s3 += inter[b + 3]!
-      s4 += inter[b + 4]!
-      s5 += inter[b + 5]!
-      s6 += inter[b + 6]!
-      s7 += inter[b + 7]!
-    }
-    const r = firstRow + k
-    o0[r] = s0
-    o1[r] = s1
-    o2[r] = s2
-    o3[r] = s3
-    o4[r] = s4
-    o5[r] = s5
-    o6[r] = s6
-    o7[r] = s7
-  }
-}
-
 /**
  * JointBootstraps by block set: comparisons whose blocks are the same instances in the same order
  * share one (and so share every cell's sums). Register every column first, then `computeAll`.
@@ -304,7 +253,7 @@ export class SharedBootstraps {
     return jb
   }
 
-  computeAll(): void {
-    for (const jb of this.sets.values()) jb.compute()
+  computeAll(opts: { parallel?: boolean } = {}): void {
+    for (const jb of this.sets.values()) jb.compute(opts)
   }
 }

@@ -18,6 +18,7 @@
 import { bcaInterval, jackknifeAcceleration, percentileInterval } from './bootstrap-intervals.js'
 import { forEachReplicateChunk, getResamplePlan, type ResamplePlan } from './resample-plan.js'
 import { assertSeed } from './rng.js'
+import { sortAscending } from './sort.js'
 import { assertFiniteArray, assertOpenUnit, assertSameLength, type Numbers, toFloat64 } from './types.js'
 
 /** Default number of bootstrap replicates (statistics.md: B ≥ 2,000, default 10,000). */
@@ -148,7 +149,7 @@ function finish(
       `statistic undefined in ${undefinedReplicates} of ${r.B} bootstrap replicates (${replicateReason})`,
     )
   }
-  const sorted = replicates.sort()
+  const sorted = sortAscending(replicates)
   const pct = percentileInterval(sorted, r.level)
   const percentile = result(r, 'percentile', estimate, pct.ci, pct.reason)
   if (leaveOneOut === null) {

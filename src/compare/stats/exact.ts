@@ -10,7 +10,16 @@
 
 /** Number of bits of a positive bigint. */
 function bitLength(x: bigint): number {
-  return x.toString(2).length
+  const approx = Number(x)
+  if (approx >= 2 ** 1023) {
+    const hex = x.toString(16)
+    return 4 * (hex.length - 1) + 32 - Math.clz32(Number.parseInt(hex[0]!, 16))
+  }
+  // Number(x) is x rounded, so log2 may land one above the true length − 1: check with a shift.
+  let bits = Math.floor(Math.log2(approx)) + 1
+  while (bits > 1 && x >> BigInt(bits - 1) === 0n) bits--
+  while (x >> BigInt(bits) !== 0n) bits++
+  return bits
 }
 
 /** Multiplies `x` by 2^e without overflowing the power-of-two factor itself. */

@@ -13,7 +13,7 @@
  * P(N_d = m) < 1e-20 are skipped (their total effect is below 1e-17).
  */
 
-import { ratioToNumber } from './exact.js'
+import { halfBinomialCounts, ratioToNumber } from './exact.js'
 import { normalQuantile } from './normal.js'
 import { logChoose } from './special.js'
 import { assertCount, assertOpenUnit, assertProbability } from './types.js'
@@ -31,45 +31,69 @@ export interface McNemarPowerInput {
   readonly midP?: boolean
 }
 
-/** P(X = j) for X ~ Binomial(m, p), including p = 0 and p = 1 (no 0·log 0). */
-function binomialPmf(m: number, j: number, p: number): number {
+/**
+ * P(X = j) for X ~ Binomial(m, p), including p = 0 and p = 1 (no 0·log 0). `logP` = ln p and
+ * `log1mP` = ln(1 − p), computed once per p by the caller.
+ */
+function binomialPmf(m: number, j: number, p: number, logP: number, log1mP: number): number {
   if (p === 0) return j === 0 ? 1 : 0
   if (p === 1) return j === m ? 1 : 0
-  return Math.exp(logChoose(m, j) + j * Math.log(p) + (m - j) * Math.log1p(-p))
+  return Math.exp(logChoose(m, j) + j * logP + (m - j) * log1mP)
 }
 
 const critCache = new Map<string, Int32Array>()
 
 /**
  * k*(m) for m = 0..n: the largest k < m/2 with two-sided p(k, m − k) ≤ α, or −1 if none.
- * Exact BigInt sums; cached per (n, α, midP).
+ * The decision at each k is the exact one (BigInt sums rounded once, `exactDecision`); a double
+ * approximation makes it without BigInt when it is more than 1e-6 (relative) away from α — its
+ * error is below 1e-8 for m ≤ 100,000 — so the result is the same, in O(n²) floating-point steps.
+ * Cached per (n, α, midP).
  */
-function criticalValues(n: number, alpha: number, midP: boolean): Int32Array {
+export function criticalValues(n: number, alpha: number, midP: boolean): Int32Array {
   const key = `${n}:${alpha}:${midP}`
   const hit = critCache.get(key)
   if (hit !== undefined) return hit
   const crit = new Int32Array(n + 1)
-  for (let m = 0; m <= n; m++) {
-    crit[m] = -1
-    if (m === 0) continue
-    const total = 1n << BigInt(m)
-    const bm = BigInt(m)
-    let term = 1n
-    let cumulative = 1n
-    for (let k = 0; 2 * k < m; k++) {
-      if (k > 0) {
-        const bk = BigInt(k)
-        term = (term * (bm - bk + 1n)) / bk
-        cumulative += term
-      }
-      const numerator = midP ? 2n * cumulative - term : 2n * cumulative
-      if (ratioToNumber(numerator, total) > alpha) break
-      crit[m] = k
-    }
-  }
+  crit[0] = -1
+  for (let m = 1; m <= n; m++) crit[m] = criticalValue(m, alpha, midP)
   if (critCache.size > 32) critCache.clear()
   critCache.set(key, crit)
   return crit
+}
+
+/** Relative distance from α within which the floating-point tail is not trusted to decide. */
+const CRITICAL_BAND = 1e-6
+/** Largest m for which the floating-point tail's error is known to stay far inside the band. */
+const CRITICAL_FAST_MAX_M = 100_000
+
+function criticalValue(m: number, alpha: number, midP: boolean): number {
+  const fast = m <= CRITICAL_FAST_MAX_M && alpha >= 1e-200
+  const logTotal = m * Math.LN2
+  let cumulative = 0
+  let crit = -1
+  for (let k = 0; 2 * k < m; k++) {
+    let exceeds: boolean
+    if (fast) {
+      // P(X = k) and the two-sided tail for X ~ Binomial(m, ½), in doubles.
+      const term = Math.exp(logChoose(m, k) - logTotal)
+      cumulative += term
+      const p = midP ? 2 * cumulative - term : 2 * cumulative
+      if (p > alpha * (1 + CRITICAL_BAND)) exceeds = true
+      else if (p < alpha * (1 - CRITICAL_BAND)) exceeds = false
+      else exceeds = exactDecision(m, k, alpha, midP)
+    } else exceeds = exactDecision(m, k, alpha, midP)
+    if (exceeds) break
+    crit = k
+  }
+  return crit
+}
+
+/** Whether the exact two-sided p at (k, m − k), summed in BigInt and rounded once, exceeds α. */
+function exactDecision(m: number, k: number, alpha: number, midP: boolean): boolean {
+  const { cumulative, atK, total } = halfBinomialCounts(m, k)
+  const numerator = midP ? 2n * cumulative - atK : 2n * cumulative
+  return ratioToNumber(numerator, total) > alpha
 }
 
 function checkPowerInput(where: string, input: McNemarPowerInput): { alpha: number; midP: boolean } {
@@ -88,14 +112,19 @@ function powerWith(n: number, p10: number, p01: number, crit: Int32Array): numbe
   const psi = Math.min(1, p10 + p01)
   if (psi === 0) return 0
   const pi = p10 / psi
+  const logPsi = Math.log(psi)
+  const log1mPsi = Math.log1p(-psi)
+  const logPi = Math.log(pi)
+  const log1mPi = Math.log1p(-pi)
   let power = 0
   for (let m = 1; m <= n; m++) {
     const k = crit[m]!
     if (k < 0) continue
-    const weight = binomialPmf(n, m, psi)
+    const weight = binomialPmf(n, m, psi, logPsi, log1mPsi)
     if (weight < 1e-20) continue
     let reject = 0
-    for (let j = 0; j <= k; j++) reject += binomialPmf(m, j, pi) + binomialPmf(m, m - j, pi)
+    for (let j = 0; j <= k; j++)
+      reject += binomialPmf(m, j, pi, logPi, log1mPi) + binomialPmf(m, m - j, pi, logPi, log1mPi)
     power += weight * reject
   }
   return Math.min(1, power)

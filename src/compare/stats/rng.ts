@@ -7,7 +7,7 @@
 
 import { uniformFloat64 } from 'pure-rand/distribution/uniformFloat64'
 import { uniformInt } from 'pure-rand/distribution/uniformInt'
-import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus'
+import { xoroshiro128plus, xoroshiro128plusFromState } from 'pure-rand/generator/xoroshiro128plus'
 import type { RandomGenerator } from 'pure-rand/types/RandomGenerator'
 
 /** Largest accepted seed: seeds are unsigned 32-bit integers (pure-rand keeps 32 bits of a seed). */
@@ -40,7 +40,7 @@ function assertRange(where: string, size: number): void {
 
 class XoroshiroStream implements SeededRng {
   readonly seed: number
-  private readonly generator: RandomGenerator
+  private generator: RandomGenerator
 
   constructor(seed: number) {
     this.seed = seed
@@ -58,11 +58,55 @@ class XoroshiroStream implements SeededRng {
 
   fillIndices(out: Uint32Array, offset: number, count: number, n: number): void {
     assertRange('fillIndices', n)
-    const g = this.generator
-    const last = n - 1
+    const state = Int32Array.from(this.generator.getState())
+    const maxAllowed = n > 2 ? Math.trunc(4294967296 / n) * n : 4294967296
     const end = offset + count
-    for (let i = offset; i < end; i++) out[i] = uniformInt(g, 0, last)
+    // In short runs, so the kernel is optimized early in a single long call.
+    for (let from = offset; from < end; from += 4096) {
+      drawIndices(out, from, Math.min(end, from + 4096), n, maxAllowed, state)
+    }
+    this.generator = xoroshiro128plusFromState(Array.from(state))
   }
+}
+
+/**
+ * pure-rand's xoroshiro128plus `next` and `uniformInt(g, 0, n − 1)` (rejection sampling on the
+ * unsigned 32-bit output, then the remainder) inlined over the state [s01, s00, s11, s10]: the same
+ * draws without a call per draw. Updates `state`.
+ */
+function drawIndices(
+  out: Uint32Array,
+  from: number,
+  to: number,
+  n: number,
+  maxAllowed: number,
+  state: Int32Array,
+): void {
+  let s01 = state[0]!
+  let s00 = state[1]!
+  let s11 = state[2]!
+  let s10 = state[3]!
+  for (let i = from; i < to; i++) {
+    let delta: number
+    do {
+      const next = (s00 + s10) | 0
+      const a0 = s10 ^ s00
+      const a1 = s11 ^ s01
+      const t00 = s00
+      const t01 = s01
+      s00 = (t00 << 24) ^ (t01 >>> 8) ^ a0 ^ (a0 << 16)
+      s01 = (t01 << 24) ^ (t00 >>> 8) ^ a1 ^ ((a1 << 16) | (a0 >>> 16))
+      s10 = (a1 << 5) ^ (a0 >>> 27)
+      s11 = (a0 << 5) ^ (a1 >>> 27)
+      delta = (next ^ 0x80000000) >>> 0 // next + 2^31, in [0, 2^32)
+    } while (delta >= maxAllowed)
+    // delta % n, exactly (both are integers below 2^32), without a floating-point remainder
+    out[i] = delta - Math.floor(delta / n) * n
+  }
+  state[0] = s01
+  state[1] = s00
+  state[2] = s11
+  state[3] = s10
 }
 
 /** A new stream for `seed` (integer in [0, 2^32 − 1]; anything else throws a RangeError). */

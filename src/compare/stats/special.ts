@@ -38,12 +38,31 @@ const FACTORIALS: Float64Array = (() => {
   return f
 })()
 
+// ln k! memoized below 2^20 (power by enumeration asks for the same few hundred values millions of
+// times); the table grows on demand, NaN marking an entry not yet computed.
+const LOG_FACTORIAL_TABLE_MAX = 1 << 20
+let logFactorials = new Float64Array(0)
+
 /** ln k! for a non-negative integer k (exact product to 170!, then ln Γ(k + 1)). */
 export function logFactorial(k: number): number {
   if (!Number.isSafeInteger(k) || k < 0)
     throw new RangeError(`logFactorial: k must be a non-negative integer, got ${k}`)
-  if (k <= 170) return Math.log(FACTORIALS[k]!)
-  return lnGamma(k + 1)
+  if (k >= LOG_FACTORIAL_TABLE_MAX) return logFactorialUncached(k)
+  if (k >= logFactorials.length) {
+    const grown = new Float64Array(Math.min(LOG_FACTORIAL_TABLE_MAX, Math.max(1024, 2 * k))).fill(Number.NaN)
+    grown.set(logFactorials)
+    logFactorials = grown
+  }
+  let v = logFactorials[k]!
+  if (Number.isNaN(v)) {
+    v = logFactorialUncached(k)
+    logFactorials[k] = v
+  }
+  return v
+}
+
+function logFactorialUncached(k: number): number {
+  return k <= 170 ? Math.log(FACTORIALS[k]!) : lnGamma(k + 1)
 }
 
 /** ln C(n, k) for integers 0 ≤ k ≤ n; −Infinity is never returned (k outside [0, n] throws). */

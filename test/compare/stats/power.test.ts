@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { connorSampleSize, mcnemarPower, minimumDetectableEffect } from '../../../src/compare/stats/power.js'
+import { ratioToNumber } from '../../../src/compare/stats/exact.js'
+import {
+  connorSampleSize,
+  criticalValues,
+  mcnemarPower,
+  minimumDetectableEffect,
+} from '../../../src/compare/stats/power.js'
 import { expectAllFinite } from './helpers.js'
 
 describe('power of the exact McNemar test by enumeration (statistics.md)', () => {
@@ -89,5 +95,42 @@ describe('minimum detectable effect', () => {
     expect(minimumDetectableEffect({ n: 0, discordanceRate: 0.2 }).reason).toBe('no blocks')
     for (const r of [none, tooSmall]) expectAllFinite(r)
     expect(() => minimumDetectableEffect({ n: 20 })).toThrow(RangeError)
+  })
+})
+
+describe('critical values of the exact McNemar test', () => {
+  /** k*(m) as defined: the largest k < m/2 whose exact two-sided p (BigInt sums, rounded once) is ≤ α. */
+  function reference(n: number, alpha: number, midP: boolean): Int32Array {
+    const crit = new Int32Array(n + 1).fill(-1)
+    for (let m = 1; m <= n; m++) {
+      const total = 1n << BigInt(m)
+      let term = 1n
+      let cumulative = 1n
+      for (let k = 0; 2 * k < m; k++) {
+        if (k > 0) {
+          term = (term * BigInt(m - k + 1)) / BigInt(k)
+          cumulative += term
+        }
+        if (ratioToNumber(midP ? 2n * cumulative - term : 2n * cumulative, total) > alpha) break
+        crit[m] = k
+      }
+    }
+    return crit
+  }
+
+  it('equal the exact definition, also when α is itself an attainable p-value', () => {
+    // 0.0703125 = 2·9/2^8 and 0.021484375 = 2·11/2^10 sit exactly on a boundary: decided in BigInt.
+    for (const alpha of [0.05, 0.01, 0.1, 0.0703125, 0.021484375, 0.5, 1e-6, 1e-250]) {
+      for (const midP of [false, true]) {
+        expect(criticalValues(400, alpha, midP)).toEqual(reference(400, alpha, midP))
+      }
+    }
+  })
+
+  it('large panels: k*(m) is just below m/2 − z·√m/2 and the power approaches 1', () => {
+    const crit = criticalValues(3000, 0.05, false)
+    // normal approximation: k* ≈ m/2 − 1.96·√m/2 (within a couple of pairs)
+    expect(Math.abs(crit[3000]! - (1500 - (1.96 * Math.sqrt(3000)) / 2))).toBeLessThan(3)
+    expect(mcnemarPower({ n: 3000, p10: 0.1, p01: 0.05 })).toBeGreaterThan(0.99)
   })
 })

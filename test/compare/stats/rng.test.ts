@@ -1,3 +1,5 @@
+import { uniformInt } from 'pure-rand/distribution/uniformInt'
+import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus'
 import { describe, expect, it } from 'vitest'
 import {
   createResamplePlan,
@@ -69,5 +71,22 @@ describe('resample plans', () => {
   it('rejects n < 1 or B < 1', () => {
     expect(() => createResamplePlan(0, 10, 1)).toThrow(RangeError)
     expect(() => createResamplePlan(3, 0, 1)).toThrow(RangeError)
+  })
+})
+
+describe('fillIndices draws what pure-rand draws', () => {
+  it('the same indices as uniformInt(0, n − 1) on xoroshiro128+, and the stream continues from there', () => {
+    for (const n of [1, 2, 3, 7, 500, 65_537, 2 ** 31 + 11, 2 ** 32 - 1, 2 ** 32]) {
+      for (const seed of [0, 7, MAX_SEED]) {
+        const r = createRng(seed)
+        const fast = new Uint32Array(6000)
+        r.fillIndices(fast, 0, 5000, n) // more than one internal run of 4096
+        r.fillIndices(fast, 5000, 1000, n)
+        const g = xoroshiro128plus(seed)
+        const reference = Uint32Array.from({ length: 6000 }, () => uniformInt(g, 0, n - 1))
+        expect(fast).toEqual(reference)
+        expect(r.nextInt(1000)).toBe(uniformInt(g, 0, 999))
+      }
+    }
   })
 })

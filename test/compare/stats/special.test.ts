@@ -69,6 +69,16 @@ describe('gamma, factorials and the incomplete beta function', () => {
     expectRelative(logFactorial(1000), 5912.128178488164, 1e-14) // scipy gammaln(1001)
   })
 
+  it('memoized log factorials are the values computed afresh; bad arguments still throw', () => {
+    for (const k of [0, 1, 170, 171, 999, 5000, 2 ** 20 + 3]) {
+      const fresh =
+        k <= 170 ? Math.log([...Array(k).keys()].reduce((p, i) => p * (i + 1), 1)) : lnGamma(k + 1)
+      expect(logFactorial(k)).toBe(fresh)
+      expect(logFactorial(k)).toBe(fresh) // second call: from the table
+    }
+    for (const bad of [-1, 2.5, Number.NaN, 2 ** 60]) expect(() => logFactorial(bad)).toThrow(RangeError)
+  })
+
   it.each([
     [0.2, 2.5, 3.5, 0.1328173097780492],
     [0.7, 10, 0.5, 0.008322504862464206],

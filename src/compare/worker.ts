@@ -1,0 +1,275 @@
+import { Worker } from 'node:worker_threads'
+import { sum8, sumKernelModule } from './sum-kernel.js'
+
+// The aggregate stage's second thread. Its code is a self-contained script (no imports of ours) started
+// with `eval`, so it runs the same from the sources, the tests and the single-file ncc bundles. It does
+// two jobs: reading, hashing and checking ledger.jsonl files (a large input with a small result: row
+// counts per attempt) while this thread parses attempts.jsonl, and half of the bootstrap column sums.
+// Everything it computes is also computed here when it is absent or fails, with the same code, so
+// results never depend on whether or when it ran.
+
+/**
+ * Claims slices of a sums job (ctrl[u]: 0 free, 1 claimed, 2 done) and runs the WebAssembly kernel
+ * (sum-kernel.ts) on them; `descending` on the worker, so the two threads meet in the middle.
+ */
+const SUMS_JOB = `function sumsJob(job, sum8, descending) {
+  const { n, B, groups, idx, inter, out, ctrl, sliceRows, units } = job
+  for (let i = 0; i < units; i++) {
+    const u = descending ? units - 1 - i : i
+    if (Atomics.compareExchange(ctrl, u, 0, 1) !== 0) continue
+    const first = u * sliceRows
+    const rows = Math.min(sliceRows, B - first)
+    for (let g = 0; g < groups; g++) sum8(idx, n, first, rows, inter + g * n * 64, out + g * 64 * B, B)
+    Atomics.store(ctrl, u, 2)
+    Atomics.notify(ctrl, u)
+  }
+}`
+
+/**
+ * Reads one ledger.jsonl: SHA-256 of its bytes, and per line (numbered as forEachJsonl does, blank lines
+ * skipped) either the row counted under its attribution key — when it is JSON and the compiled schema
+ * check accepts it — or an item for the caller: `message` for a line that is not JSON, `raw` for a row
+ * the check did not accept (zod judges it on the calling thread). Null when the file cannot be read.
+ */
+const LEDGER_JOB = `function ledgerJob(file, check) {
+  let bytes
+  try { bytes = require('node:fs').readFileSync(file) } catch { return null }
+  const sha256 = require('node:crypto').createHash('sha256').update(bytes).digest('hex')
+  const text = bytes.toString(require('node:buffer').isAscii(bytes) ? 'latin1' : 'utf8')
+  bytes = null
+  const counts = new Map()
+  const items = []
+  let start = 0
+  let line = 0
+  while (start <= text.length) {
+    let end = text.indexOf('\\n', start)
+    if (end === -1) end = text.length
+    line++
+    const raw = text.slice(start, end)
+    start = end + 1
+    if (raw.trim() === '') {
+      if (end === text.length) break
+      continue
+    }
+    let json
+    try {
+      json = JSON.parse(raw)
+    } catch (e) {
+      items.push({ line, message: 'not valid JSON: ' + e.message })
+      continue
+    }
+    if (!check(json)) {
+      items.push({ line, raw })
+      continue
+    }
+    const a = json.attribution
+    if (!a) continue
+    const key = a.cell_id + '\\u0000' + a.instance_id + '\\u0000' + a.trial + '\\u0000' + a.attempt
+    counts.set(key, (counts.get(key) || 0) + 1)
+  }
+  return { sha256, counts, items }
+}`
+
+const WORKER_SOURCE = `'use strict'
+const { parentPort } = require('node:worker_threads')
+${SUMS_JOB}
+${LEDGER_JOB}
+const checks = new Map()
+parentPort.on('message', (m) => {
+  if (m.type === 'sums') {
+    const { sum8 } = new WebAssembly.Instance(m.module, { env: { mem: m.mem } }).exports
+    return sumsJob(m, sum8, true)
+  }
+  if (m.type === 'ledger') {
+    // The calling thread may have taken this file already (it reads a file itself rather than wait).
+    if (m.claims && Atomics.compareExchange(m.claims, m.index, 0, 1) !== 0) {
+      return parentPort.postMessage({ id: m.id, result: 'taken' })
+    }
+    let check = checks.get(m.checkSource)
+    if (!check) {
+      check = new Function('c', m.checkSource)([])
+      checks.set(m.checkSource, check)
+    }
+    let result
+    try {
+      result = ledgerJob(m.file, check)
+    } catch (e) {
+      return parentPort.postMessage({ id: m.id, failed: String(e) })
+    }
+    parentPort.postMessage({ id: m.id, result })
+  }
+})`
+
+type Sum8 = (
+  idx: number,
+  n: number,
+  first: number,
+  rows: number,
+  inter: number,
+  out: number,
+  B: number,
+) => void
+
+// This thread claims slices with the very same source.
+const sumsJob = new Function(`${SUMS_JOB}\nreturn sumsJob`)() as (
+  job: SumsJob,
+  sum8: Sum8,
+  descending: boolean,
+) => void
+
+/** A sums job: byte offsets of the plan, the interleaved columns and the output in one shared memory. */
+interface SumsJob {
+  n: number
+  B: number
+  groups: number
+  idx: number
+  inter: number
+  out: number
+  ctrl: Int32Array
+  sliceRows: number
+  units: number
+}
+
+/** What ledgerJob returns for one file. */
+export interface LedgerFileResult {
+  sha256: string
+  /** Rows the schema check accepted, per attribution key (attemptKey). */
+  counts: Map<string, number>
+  /** Lines in order that are not JSON (`message`) or that the check did not accept (`raw`). */
+  items: Array<{ line: number; message?: string; raw?: string }>
+}
+
+let worker: Worker | null | undefined
+let dead = false
+let nextId = 0
+const pending = new Map<
+  number,
+  { resolve: (r: LedgerFileResult | null | 'taken') => void; reject: (e: Error) => void }
+>()
+
+/** The shared worker, started on first use; null when threads are unavailable or it failed. */
+function getWorker(): Worker | null {
+  if (worker !== undefined || dead) return dead ? null : (worker ?? null)
+  try {
+    const w = new Worker(WORKER_SOURCE, { eval: true })
+    w.unref()
+    w.on('message', (m: { id: number; result?: LedgerFileResult | null | 'taken'; failed?: string }) => {
+      const p = pending.get(m.id)
+      if (!p) return
+      pending.delete(m.id)
+      if (m.failed !== undefined) p.reject(new Error(m.failed))
+      else p.resolve(m.result ?? null)
+    })
+    const fail = (e: unknown) => {
+      dead = true
+      worker = null
+      for (const p of pending.values()) p.reject(e instanceof Error ? e : new Error(String(e)))
+      pending.clear()
+    }
+    w.on('error', fail)
+    w.on('exit', () => fail(new Error('the aggregate worker exited')))
+    worker = w
+  } catch {
+    dead = true
+    worker = null
+  }
+  return worker
+}
+
+/**
+ * Read, hash and check one ledger.jsonl on the worker. `checkSource` is the compiled schema check
+ * (`fastCheckSource`). With `claim`, the worker first takes the file by setting claims[index] from 0
+ * to 1, and answers 'taken' when the calling thread has done so first (Atomics.compareExchange on the
+ * same slot: exactly one thread reads the file). Resolves null when the file cannot be read; rejects
+ * when the worker is unavailable or fails (the caller then reads the file itself).
+ */
+export function ledgerOffThread(
+  file: string,
+  checkSource: string,
+  claim?: { claims: Int32Array; index: number },
+): Promise<LedgerFileResult | null | 'taken'> {
+  const w = getWorker()
+  if (!w) return Promise.reject(new Error('no worker'))
+  const id = nextId++
+  return new Promise<LedgerFileResult | null | 'taken'>((resolve, reject) => {
+    pending.set(id, { resolve, reject })
+    w.ref() // keep the process alive while a reply is due
+    w.postMessage({ type: 'ledger', id, file, checkSource, ...claim })
+  }).finally(() => {
+    if (pending.size === 0) worker?.unref()
+  })
+}
+
+/** Below this many additions the sums are not worth a second thread. */
+const PARALLEL_SUMS_MIN = 20_000_000
+/**
+ * How long to wait for a slice the worker claimed (well under a millisecond of work) before computing
+ * it here as well: on a busy machine the worker may be descheduled. Both write the same values.
+ */
+const SLICE_WAIT_MS = 3
+/** Largest WebAssembly memory used (bytes); larger jobs run the JavaScript kernel. */
+const WASM_MAX_BYTES = 2 ** 31
+
+/**
+ * Per-replicate sums of `groups` groups of eight interleaved columns (sum-kernel.ts): returns
+ * out[(g·8 + s)·B + r] = Σ_j inter[g·8n + 8·idx[r·n + j] + s], summed in index order. `idx` is the
+ * row-major B×n plan, `inter` holds groups × n × 8 values. Runs the WebAssembly kernel on slices of
+ * replicates claimed by this thread and, for large jobs, the worker; the JavaScript kernel where
+ * WebAssembly SIMD is unavailable. The sums are bit-identical in every case.
+ */
+export function sumReplicates(
+  idx: Uint32Array,
+  n: number,
+  B: number,
+  inter: Float64Array,
+  groups: number,
+  opts: { parallel?: boolean } = {},
+): Float64Array {
+  const module = sumKernelModule()
+  const align = (x: number) => Math.ceil(x / 16) * 16
+  const interAt = align(4 * n * B)
+  const outAt = align(interAt + 64 * n * groups)
+  const bytes = outAt + 64 * B * groups
+  if (!module || bytes > WASM_MAX_BYTES) {
+    const out = new Float64Array(groups * 8 * B)
+    for (let g = 0; g < groups; g++) {
+      sum8(
+        idx,
+        n,
+        0,
+        B,
+        inter.subarray(g * n * 8, (g + 1) * n * 8),
+        out.subarray(g * 8 * B, (g + 1) * 8 * B),
+        B,
+      )
+    }
+    return out
+  }
+  const pages = Math.ceil(bytes / 65_536)
+  const mem = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true })
+  new Uint32Array(mem.buffer, 0, n * B).set(idx)
+  new Float64Array(mem.buffer, interAt, n * 8 * groups).set(inter.subarray(0, n * 8 * groups))
+  const kernel = new WebAssembly.Instance(module, { env: { mem } }).exports.sum8 as Sum8
+  // About 64 KiB of indices per slice: they stay in cache while every group reads them.
+  const sliceRows = Math.max(1, Math.floor(16_384 / n))
+  const units = Math.ceil(B / sliceRows)
+  const ctrl = new Int32Array(new SharedArrayBuffer(4 * units))
+  const job: SumsJob = { n, B, groups, idx: 0, inter: interAt, out: outAt, ctrl, sliceRows, units }
+  const w = units > 1 && (opts.parallel ?? n * B * groups * 8 >= PARALLEL_SUMS_MIN) ? getWorker() : null
+  if (w) w.postMessage({ type: 'sums', module, mem, ...job })
+  sumsJob(job, kernel, false)
+  if (w) {
+    for (let u = 0; u < units; u++) {
+      if (Atomics.load(ctrl, u) === 2) continue
+      // Claimed by the worker: wait for it briefly, else compute the slice here too.
+      if (Atomics.wait(ctrl, u, 1, SLICE_WAIT_MS) === 'timed-out' && Atomics.load(ctrl, u) !== 2) {
+        const first = u * sliceRows
+        const rows = Math.min(sliceRows, B - first)
+        for (let g = 0; g < groups; g++)
+          kernel(0, n, first, rows, interAt + g * n * 64, outAt + g * 64 * B, B)
+        Atomics.store(ctrl, u, 2)
+      }
+    }
+  }
+  return new Float64Array(mem.buffer, outAt, groups * 8 * B)
+}

@@ -1,0 +1,147 @@
+import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { readLegArtifacts } from '../../src/compare/artifacts.js'
+import { fastCheckSource } from '../../src/compare/fast-check.js'
+import { sum8, sumKernelModule } from '../../src/compare/sum-kernel.js'
+import { type LedgerFileResult, ledgerOffThread, sumReplicates } from '../../src/compare/worker.js'
+import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { ids, makePlan, pairedOutcomes, writeArtifacts } from './fixtures.js'
+
+/** Artifacts with every kind of ledger problem: broken JSON, schema-invalid rows, blank lines, CRLF. */
+async function brokenLedgers() {
+  const plan = await makePlan({ panel: { source: 'inline', instances: ids(6) } })
+  const dir = writeArtifacts(plan, pairedOutcomes(plan, { both: 3, bOnly: 1, cOnly: 1, neither: 1 }))
+  const [legA, legB] = plan.legs
+  const ledgerA = path.join(dir, legA!.artifact, 'ledger.jsonl')
+  const rows = readFileSync(ledgerA, 'utf8').trimEnd().split('\n')
+  const bad = JSON.parse(rows[0]!)
+  bad.tokens.output = -3
+  const extra = { ...JSON.parse(rows[1]!), unknown_field: 1 }
+  const proto = rows[2]!.replace('"usage_object":null', '"usage_object":{"__proto__":{},"n":1}')
+  appendFileSync(
+    ledgerA,
+    ['', '{"truncated": ', JSON.stringify(bad), '   ', JSON.stringify(extra), proto].join('\n'),
+  )
+  // CRLF line ends and no final newline in the other leg's ledger
+  const ledgerB = path.join(dir, legB!.artifact, 'ledger.jsonl')
+  writeFileSync(ledgerB, readFileSync(ledgerB, 'utf8').trimEnd().split('\n').join('\r\n'))
+  return { plan, dir, ledgerA }
+}
+
+describe('ledger files read on the worker thread', () => {
+  it('give the same rows, hashes and file:line errors as reading them on this thread', async () => {
+    const { plan, dir } = await brokenLedgers()
+    const here = await readLegArtifacts(plan, dir, { threads: false })
+    const there = await readLegArtifacts(plan, dir, { threads: true })
+    expect(there).toEqual(here)
+    const file = `${plan.legs[0]!.artifact}/ledger.jsonl`
+    const errors = here.inputErrors.filter((e) => e.file === file)
+    expect(errors.map((e) => [e.line, e.message])).toEqual([
+      [expect.any(Number), expect.stringMatching(/^not valid JSON/)],
+      [expect.any(Number), expect.stringContaining('tokens.output')],
+      [expect.any(Number), expect.stringContaining('unknown_field')],
+    ])
+    // The row with a `__proto__` usage key is valid (zod drops the key) and is counted.
+    const counted = [...here.legs[0]!.ledgerRows.values()].reduce((a, b) => a + b, 0)
+    expect(counted).toBe(
+      readFileSync(path.join(dir, file), 'utf8')
+        .split('\n')
+        .filter((l) => l.startsWith('{"s')).length - 2,
+    )
+  })
+
+  it('by default, above 4 MB of ledgers, the two threads share the files: still the same result', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(24) } })
+    const atts = pairedOutcomes(plan, { both: 10, bOnly: 5, cOnly: 5, neither: 4 }).map((a) => ({
+      ...a,
+      telemetry: { ...a.telemetry, rows: 110, proxy_requests: 110 },
+    }))
+    const dir = writeArtifacts(plan, atts)
+    const sizes = plan.legs.map((l) => readFileSync(path.join(dir, l.artifact, 'ledger.jsonl')).length)
+    expect(sizes.reduce((a, b) => a + b, 0)).toBeGreaterThan(4 * 1024 * 1024)
+    const here = await readLegArtifacts(plan, dir, { threads: false })
+    expect(await readLegArtifacts(plan, dir)).toEqual(here)
+    expect(here.legs[0]!.ledgerRows.size).toBe(24)
+  })
+
+  it('the worker itself answers: counts per attempt, items for the lines it could not accept', async () => {
+    const { ledgerA } = await brokenLedgers()
+    const r = (await ledgerOffThread(ledgerA, fastCheckSource(LedgerRowSchema)!)) as LedgerFileResult
+    expect(r).not.toBeNull()
+    expect(r!.sha256).toMatch(/^[0-9a-f]{64}$/)
+    expect(r!.items.map((i) => (i.raw === undefined ? 'json' : 'check'))).toEqual([
+      'json',
+      'check',
+      'check',
+      'check',
+    ])
+    expect(await ledgerOffThread(`${ledgerA}.missing`, fastCheckSource(LedgerRowSchema)!)).toBeNull()
+    // A file this thread has claimed is left to it.
+    const claims = new Int32Array(new SharedArrayBuffer(8))
+    claims[1] = 1
+    expect(await ledgerOffThread(ledgerA, fastCheckSource(LedgerRowSchema)!, { claims, index: 1 })).toBe(
+      'taken',
+    )
+    expect(await ledgerOffThread(ledgerA, fastCheckSource(LedgerRowSchema)!, { claims, index: 0 })).toEqual(r)
+    expect(claims[0]).toBe(1)
+  })
+
+  it('a missing ledger and a missing leg are reported the same way on both paths', async () => {
+    const { plan, dir } = await brokenLedgers()
+    rmSync(path.join(dir, plan.legs[1]!.artifact, 'ledger.jsonl'))
+    const here = await readLegArtifacts(plan, dir, { threads: false })
+    const there = await readLegArtifacts(plan, dir, { threads: true })
+    expect(there).toEqual(here)
+    expect(here.inputErrors).toContainEqual({
+      file: `${plan.legs[1]!.artifact}/ledger.jsonl`,
+      line: null,
+      message: 'ledger.jsonl not found',
+    })
+  })
+})
+
+describe('bootstrap column sums', () => {
+  function job(n: number, B: number, groups: number) {
+    let a = 17
+    const next = () => {
+      a = (Math.imul(a, 1103515245) + 12345) >>> 0
+      return a
+    }
+    const idx = Uint32Array.from({ length: n * B }, () => next() % n)
+    const inter = Float64Array.from({ length: groups * n * 8 }, () => (next() % 100_000) / 7)
+    return { idx, inter }
+  }
+
+  it('WebAssembly SIMD is available on the supported Node versions', () => {
+    expect(sumKernelModule()).not.toBeNull()
+  })
+
+  it('are bit-identical from the WebAssembly kernel, with or without the worker, and the JavaScript loop', () => {
+    const [n, B, groups] = [137, 3001, 3]
+    const { idx, inter } = job(n, B, groups)
+    const js = new Float64Array(groups * 8 * B)
+    for (let g = 0; g < groups; g++) {
+      sum8(
+        idx,
+        n,
+        0,
+        B,
+        inter.subarray(g * n * 8, (g + 1) * n * 8),
+        js.subarray(g * 8 * B, (g + 1) * 8 * B),
+        B,
+      )
+    }
+    const alone = sumReplicates(idx, n, B, inter, groups, { parallel: false })
+    const shared = sumReplicates(idx, n, B, inter, groups, { parallel: true })
+    const bytes = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
+    expect(bytes(alone).equals(bytes(js))).toBe(true)
+    expect(bytes(shared).equals(bytes(js))).toBe(true)
+    // each sum is the plain sequential sum of its column over the replicate's draws
+    let s = 0
+    for (let j = 0; j < n; j++) s += inter[(g1 * n + idx[5 * n + j]!) * 8 + 3]!
+    expect(alone[(g1 * 8 + 3) * B + 5]).toBe(s)
+  })
+})
+
+const g1 = 1
