@@ -2,7 +2,7 @@ import path from 'node:path'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv } from './env.js'
 import { jsonFile, writeCellFiles, writeInside } from './files.js'
-import { dig, num, parseJsonLines, str } from './jsonl.js'
+import { dig, inputWithCache, num, parseJsonLines, str } from './jsonl.js'
 import { firstExisting, hostTarget, modulePath, type NativeTarget } from './native.js'
 import { launch, npmLifecycle } from './npm-harness.js'
 import { startupFailure } from './startup.js'
@@ -121,7 +121,7 @@ export function parseClaudeOutput(run: RawRun): ParsedRun {
   const selfReport = result
     ? {
         // Anthropic reports fresh input apart from cache reads/writes; the self-report counts all input.
-        input_tokens: fresh === null ? null : fresh + (cacheRead ?? 0) + (cacheWrite ?? 0),
+        input_tokens: inputWithCache(fresh, cacheRead, cacheWrite),
         output_tokens: num(dig(usage, 'output_tokens')),
         cache_read_tokens: cacheRead,
         cache_write_tokens: cacheWrite,

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readdir, readFile, rm, symlink } from 'node:fs/promises'
+import { mkdir, readFile, rm, symlink } from 'node:fs/promises'
 import path from 'node:path'
 import { execa } from 'execa'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv, isolationEnv } from './env.js'
-import { writeCellFiles } from './files.js'
+import { sortedEntries, writeCellFiles } from './files.js'
 import { dig, num, parseJsonLines, str, sumOrNull } from './jsonl.js'
 import { firstExisting, hostTarget, modulePath, type NativeTarget } from './native.js'
 import { launch, npmLifecycle } from './npm-harness.js'
@@ -129,14 +129,8 @@ export const copilotAdapter: HarnessAdapter = {
 /** Every `$COPILOT_HOME/session-state/<id>/events.jsonl` event of the attempt (empty when none). */
 export async function readCopilotSessionEvents(home: string): Promise<Record<string, unknown>[]> {
   const dir = path.join(home, '.copilot', 'session-state')
-  let sessions: string[]
-  try {
-    sessions = (await readdir(dir)).sort()
-  } catch {
-    return []
-  }
   const out: Record<string, unknown>[] = []
-  for (const s of sessions) {
+  for (const s of await sortedEntries(dir)) {
     const text = await readFile(path.join(dir, s, 'events.jsonl'), 'utf8').catch(() => '')
     out.push(...parseJsonLines(text).events)
   }

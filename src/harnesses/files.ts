@@ -1,4 +1,4 @@
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
 
@@ -51,4 +51,27 @@ export async function writeCellFiles(
     written.push(await writeInside(home, rel, text, `config.files["${rel}"]`))
   }
   return written
+}
+
+/**
+ * A JSON file a harness wrote during the attempt (a usage report, a trajectory), parsed; null when it
+ * is missing or not JSON (a run killed mid-write), so the parser reports what the run left.
+ */
+export async function readJsonOrNull(file: string): Promise<unknown> {
+  const text = await readFile(file, 'utf8').catch(() => null)
+  if (text === null) return null
+  try {
+    return JSON.parse(text)
+  } catch {
+    return null
+  }
+}
+
+/** Entry names of a folder the harness may have written (sessions, conversations), sorted; [] when missing. */
+export async function sortedEntries(dir: string): Promise<string[]> {
+  try {
+    return (await readdir(dir)).sort()
+  } catch {
+    return []
+  }
 }

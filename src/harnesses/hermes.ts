@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { stringify as toYaml } from 'yaml'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv } from './env.js'
-import { writeCellFiles, writeInside } from './files.js'
+import { readJsonOrNull, writeCellFiles, writeInside } from './files.js'
 import { dig, num, str } from './jsonl.js'
 import { pipLifecycle, venvBin } from './python-harness.js'
 import { startupFailure } from './startup.js'
@@ -65,14 +64,7 @@ export const hermesAdapter: HarnessAdapter = {
   },
 
   async parse(run, ctx) {
-    const text = await readFile(hermesUsagePath(ctx), 'utf8').catch(() => null)
-    let report: unknown = null
-    try {
-      report = text === null ? null : JSON.parse(text)
-    } catch {
-      report = null
-    }
-    return parseHermesRun(run, report)
+    return parseHermesRun(run, await readJsonOrNull(hermesUsagePath(ctx)))
   },
 }
 

@@ -57,3 +57,15 @@ export function sumOrNull(values: readonly (number | null)[]): number | null {
   for (const v of values) if (v !== null) total = (total ?? 0) + v
   return total
 }
+
+/**
+ * Every prompt token of one request or run: fresh input plus cache reads and writes, for harnesses that
+ * report fresh input apart from the cache (Anthropic-style usage); null when fresh input is unknown.
+ */
+export function inputWithCache(
+  fresh: number | null,
+  cacheRead: number | null,
+  cacheWrite: number | null,
+): number | null {
+  return fresh === null ? null : fresh + (cacheRead ?? 0) + (cacheWrite ?? 0)
+}

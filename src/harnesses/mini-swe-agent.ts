@@ -1,9 +1,8 @@
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { stringify as toYaml } from 'yaml'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv } from './env.js'
-import { writeCellFiles, writeInside } from './files.js'
+import { readJsonOrNull, writeCellFiles, writeInside } from './files.js'
 import { dig, num, str, sumOrNull } from './jsonl.js'
 import { LITELLM_QUIET_ENV, litellmRoute } from './litellm.js'
 import { pipLifecycle, venvBin } from './python-harness.js'
@@ -89,14 +88,7 @@ export const miniSweAgentAdapter: HarnessAdapter = {
   },
 
   async parse(run, ctx) {
-    const text = await readFile(miniTrajectoryPath(ctx), 'utf8').catch(() => null)
-    let trajectory: unknown = null
-    try {
-      trajectory = text === null ? null : JSON.parse(text)
-    } catch {
-      trajectory = null
-    }
-    return parseMiniTrajectory(run, trajectory)
+    return parseMiniTrajectory(run, await readJsonOrNull(miniTrajectoryPath(ctx)))
   },
 }
 

@@ -3,7 +3,7 @@ import path from 'node:path'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv } from './env.js'
 import { jsonFile, writeCellFiles, writeInside } from './files.js'
-import { dig, num, parseJsonLines, str, sumOrNull } from './jsonl.js'
+import { dig, inputWithCache, num, parseJsonLines, str, sumOrNull } from './jsonl.js'
 import type { WireApi } from './names.js'
 import { firstExisting, hostTarget, modulePath, type NativeTarget } from './native.js'
 import { launch, npmLifecycle } from './npm-harness.js'
@@ -159,12 +159,13 @@ export function parseOpencodeOutput(run: RawRun, priced: boolean): ParsedRun {
       : {
           // OpenCode's `input` leaves out cache reads and writes; the self-report counts every prompt token.
           input_tokens: sumOrNull(
-            tokens.map((t) => {
-              const fresh = num(dig(t, 'input'))
-              return fresh === null
-                ? null
-                : fresh + (num(dig(t, 'cache', 'read')) ?? 0) + (num(dig(t, 'cache', 'write')) ?? 0)
-            }),
+            tokens.map((t) =>
+              inputWithCache(
+                num(dig(t, 'input')),
+                num(dig(t, 'cache', 'read')),
+                num(dig(t, 'cache', 'write')),
+              ),
+            ),
           ),
           output_tokens: sumOrNull(tokens.map((t) => num(dig(t, 'output')))),
           cache_read_tokens: sumOrNull(tokens.map((t) => num(dig(t, 'cache', 'read')))),

@@ -1,4 +1,4 @@
-import { readdir, readFile } from 'node:fs/promises'
+import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { stringify as toToml } from 'smol-toml'
 import type {
@@ -10,7 +10,7 @@ import type {
   RawRun,
 } from './contract.js'
 import { attemptEnv } from './env.js'
-import { writeCellFiles, writeInside } from './files.js'
+import { sortedEntries, writeCellFiles, writeInside } from './files.js'
 import { installPip } from './install.js'
 import { dig, num, str, sumOrNull } from './jsonl.js'
 import { LITELLM_QUIET_ENV, litellmRoute } from './litellm.js'
@@ -120,14 +120,8 @@ export const openhandsAdapter: HarnessAdapter = {
 /** Every `~/.openhands/conversations/<id>/base_state.json` of the attempt (CLI ≥ 1). */
 export async function readOpenhandsStates(home: string): Promise<unknown[]> {
   const dir = path.join(home, '.openhands', 'conversations')
-  let ids: string[]
-  try {
-    ids = (await readdir(dir)).sort()
-  } catch {
-    return []
-  }
   const states: unknown[] = []
-  for (const id of ids) {
+  for (const id of await sortedEntries(dir)) {
     const text = await readFile(path.join(dir, id, 'base_state.json'), 'utf8').catch(() => null)
     if (text === null) continue
     try {

@@ -2,7 +2,7 @@ import path from 'node:path'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv } from './env.js'
 import { jsonFile, writeCellFiles, writeInside } from './files.js'
-import { dig, num, parseJsonLines, str, sumOrNull } from './jsonl.js'
+import { dig, inputWithCache, num, parseJsonLines, str, sumOrNull } from './jsonl.js'
 import type { WireApi } from './names.js'
 import { modulePath } from './native.js'
 import { launch, npmLifecycle } from './npm-harness.js'
@@ -132,12 +132,9 @@ export function parsePiOutput(run: RawRun, priced: boolean): ParsedRun {
       : {
           // Pi's `input` leaves out cache reads and writes; the self-report counts every prompt token.
           input_tokens: sumOrNull(
-            usages.map((u) => {
-              const fresh = num(dig(u, 'input'))
-              return fresh === null
-                ? null
-                : fresh + (num(dig(u, 'cacheRead')) ?? 0) + (num(dig(u, 'cacheWrite')) ?? 0)
-            }),
+            usages.map((u) =>
+              inputWithCache(num(dig(u, 'input')), num(dig(u, 'cacheRead')), num(dig(u, 'cacheWrite'))),
+            ),
           ),
           output_tokens: sumOrNull(usages.map((u) => num(dig(u, 'output')))),
           cache_read_tokens: sumOrNull(usages.map((u) => num(dig(u, 'cacheRead')))),
