@@ -67,7 +67,7 @@ export async function readJsonOrNull(file: string): Promise<unknown> {
   }
 }
 
-/** Entry names of a folder the harness may have written (sessions, conversations), sorted; [] when missing. */
+/** Entry names of a folder a harness may have written (sessions, conversations), sorted; [] if missing. */
 export async function sortedEntries(dir: string): Promise<string[]> {
   try {
     return (await readdir(dir)).sort()
