@@ -2,54 +2,38 @@ import { readFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
+import { captureOutput } from '../support/capture.js'
 import { baseManifest, writeManifest } from '../support/manifests.js'
 
-let out = ''
-let err = ''
-beforeEach(() => {
-  out = ''
-  err = ''
-  vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
-    out += String(s)
-    return true
-  })
-  vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
-    err += String(s)
-    return true
-  })
-})
-afterEach(() => {
-  vi.restoreAllMocks()
-  process.exitCode = undefined
-})
+const io = captureOutput()
 
 describe('harness-watch validate / plan', () => {
   it('validate prints a one-screen summary and exits 0', async () => {
     const code = await main(['validate', 'manifests/p0-openhands-vs-opencode.yml'])
     expect(code).toBe(0)
-    expect(out).toContain('manifests/p0-openhands-vs-opencode.yml: valid (schema_version 1')
-    expect(out).toContain('panel       40 instances from inline')
-    expect(out).toContain('openhands        openhands@1.8.3')
-    expect(out.split('\n').length).toBeLessThan(25)
+    expect(io.out).toContain('manifests/p0-openhands-vs-opencode.yml: valid (schema_version 1')
+    expect(io.out).toContain('panel       40 instances from inline')
+    expect(io.out).toContain('openhands        openhands@1.8.3')
+    expect(io.out.split('\n').length).toBeLessThan(25)
   })
 
   it('validate exits 2 with every problem and no stack trace', async () => {
     const file = writeManifest(baseManifest({ trials: 0, baseline: 'zz' }))
     const code = await main(['validate', file])
     expect(code).toBe(2)
-    expect(err).toContain(`${file}:`)
-    expect(err).toContain('trials: trials (k) must be at least 1')
-    expect(err).toContain('baseline: baseline "zz" is not a cell (cells: a, b)')
-    expect(err).not.toMatch(/\n\s+at /)
+    expect(io.err).toContain(`${file}:`)
+    expect(io.err).toContain('trials: trials (k) must be at least 1')
+    expect(io.err).toContain('baseline: baseline "zz" is not a cell (cells: a, b)')
+    expect(io.err).not.toMatch(/\n\s+at /)
   })
 
   it('plan writes plan.json and --matrix prints the matrix JSON', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'hw-plan-'))
     const code = await main(['plan', 'manifests/p0-openhands-vs-opencode.yml', '--out', dir, '--matrix'])
     expect(code).toBe(0)
-    const matrix = JSON.parse(out)
+    const matrix = JSON.parse(io.out)
     expect(matrix.include).toHaveLength(16)
     expect(matrix.include[0]).toEqual({
       leg: 'openhands-s0',
@@ -64,14 +48,14 @@ describe('harness-watch validate / plan', () => {
 
   it('every command has --help', async () => {
     for (const cmd of [['--help'], ['validate', '--help'], ['plan', '--help']]) {
-      out = ''
+      io.out = ''
       expect(await main(cmd)).toBe(0)
-      expect(out).toMatch(/Usage: harness-watch/)
+      expect(io.out).toMatch(/Usage: harness-watch/)
     }
   })
 
   it('an unknown command is a usage error', async () => {
     expect(await main(['frobnicate'])).toBe(2)
-    expect(err).toContain("unknown command 'frobnicate'")
+    expect(io.err).toContain("unknown command 'frobnicate'")
   })
 })

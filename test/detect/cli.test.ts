@@ -1,33 +1,17 @@
 import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
 import { strictJson } from '../../src/util/json.js'
+import { captureOutput } from '../support/capture.js'
 import { makeComparison } from './fixtures.js'
 
 const root = path.resolve(import.meta.dirname, '..', '..')
-let out = ''
-let err = ''
-beforeEach(() => {
-  out = ''
-  err = ''
-  vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
-    out += String(s)
-    return true
-  })
-  vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
-    err += String(s)
-    return true
-  })
-})
-afterEach(() => {
-  vi.restoreAllMocks()
-  process.exitCode = undefined
-})
+const io = captureOutput()
 
 /** The workflow fixture's plan and a comparison where head loses b1 and b2 (−33 pp). */
 async function firstRun(): Promise<{ dir: string; plan: string; comparison: string }> {
@@ -54,11 +38,13 @@ describe('harness-watch detect / confirm', () => {
     const f = await firstRun()
     const code = await main(['detect', '--comparison', f.comparison, '--plan', f.plan])
     expect(code).toBe(0)
-    expect(out).toMatch(/^breach \(unconfirmed\): head vs base −33\.3 pp \[/)
-    expect(out).toMatch(
+    expect(io.out).toMatch(/^breach \(unconfirmed\): head vs base −33\.3 pp \[/)
+    expect(io.out).toMatch(
       /unconfirmed {5}head vs base: resolved −33\.3 pp \[.*\] — resolve-rate deficit ≥ 10 points/,
     )
-    expect(out).toMatch(/confirmation plan: .*confirm-1\/plan\.json \(\d+ legs, 2 blocks, cells base, head\)/)
+    expect(io.out).toMatch(
+      /confirmation plan: .*confirm-1\/plan\.json \(\d+ legs, 2 blocks, cells base, head\)/,
+    )
     const decision = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
     expect(decision.status).toBe('breach')
     expect(decision.affected_blocks.sort()).toEqual(['b1', 'b2'])
@@ -67,7 +53,7 @@ describe('harness-watch detect / confirm', () => {
   it('detect --json prints the step outputs', async () => {
     const f = await firstRun()
     expect(await main(['detect', '--comparison', f.comparison, '--plan', f.plan, '--json'])).toBe(0)
-    const o = JSON.parse(out)
+    const o = JSON.parse(io.out)
     expect(o).toMatchObject({ status: 'breach', breach: 'true', confirmed: 'false' })
     expect(JSON.parse(o['confirm-matrix']).include.map((e: { cell: string }) => e.cell)).toEqual(
       expect.arrayContaining(['base', 'head']),
@@ -87,17 +73,17 @@ describe('harness-watch detect / confirm', () => {
     const rdir = path.join(f.dir, 'rerun')
     await mkdir(rdir)
     await writeFile(path.join(rdir, 'comparison.json'), strictJson(rerun))
-    out = ''
+    io.out = ''
     expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
       0,
     )
-    expect(out).toMatch(/^confirmed regression: head vs base −33\.3 pp/)
-    expect(out).toMatch(/confirmed {7}head vs base: resolved .*; rerun −33\.3 pp/)
+    expect(io.out).toMatch(/^confirmed regression: head vs base −33\.3 pp/)
+    expect(io.out).toMatch(/confirmed {7}head vs base: resolved .*; rerun −33\.3 pp/)
 
     expect(
       await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', f.plan]),
     ).toBe(2)
-    expect(err).toMatch(/is not a confirmation plan/)
+    expect(io.err).toMatch(/is not a confirmation plan/)
   })
 
   it('publish without a token is a usage error that says what to set', async () => {
@@ -107,7 +93,7 @@ describe('harness-watch detect / confirm', () => {
     delete process.env.GH_TOKEN
     try {
       expect(await main(['publish', '--comparison', f.comparison])).toBe(2)
-      expect(err).toMatch(/no GitHub token: set GITHUB_TOKEN/)
+      expect(io.err).toMatch(/no GitHub token: set GITHUB_TOKEN/)
     } finally {
       if (saved.t !== undefined) process.env.GITHUB_TOKEN = saved.t
       if (saved.g !== undefined) process.env.GH_TOKEN = saved.g

@@ -1,34 +1,22 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest'
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
 import { DecisionSchema } from '../../src/detect/schema.js'
 import { strictJson } from '../../src/util/json.js'
+import { captureOutput } from '../support/capture.js'
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.js'
 import { breachingComparison, confirmedRun } from './support.js'
 
-let out = ''
-let err = ''
+const io = captureOutput()
 let gh: FakeGitHub
 const saved = { ...process.env }
 beforeEach(async () => {
-  out = ''
-  err = ''
-  vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
-    out += String(s)
-    return true
-  })
-  vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
-    err += String(s)
-    return true
-  })
   gh = await startFakeGitHub({ strictBodies: true })
   Object.assign(process.env, { GITHUB_TOKEN: 't', GITHUB_API_URL: gh.url, GITHUB_REPOSITORY: 'acme/widgets' })
 })
 afterEach(async () => {
-  vi.restoreAllMocks()
-  process.exitCode = undefined
   for (const k of ['GITHUB_TOKEN', 'GITHUB_API_URL', 'GITHUB_REPOSITORY']) {
     if (saved[k] === undefined) delete process.env[k]
     else process.env[k] = saved[k]
@@ -49,8 +37,8 @@ describe('harness-watch publish', () => {
       'https://example.test/r/1',
     ])
     expect(code).toBe(1)
-    expect(out).toContain('tracking issue #1 created')
-    expect(err).toMatch(/^check failed: confirmed regression: b vs a −20\.0 pp/)
+    expect(io.out).toContain('tracking issue #1 created')
+    expect(io.err).toMatch(/^check failed: confirmed regression: b vs a −20\.0 pp/)
     expect(gh.issues('acme', 'widgets').map((i) => i.title)).toEqual([
       'Harness Watch: b regressed vs a (exp)',
     ])

@@ -1,7 +1,8 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
+import { captureOutput } from '../support/capture.js'
 import {
   type Fixture,
   makeFixture,
@@ -18,25 +19,11 @@ beforeAll(() => {
 })
 afterAll(() => removeFixture(fx))
 
-function capture(): { out: string[]; err: string[]; restore: () => void } {
-  const out: string[] = []
-  const err: string[] = []
-  const o = vi.spyOn(process.stdout, 'write').mockImplementation((s) => {
-    out.push(String(s))
-    return true
-  })
-  const e = vi.spyOn(process.stderr, 'write').mockImplementation((s) => {
-    err.push(String(s))
-    return true
-  })
-  return {
-    out,
-    err,
-    restore: () => {
-      o.mockRestore()
-      e.mockRestore()
-    },
-  }
+const io = captureOutput()
+
+/** `harness-watch run <manifest> --plan <plan> --leg solver-s0 --out <dir> [extra…]`; the exit code. */
+function runSolverLeg(file: string, planFile: string, dir: string, ...extra: string[]): Promise<number> {
+  return main(['run', file, '--plan', planFile, '--leg', 'solver-s0', '--out', dir, ...extra])
 }
 
 describe('harness-watch run', () => {
@@ -45,27 +32,9 @@ describe('harness-watch run', () => {
     const planFile = path.join(fx.root, 'cli-plan.json')
     writeFileSync(planFile, JSON.stringify(plan))
     const dir = path.join(fx.root, 'out', 'cli')
-    const io = capture()
-    let code: number
-    try {
-      code = await main([
-        'run',
-        file,
-        '--plan',
-        planFile,
-        '--leg',
-        'solver-s0',
-        '--out',
-        dir,
-        '--work-root',
-        fx.work,
-      ])
-    } finally {
-      io.restore()
-    }
-    process.exitCode = undefined
+    const code = await runSolverLeg(file, planFile, dir, '--work-root', fx.work)
     expect(code).toBe(0)
-    const err = io.err.join('')
+    const err = io.err
     expect(err).toMatch(/^\[1\/3\] solver \S+ trial 0 attempt 1: resolved \(clean\) /m)
     expect(err).toMatch(/^\[3\/3\] solver /m)
     // The solver sends no model request: telemetry is captured and found missing, never zero.
@@ -73,7 +42,7 @@ describe('harness-watch run', () => {
     expect(err).toMatch(
       /^leg solver-s0 complete: 3\/3 resolved, 0 unresolved, 0 infra_error, 0 ungraded; 3 attempts/m,
     )
-    expect(io.out.join('')).toContain(`wrote ${dir} (artifact hw-run-fixture-solver-0, leg complete)`)
+    expect(io.out).toContain(`wrote ${dir} (artifact hw-run-fixture-solver-0, leg complete)`)
     expect(readAttempts(dir)).toHaveLength(3)
     expect(readLegJson(dir).telemetry_source).toBe('ledger')
   })
@@ -88,23 +57,8 @@ describe('harness-watch run', () => {
     const planFile = path.join(fx.root, 'cli-stale-plan.json')
     writeFileSync(planFile, JSON.stringify(plan))
     writeFileSync(file, `${readFileSync(file, 'utf8')}\n# edited\n`)
-    const io = capture()
-    let code: number
-    try {
-      code = await main([
-        'run',
-        file,
-        '--plan',
-        planFile,
-        '--leg',
-        'solver-s0',
-        '--out',
-        path.join(fx.root, 'x'),
-      ])
-    } finally {
-      io.restore()
-    }
+    const code = await runSolverLeg(file, planFile, path.join(fx.root, 'x'))
     expect(code).toBe(2)
-    expect(io.err.join('')).toMatch(/the plan is stale: .*config drift/)
+    expect(io.err).toMatch(/the plan is stale: .*config drift/)
   })
 })
