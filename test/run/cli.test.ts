@@ -1,23 +1,11 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
 import { captureOutput } from '../support/capture.js'
-import {
-  type Fixture,
-  makeFixture,
-  manifestAndPlan,
-  readAttempts,
-  readLegJson,
-  removeFixture,
-  scriptCell,
-} from './fixture.js'
+import { manifestAndPlan, readAttempts, readLegJson, scriptCell, useRunFixture } from './fixture.js'
 
-let fx: Fixture
-beforeAll(() => {
-  fx = makeFixture()
-})
-afterAll(() => removeFixture(fx))
+const fx = useRunFixture()
 
 const io = captureOutput()
 

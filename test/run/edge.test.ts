@@ -1,25 +1,22 @@
 import { chmodSync, existsSync, mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { PassThrough } from 'node:stream'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { runLeg } from '../../src/run/leg.js'
 import { createProgressReporter } from '../../src/run/progress.js'
 import {
-  type Fixture,
-  makeFixture,
   manifestAndPlan,
   pidsWithCmdline,
   readAttempts,
   readLegJson,
-  removeFixture,
   scriptCell,
+  useRunFixture,
 } from './fixture.js'
 
 // Verifier failures, aborts and install failures, over a second small panel written here.
 
-let fx: Fixture
+const fx = useRunFixture()
 beforeAll(() => {
-  fx = makeFixture()
   const task = (id: string, test: string, timeout = 30): void => {
     const dir = path.join(fx.root, 'panel2', id)
     mkdirSync(path.join(dir, 'environment'), { recursive: true })
@@ -36,7 +33,6 @@ beforeAll(() => {
   task('grader-crash', 'hw-no-such-grader-command')
   task('grader-slow', 'sleep 30', 1)
 })
-afterAll(() => removeFixture(fx))
 
 const panel2 = (ids: string[]) => ({ panel: { source: 'tasks', path: './panel2', instances: ids } })
 

@@ -1,6 +1,7 @@
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { afterAll, beforeAll } from 'vitest'
 import { stringify } from 'yaml'
 import { type LoadedManifest, loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
@@ -12,6 +13,7 @@ import {
   type LegRecord,
   LegRecordSchema,
 } from '../../src/run/records.js'
+import { type LedgerRow, LedgerRowSchema } from '../../src/telemetry/ledger.js'
 
 /**
  * A small panel of real task folders (each with a real tests/test.sh) and harness scripts, written
@@ -119,6 +121,21 @@ process.exit(Number(process.env.HW_EXIT ?? 0))
   return { root, panel, fixes, scripts, work: path.join(root, 'wk'), ids: Object.keys(tasks).sort() }
 }
 
+/**
+ * The fixture for every test of the calling file: made before the first test, removed after the last.
+ * The returned object is filled in place when it is made, so read its fields inside hooks and tests.
+ */
+export function useRunFixture(): Fixture {
+  const fx = {} as Fixture
+  beforeAll(() => {
+    Object.assign(fx, makeFixture())
+  })
+  afterAll(() => {
+    if (fx.root) removeFixture(fx)
+  })
+  return fx
+}
+
 /** Remove a fixture's temp folder. */
 export function removeFixture(fx: Fixture | undefined): void {
   if (fx) rmSync(fx.root, { recursive: true, force: true })
@@ -179,6 +196,14 @@ export function readAttempts(out: string): AttemptRecord[] {
     .split('\n')
     .filter((l) => l.trim() !== '')
     .map((l) => AttemptRecordSchema.parse(JSON.parse(l)))
+}
+
+/** ledger.jsonl, each line validated against its schema. */
+export function readLedger(out: string): LedgerRow[] {
+  return readFileSync(path.join(out, 'ledger.jsonl'), 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => LedgerRowSchema.parse(JSON.parse(l)))
 }
 
 /** leg.json, validated against its schema. */

@@ -1,18 +1,17 @@
 import { chmodSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sweBenchVerdict } from '../../src/run/instances.js'
 import { runLeg } from '../../src/run/leg.js'
-import { type Fixture, makeFixture, manifestAndPlan, readAttempts, removeFixture } from './fixture.js'
+import { manifestAndPlan, readAttempts, useRunFixture } from './fixture.js'
 
 // An id-list panel (SWE-bench style): `benchmark.setup` prepares each workspace and writes the prompt
 // to {out}/instruction.md; `benchmark.verifier.command` grades the patch (here: a SWE-bench-shaped
 // report for one instance, the exit code for the other).
 
-let fx: Fixture
+const fx = useRunFixture()
 let bin: string
 beforeAll(() => {
-  fx = makeFixture()
   bin = path.join(fx.root, 'bin')
   mkdirSync(bin, { recursive: true })
   const sh = (name: string, body: string): void => {
@@ -31,7 +30,6 @@ beforeAll(() => {
   )
   sh('fix.sh', `printf 'value = 2\\n' > calc.txt`)
 })
-afterAll(() => removeFixture(fx))
 
 describe('id-list panels', () => {
   it('prepares with the setup template, runs the harness, grades the patch with the verifier template', async () => {

@@ -1,27 +1,21 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { HwError } from '../../src/errors.js'
 import { runLeg } from '../../src/run/leg.js'
 import { loadPlan } from '../../src/run/plan-file.js'
 import type { AttemptTelemetry, TelemetryCapture } from '../../src/telemetry/capture.js'
 import {
-  type Fixture,
-  makeFixture,
   manifestAndPlan,
   pidsWithCmdline,
   readAttempts,
   readLegJson,
-  removeFixture,
   scriptCell,
+  useRunFixture,
   walk,
 } from './fixture.js'
 
-let fx: Fixture
-beforeAll(() => {
-  fx = makeFixture()
-})
-afterAll(() => removeFixture(fx))
+const fx = useRunFixture()
 
 const out = (name: string): string => path.join(fx.root, 'out', name)
 

@@ -1,4 +1,4 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
 import { stringify } from 'yaml'
@@ -9,9 +9,8 @@ import { resolvePanel } from '../../src/panel/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
 import { runLeg } from '../../src/run/leg.js'
 import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-setup.js'
-import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
 import { builtinPanelsDir } from '../../src/util/paths.js'
-import { makeFixture, readAttempts, readLegJson, removeFixture } from './fixture.js'
+import { makeFixture, readAttempts, readLedger, readLegJson, removeFixture } from './fixture.js'
 
 // Real Pi from npm (installed into the shared harness cache), driven by the scripted model through the
 // recording proxy, on two tasks of the built-in panel: the run stage end to end with a real harness.
@@ -96,10 +95,7 @@ describe('run stage with a real harness (Pi)', () => {
       expect(a.self_report?.input_tokens).toBeGreaterThan(0)
       expect(a.telemetry.flags).not.toContain('self_report_divergence')
     }
-    const rows = readFileSync(path.join(dir, 'ledger.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => LedgerRowSchema.parse(JSON.parse(l)))
+    const rows = readLedger(dir)
     expect(rows).toHaveLength(attempts.reduce((n, a) => n + a.telemetry.rows, 0))
     expect(new Set(rows.map((r) => r.attribution?.instance_id))).toEqual(
       new Set(['js-fix-slugify', 'py-fix-word-wrap']),

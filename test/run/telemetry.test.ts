@@ -1,21 +1,20 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { runLeg } from '../../src/run/leg.js'
+import { type RunLegOptions, runLeg } from '../../src/run/leg.js'
 import { formatAttemptLine } from '../../src/run/progress.js'
+import type { LegRecord } from '../../src/run/records.js'
 import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-setup.js'
 import type { TelemetryCapture } from '../../src/telemetry/capture.js'
-import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
 import { FakeLiteLLM } from '../telemetry/support/fake-litellm.js'
-import { type Fixture, makeFixture, manifestAndPlan, readAttempts, removeFixture } from './fixture.js'
+import { type Fixture, manifestAndPlan, readAttempts, readLedger, useRunFixture } from './fixture.js'
 
 // Real parts: the recording proxy in-process on 127.0.0.1 in front of the scripted model, and a
 // command harness (node) that sends real chat requests through the attempt's endpoint.
 
-let fx: Fixture
+const fx = useRunFixture()
 let tel: RunTelemetry
 beforeAll(async () => {
-  fx = makeFixture()
   const { loaded } = await manifestAndPlan(fx, [cell(fx, {})], {}, 'telemetry-open.yml')
   tel = await openRunTelemetry({
     manifest: loaded.manifest,
@@ -26,7 +25,6 @@ beforeAll(async () => {
 })
 afterAll(async () => {
   await tel?.close()
-  removeFixture(fx)
 })
 
 /** The chat harness cell with FIXES pointing at the fixture. */
@@ -41,28 +39,45 @@ function cell(fxr: Fixture, env: Record<string, string>, id = 'chat'): Record<st
 
 const only = (id: string) => ({ panel: { source: 'tasks', path: './panel', instances: [id] } })
 
+/** Plan the chat cell (with `env`) over js-add, manifest fields `over` on top, as `<name>.yml`. */
+async function planChat(name: string, env: Record<string, string>, over: Record<string, unknown> = {}) {
+  const planned = await manifestAndPlan(fx, [cell(fx, env)], { ...only('js-add'), ...over }, `${name}.yml`)
+  return { ...planned, name }
+}
+
+/** Run a planned chat leg into `out/<name>` with `capture` (run id `run-t` unless `extra` says). */
+async function runChat(
+  planned: Awaited<ReturnType<typeof planChat>>,
+  capture: TelemetryCapture,
+  extra: Partial<RunLegOptions> = {},
+): Promise<{ leg: LegRecord; dir: string }> {
+  const dir = path.join(fx.root, 'out', planned.name)
+  const { loaded, plan } = planned
+  const leg = await runLeg({
+    loaded,
+    plan,
+    leg: 'chat-s0',
+    outDir: dir,
+    runId: 'run-t',
+    workRoot: fx.work,
+    capture,
+    ...extra,
+  })
+  return { leg, dir }
+}
+
 describe('runLeg with the recording proxy and the scripted model', () => {
   it('records every proxy request of an attempt in ledger.jsonl and summarises it in the attempt', async () => {
-    const { loaded, plan } = await manifestAndPlan(
-      fx,
-      [cell(fx, { HW_REQUESTS: '3', HW_THEN: 'fix' })],
-      only('js-add'),
-      'tel-ok.yml',
-    )
-    const dir = path.join(fx.root, 'out', 'tel-ok')
     const lines: string[] = []
-    const leg = await runLeg({
-      loaded,
-      plan,
-      leg: 'chat-s0',
-      outDir: dir,
-      runId: 'run-t',
-      workRoot: fx.work,
-      capture: tel.capture,
-      onProgress: (e) => {
-        if (e.type === 'attempt') lines.push(formatAttemptLine(e.done, e.total, e.record))
+    const { leg, dir } = await runChat(
+      await planChat('tel-ok', { HW_REQUESTS: '3', HW_THEN: 'fix' }),
+      tel.capture,
+      {
+        onProgress: (e) => {
+          if (e.type === 'attempt') lines.push(formatAttemptLine(e.done, e.total, e.record))
+        },
       },
-    })
+    )
     expect(leg.status).toBe('complete')
     const [a] = readAttempts(dir)
     expect(a?.outcome).toBe('resolved')
@@ -72,10 +87,7 @@ describe('runLeg with the recording proxy and the scripted model', () => {
     expect(a?.telemetry.rows).toBe(3)
     expect(a?.telemetry.output_tokens).toBeGreaterThan(0)
     expect(a?.telemetry.spend_usd).toBeGreaterThan(0)
-    const rows = readFileSync(path.join(dir, 'ledger.jsonl'), 'utf8')
-      .split('\n')
-      .filter(Boolean)
-      .map((l) => LedgerRowSchema.parse(JSON.parse(l)))
+    const rows = readLedger(dir)
     expect(rows).toHaveLength(3)
     for (const r of rows) {
       expect(r.attribution).toEqual({
@@ -94,27 +106,13 @@ describe('runLeg with the recording proxy and the scripted model', () => {
   })
 
   it('F06: a budget stop with an empty deliverable is infra_error (budget_exceeded), never unresolved', async () => {
-    const { loaded, plan } = await manifestAndPlan(
-      fx,
-      // The harness takes the refusals for success: exit 0, nothing changed (as in F06).
-      [cell(fx, { HW_REQUESTS: '4', HW_THEN: 'nothing', HW_EXIT: '0' })],
-      {
-        ...only('js-add'),
-        budgets: { timeout_s: 20, max_requests: 2 },
-        retries: { max: 1, on: ['infra'], backoff_s: 0 },
-      },
-      'tel-budget.yml',
+    // The harness takes the refusals for success: exit 0, nothing changed (as in F06).
+    const planned = await planChat(
+      'tel-budget',
+      { HW_REQUESTS: '4', HW_THEN: 'nothing', HW_EXIT: '0' },
+      { budgets: { timeout_s: 20, max_requests: 2 }, retries: { max: 1, on: ['infra'], backoff_s: 0 } },
     )
-    const dir = path.join(fx.root, 'out', 'tel-budget')
-    await runLeg({
-      loaded,
-      plan,
-      leg: 'chat-s0',
-      outDir: dir,
-      runId: 'run-t',
-      workRoot: fx.work,
-      capture: tel.capture,
-    })
+    const { dir } = await runChat(planned, tel.capture)
     const attempts = readAttempts(dir)
     // budget is not in retries.on: one attempt.
     expect(attempts).toHaveLength(1)
@@ -130,22 +128,12 @@ describe('runLeg with the recording proxy and the scripted model', () => {
   })
 
   it('a budget stop after real work keeps the verifier verdict', async () => {
-    const { loaded, plan } = await manifestAndPlan(
-      fx,
-      [cell(fx, { HW_REQUESTS: '3', HW_THEN: 'fix', HW_EXIT: '1' })],
-      { ...only('js-add'), budgets: { timeout_s: 20, max_requests: 1 } },
-      'tel-budget-work.yml',
+    const planned = await planChat(
+      'tel-budget-work',
+      { HW_REQUESTS: '3', HW_THEN: 'fix', HW_EXIT: '1' },
+      { budgets: { timeout_s: 20, max_requests: 1 } },
     )
-    const dir = path.join(fx.root, 'out', 'tel-budget-work')
-    await runLeg({
-      loaded,
-      plan,
-      leg: 'chat-s0',
-      outDir: dir,
-      runId: 'run-t',
-      workRoot: fx.work,
-      capture: tel.capture,
-    })
+    const { dir } = await runChat(planned, tel.capture)
     const [a] = readAttempts(dir)
     expect(a?.exit.class).toBe('budget')
     expect(a?.deliverable.bytes).toBeGreaterThan(0)
@@ -154,22 +142,10 @@ describe('runLeg with the recording proxy and the scripted model', () => {
   })
 
   it('an attempt with no request at the proxy is coverage missing (F14 bypass flag), never zero', async () => {
-    const { loaded, plan } = await manifestAndPlan(
-      fx,
-      [cell(fx, { HW_REQUESTS: '0', HW_THEN: 'fix' })],
-      only('js-add'),
-      'tel-none.yml',
+    const { dir } = await runChat(
+      await planChat('tel-none', { HW_REQUESTS: '0', HW_THEN: 'fix' }),
+      tel.capture,
     )
-    const dir = path.join(fx.root, 'out', 'tel-none')
-    await runLeg({
-      loaded,
-      plan,
-      leg: 'chat-s0',
-      outDir: dir,
-      runId: 'run-t',
-      workRoot: fx.work,
-      capture: tel.capture,
-    })
     const [a] = readAttempts(dir)
     expect(a?.telemetry.coverage).toBe('missing')
     expect(a?.telemetry.proxy_requests).toBeNull()
@@ -193,22 +169,7 @@ describe('runLeg with the recording proxy and the scripted model', () => {
       },
       close: async () => {},
     }
-    const { loaded, plan } = await manifestAndPlan(
-      fx,
-      [cell(fx, { HW_REQUESTS: '2', HW_THEN: 'fix' })],
-      only('js-add'),
-      'tel-broken.yml',
-    )
-    const dir = path.join(fx.root, 'out', 'tel-broken')
-    await runLeg({
-      loaded,
-      plan,
-      leg: 'chat-s0',
-      outDir: dir,
-      runId: 'run-t',
-      workRoot: fx.work,
-      capture: broken,
-    })
+    const { dir } = await runChat(await planChat('tel-broken', { HW_REQUESTS: '2', HW_THEN: 'fix' }), broken)
     const [a] = readAttempts(dir)
     expect(a?.telemetry.coverage).toBe('missing')
     expect(a?.telemetry.reason).toMatch(/telemetry capture failed: spend logs unavailable/)
@@ -229,12 +190,8 @@ describe('runLeg with LiteLLM spend logs (a local fake LiteLLM, following its do
       },
       model: { id: 'gpt-test', provider: 'openai', api: 'chat', base_url_env: 'LITELLM_BASE_URL' },
     }
-    const { loaded, plan } = await manifestAndPlan(
-      fx,
-      [cell(fx, { HW_REQUESTS: '2', HW_THEN: 'fix' })],
-      { ...only('js-add'), ...litellm },
-      'tel-litellm.yml',
-    )
+    const planned = await planChat('tel-litellm', { HW_REQUESTS: '2', HW_THEN: 'fix' }, litellm)
+    const { loaded } = planned
     await expect(
       openRunTelemetry({
         manifest: loaded.manifest,
@@ -252,24 +209,15 @@ describe('runLeg with LiteLLM spend logs (a local fake LiteLLM, following its do
       env: { LITELLM_BASE_URL: fake.origin, LITELLM_MASTER_KEY: fake.masterKey },
     })
     try {
-      const dir = path.join(fx.root, 'out', 'tel-litellm')
-      await runLeg({
-        loaded,
-        plan,
-        leg: 'chat-s0',
-        outDir: dir,
-        runId: 'run-l',
-        workRoot: fx.work,
-        capture: run.capture,
-      })
+      const { dir } = await runChat(planned, run.capture, { runId: 'run-l' })
       const [a] = readAttempts(dir)
       expect(a?.outcome).toBe('resolved')
       expect(a?.telemetry.source).toBe('litellm')
       expect(a?.telemetry.proxy_requests).toBe(2)
       expect(a?.telemetry.rows).toBe(2)
-      const rows = readFileSync(path.join(dir, 'ledger.jsonl'), 'utf8').split('\n').filter(Boolean)
+      const rows = readLedger(dir)
       expect(rows).toHaveLength(2)
-      expect(rows.map((l) => LedgerRowSchema.parse(JSON.parse(l)).source)).toEqual(['litellm', 'litellm'])
+      expect(rows.map((r) => r.source)).toEqual(['litellm', 'litellm'])
     } finally {
       await run.close()
       await fake.close()
