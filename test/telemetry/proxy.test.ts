@@ -5,7 +5,12 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ModelRoute } from '../../src/manifest/schema.js'
-import { type LedgerCapture, openLedgerCapture } from '../../src/telemetry/capture.js'
+import {
+  type AttemptEndpoint,
+  type LedgerCapture,
+  type LedgerCaptureOptions,
+  openLedgerCapture,
+} from '../../src/telemetry/capture.js'
 import { type Attribution, LedgerRowSchema } from '../../src/telemetry/ledger.js'
 import { startUpstream, type TestUpstream } from './support/upstream.js'
 
@@ -42,21 +47,76 @@ afterAll(async () => {
 beforeEach(async () => {
   dir = await mkdtemp(path.join(tmpdir(), 'hw-proxy-'))
   ledgerFile = path.join(dir, 'ledger.jsonl')
-  capture = await openLedgerCapture({
-    route: ROUTE,
-    upstreamOrigin: upstream.origin,
-    upstreamKey: UPSTREAM_KEY,
-    ledgerFile,
-    runId: 'run-1',
-    experimentId: 'exp',
-    forwardAttribution: true,
-  })
+  capture = await openTestCapture('ledger.jsonl', { upstreamKey: UPSTREAM_KEY, forwardAttribution: true })
   upstream.calls.length = 0
 })
 afterEach(async () => {
   await capture.close()
   await rm(dir, { recursive: true, force: true })
 })
+
+/**
+ * A ledger capture of ROUTE (run `run-1` of experiment `exp`) in front of the test upstream, writing
+ * `<dir>/<ledger>`, attribution not forwarded; `over` changes any option.
+ */
+function openTestCapture(ledger: string, over: Partial<LedgerCaptureOptions> = {}): Promise<LedgerCapture> {
+  return openLedgerCapture({
+    route: ROUTE,
+    upstreamOrigin: upstream.origin,
+    ledgerFile: path.join(dir, ledger),
+    runId: 'run-1',
+    experimentId: 'exp',
+    forwardAttribution: false,
+    ...over,
+  })
+}
+
+/** A second capture from {@link openTestCapture} for the length of `use`, closed after it. */
+async function withTestCapture(
+  ledger: string,
+  over: Partial<LedgerCaptureOptions>,
+  use: (c: LedgerCapture) => Promise<void>,
+): Promise<void> {
+  const c = await openTestCapture(ledger, over)
+  try {
+    await use(c)
+  } finally {
+    await c.close()
+  }
+}
+
+/** An OpenAI SDK client on the attempt's endpoint, without SDK retries (each request is one row). */
+function openaiClient(endpoint: AttemptEndpoint, defaultHeaders?: Record<string, string>): OpenAI {
+  return new OpenAI({
+    apiKey: endpoint.apiKey,
+    baseURL: `${endpoint.origin}/v1`,
+    maxRetries: 0,
+    ...(defaultHeaders ? { defaultHeaders } : {}),
+  })
+}
+
+/**
+ * POST /v1/chat/completions at `origin` with bearer `key`; `test` holds the test upstream's `x-test-*`
+ * switches, `body` adds to `{ model: 'test-model', messages: [] }`.
+ */
+function chat(
+  origin: string,
+  key: string,
+  test: Record<string, string>,
+  body: Record<string, unknown> = {},
+  signal?: AbortSignal,
+): Promise<Response> {
+  return fetch(`${origin}/v1/chat/completions`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', ...test },
+    body: JSON.stringify({ model: 'test-model', messages: [], ...body }),
+    signal,
+  })
+}
+
+/** A chat request in one test-upstream mode (`x-test-mode`). */
+const post = (origin: string, key: string, mode: string, stream = false) =>
+  chat(origin, key, { 'x-test-mode': mode }, { stream })
 
 async function readLedger(): Promise<unknown[]> {
   const text = await readFile(ledgerFile, 'utf8')
@@ -69,11 +129,7 @@ async function readLedger(): Promise<unknown[]> {
 describe('recording proxy with real SDK clients', () => {
   it('records OpenAI chat, stream and not, with the cache split and swaps the key', async () => {
     const t = await capture.begin(attribution('inst-chat'), {})
-    const client = new OpenAI({
-      apiKey: t.endpoint.apiKey,
-      baseURL: `${t.endpoint.origin}/v1`,
-      maxRetries: 0,
-    })
+    const client = openaiClient(t.endpoint)
     const plain = await client.chat.completions.create({
       model: 'test-model',
       messages: [
@@ -153,11 +209,7 @@ describe('recording proxy with real SDK clients', () => {
 
   it('records OpenAI Responses, stream and not', async () => {
     const t = await capture.begin(attribution('inst-resp'), {})
-    const client = new OpenAI({
-      apiKey: t.endpoint.apiKey,
-      baseURL: `${t.endpoint.origin}/v1`,
-      maxRetries: 0,
-    })
+    const client = openaiClient(t.endpoint)
     const r1 = await client.responses.create({ model: 'test-model', input: 'hi', instructions: 'sys' })
     expect(r1.usage?.input_tokens).toBe(100)
     const s = await client.responses.create({
@@ -259,15 +311,7 @@ describe('recording proxy with real SDK clients', () => {
 
   it('reads usage out of a gzip-encoded answer and forwards the bytes unchanged', async () => {
     const t = await capture.begin(attribution('inst-gz'), {})
-    const res = await fetch(`${t.endpoint.origin}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${t.endpoint.apiKey}`,
-        'content-type': 'application/json',
-        'x-test-mode': 'gzip',
-      },
-      body: JSON.stringify({ model: 'test-model', messages: [] }),
-    })
+    const res = await chat(t.endpoint.origin, t.endpoint.apiKey, { 'x-test-mode': 'gzip' })
     expect(((await res.json()) as { usage: { prompt_tokens: number } }).usage.prompt_tokens).toBe(100)
     const { rows } = await t.finish()
     expect(rows[0]?.tokens.input_total).toBe(100)
@@ -279,20 +323,12 @@ describe('streaming pass-through', () => {
     const t = await capture.begin(attribution('inst-sse'), {})
     const gap = 400
     const start = performance.now()
-    const res = await fetch(`${t.endpoint.origin}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${t.endpoint.apiKey}`,
-        'content-type': 'application/json',
-        'x-test-gap-ms': String(gap),
-      },
-      body: JSON.stringify({
-        model: 'test-model',
-        messages: [],
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    })
+    const res = await chat(
+      t.endpoint.origin,
+      t.endpoint.apiKey,
+      { 'x-test-gap-ms': String(gap) },
+      { stream: true, stream_options: { include_usage: true } },
+    )
     const reader = (res.body as ReadableStream<Uint8Array>).getReader()
     const first = await reader.read()
     const firstAt = performance.now() - start
@@ -315,12 +351,7 @@ describe('the ledger holds no body, header or key', () => {
   it('keeps only the allowlisted projection', async () => {
     const t = await capture.begin(attribution('inst-secret'), {})
     const marker = 'BODY-MARKER-7f3a9c'
-    const client = new OpenAI({
-      apiKey: t.endpoint.apiKey,
-      baseURL: `${t.endpoint.origin}/v1`,
-      maxRetries: 0,
-      defaultHeaders: { 'x-custom-header': 'HEADER-MARKER-51c2' },
-    })
+    const client = openaiClient(t.endpoint, { 'x-custom-header': 'HEADER-MARKER-51c2' })
     await client.chat.completions.create({
       model: 'test-model',
       messages: [{ role: 'user', content: marker }],
@@ -405,11 +436,7 @@ describe('attribution', () => {
 describe('budgets (F06)', () => {
   it('answers beyond max_requests with a provider-shaped quota error and records budget_exceeded', async () => {
     const t = await capture.begin(attribution('inst-budget'), { maxRequests: 2 })
-    const client = new OpenAI({
-      apiKey: t.endpoint.apiKey,
-      baseURL: `${t.endpoint.origin}/v1`,
-      maxRetries: 0,
-    })
+    const client = openaiClient(t.endpoint)
     await client.chat.completions.create({ model: 'test-model', messages: [] })
     await client.chat.completions.create({ model: 'test-model', messages: [] })
     const err = await client.chat.completions
@@ -457,11 +484,7 @@ describe('budgets (F06)', () => {
 
   it('stops at max_spend_usd once the recorded spend reaches it', async () => {
     const t = await capture.begin(attribution('inst-spend'), { maxSpendUsd: 0.0003 })
-    const client = new OpenAI({
-      apiKey: t.endpoint.apiKey,
-      baseURL: `${t.endpoint.origin}/v1`,
-      maxRetries: 0,
-    })
+    const client = openaiClient(t.endpoint)
     await client.chat.completions.create({ model: 'test-model', messages: [] }) // $0.000264
     await client.chat.completions.create({ model: 'test-model', messages: [] }) // total $0.000528
     const err = await client.chat.completions
@@ -473,13 +496,6 @@ describe('budgets (F06)', () => {
     expect(summary.spend_usd).toBeCloseTo(0.000528, 12)
   })
 })
-
-const post = (origin: string, key: string, mode: string, stream = false) =>
-  fetch(`${origin}/v1/chat/completions`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json', 'x-test-mode': mode },
-    body: JSON.stringify({ model: 'test-model', messages: [], stream }),
-  })
 
 describe('upstream failures become failure rows with a class', () => {
   it('forwards 5xx and 429 answers and classes them', async () => {
@@ -498,15 +514,8 @@ describe('upstream failures become failure rows with a class', () => {
   })
 
   it('answers 502 when the upstream is down', async () => {
-    const dead = await openLedgerCapture({
-      route: ROUTE,
-      upstreamOrigin: 'http://127.0.0.1:9', // discard port: nothing listens
-      ledgerFile: path.join(dir, 'dead.jsonl'),
-      runId: 'run-1',
-      experimentId: 'exp',
-      forwardAttribution: false,
-    })
-    try {
+    // discard port: nothing listens
+    await withTestCapture('dead.jsonl', { upstreamOrigin: 'http://127.0.0.1:9' }, async (dead) => {
       const t = await dead.begin(attribution('inst-down'), {})
       const res = await post(t.endpoint.origin, t.endpoint.apiKey, '')
       expect(res.status).toBe(502)
@@ -517,9 +526,7 @@ describe('upstream failures become failure rows with a class', () => {
         http_status: 502,
         error: { class: 'upstream_unreachable' },
       })
-    } finally {
-      await dead.close()
-    }
+    })
   })
 
   it('records an upstream that breaks off mid-stream', async () => {
@@ -538,16 +545,13 @@ describe('upstream failures become failure rows with a class', () => {
   it('records a client that hangs up mid-stream', async () => {
     const t = await capture.begin(attribution('inst-client'), {})
     const ctl = new AbortController()
-    const res = await fetch(`${t.endpoint.origin}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${t.endpoint.apiKey}`,
-        'content-type': 'application/json',
-        'x-test-gap-ms': '2000',
-      },
-      body: JSON.stringify({ model: 'test-model', messages: [], stream: true }),
-      signal: ctl.signal,
-    })
+    const res = await chat(
+      t.endpoint.origin,
+      t.endpoint.apiKey,
+      { 'x-test-gap-ms': '2000' },
+      { stream: true },
+      ctl.signal,
+    )
     const reader = (res.body as ReadableStream<Uint8Array>).getReader()
     await reader.read()
     ctl.abort()
@@ -557,16 +561,7 @@ describe('upstream failures become failure rows with a class', () => {
   })
 
   it('answers 504 when the upstream does not answer in time', async () => {
-    const slow = await openLedgerCapture({
-      route: ROUTE,
-      upstreamOrigin: upstream.origin,
-      ledgerFile: path.join(dir, 'slow.jsonl'),
-      runId: 'run-1',
-      experimentId: 'exp',
-      forwardAttribution: false,
-      upstreamTimeoutMs: 200,
-    })
-    try {
+    await withTestCapture('slow.jsonl', { upstreamTimeoutMs: 200 }, async (slow) => {
       const t = await slow.begin(attribution('inst-hang'), {})
       const res = await post(t.endpoint.origin, t.endpoint.apiKey, 'hang')
       expect(res.status).toBe(504)
@@ -576,9 +571,7 @@ describe('upstream failures become failure rows with a class', () => {
         http_status: 504,
         error: { class: 'upstream_timeout' },
       })
-    } finally {
-      await slow.close()
-    }
+    })
   })
 
   it('answers without usage make the attempt partial, never zero', async () => {
@@ -598,20 +591,12 @@ describe('upstream failures become failure rows with a class', () => {
 describe('finish()', () => {
   it('waits for the attempt’s in-flight request before summarising', async () => {
     const t = await capture.begin(attribution('inst-wait'), {})
-    const pending = fetch(`${t.endpoint.origin}/v1/chat/completions`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${t.endpoint.apiKey}`,
-        'content-type': 'application/json',
-        'x-test-gap-ms': '300',
-      },
-      body: JSON.stringify({
-        model: 'test-model',
-        messages: [],
-        stream: true,
-        stream_options: { include_usage: true },
-      }),
-    }).then((r) => r.text())
+    const pending = chat(
+      t.endpoint.origin,
+      t.endpoint.apiKey,
+      { 'x-test-gap-ms': '300' },
+      { stream: true, stream_options: { include_usage: true } },
+    ).then((r) => r.text())
     await new Promise((r) => setTimeout(r, 50))
     const { rows, summary } = await t.finish()
     expect(rows).toHaveLength(1)
