@@ -7,7 +7,7 @@ import type { ModelRoute } from '../../src/manifest/schema.js'
 import { type LiteLLMCapture, openLiteLLMCapture } from '../../src/telemetry/capture.js'
 import { type Attribution, LedgerRowSchema, TelemetrySummarySchema } from '../../src/telemetry/ledger.js'
 import type { LiteLLMSettings } from '../../src/telemetry/litellm/capture.js'
-import { FakeLiteLLM, hashKey } from './support/fake-litellm.js'
+import { FakeLiteLLM, type FakeLiteLLMOptions, hashKey } from './support/fake-litellm.js'
 
 const ROUTE: ModelRoute = {
   id: 'gpt-test',
@@ -37,11 +37,13 @@ let fake: FakeLiteLLM
 let dir: string
 let capture: LiteLLMCapture | null = null
 
+/** Start a fake LiteLLM (rows visible after `fakeDelayMs`, more knobs in `fakeOptions`) and a capture. */
 async function open(
   over: Partial<Parameters<typeof openLiteLLMCapture>[0]> = {},
   fakeDelayMs = 200,
+  fakeOptions: FakeLiteLLMOptions = {},
 ): Promise<LiteLLMCapture> {
-  fake = await new FakeLiteLLM({ visibilityDelayMs: fakeDelayMs }).start()
+  fake = await new FakeLiteLLM({ visibilityDelayMs: fakeDelayMs, ...fakeOptions }).start()
   capture = await openLiteLLMCapture({
     baseUrl: fake.origin,
     masterKey: fake.masterKey,
@@ -221,18 +223,9 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
   })
 
   it('F03: streamed rows logged at $0 take cost_breakdown.total_cost', async () => {
-    await fake?.close()
-    fake = await new FakeLiteLLM({ zeroSpendOnStream: true }).start()
-    capture = await openLiteLLMCapture({
-      baseUrl: fake.origin,
-      masterKey: fake.masterKey,
-      settings: SETTINGS,
-      route: ROUTE,
-      runId: 'run-7',
-      experimentId: 'exp',
-      ledgerFile: path.join(dir, 'ledger.jsonl'),
-    })
-    const t = await capture.begin(attribution('inst-3'), {})
+    // The client's default retry policy.
+    const c = await open({ retry: undefined }, 0, { zeroSpendOnStream: true })
+    const t = await c.begin(attribution('inst-3'), {})
     await chat(t.endpoint, 1, true)
     const { rows, summary } = await t.finish()
     expect(rows[0]).toMatchObject({ spend_logged_usd: 0, spend_source: 'cost_breakdown' })
