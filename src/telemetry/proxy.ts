@@ -288,17 +288,10 @@ export class RecordingProxy {
     }
 
     const reject = (kind: ProxyErrorKind, errorClass: string): void => {
-      const e = providerError(path.api, kind)
       const send = (): void => {
-        if (!res.headersSent) {
-          res.writeHead(e.status, {
-            'content-type': 'application/json',
-            'content-length': Buffer.byteLength(e.body),
-          })
-        }
-        res.end(e.body)
+        const status = answerProviderError(res, path.api, kind)
         void record({
-          httpStatus: e.status,
+          httpStatus: status,
           errorClass,
           errorCode: kind,
           observation: null,
@@ -396,14 +389,9 @@ export class RecordingProxy {
         })
         return
       }
-      const e = providerError(path.api, kind)
-      res.writeHead(e.status, {
-        'content-type': 'application/json',
-        'content-length': Buffer.byteLength(e.body),
-      })
-      res.end(e.body)
+      const status = answerProviderError(res, path.api, kind)
       void record({
-        httpStatus: e.status,
+        httpStatus: status,
         errorClass: kind,
         errorCode: null,
         observation: null,
@@ -610,6 +598,22 @@ class TimeoutMark extends Error {
   constructor() {
     super('upstream idle timeout')
   }
+}
+
+/**
+ * Answer the client with the provider-shaped error of `kind` (the body its SDK parses; headers only
+ * when none were sent yet) and end the response. Returns the HTTP status sent.
+ */
+function answerProviderError(res: http.ServerResponse, api: PathInfo['api'], kind: ProxyErrorKind): number {
+  const e = providerError(api, kind)
+  if (!res.headersSent) {
+    res.writeHead(e.status, {
+      'content-type': 'application/json',
+      'content-length': Buffer.byteLength(e.body),
+    })
+  }
+  res.end(e.body)
+  return e.status
 }
 
 function header(req: http.IncomingMessage, name: string): string | undefined {
