@@ -8,13 +8,7 @@ import type { Attribution, LedgerRow, TelemetrySummary } from '../ledger.js'
 import { LedgerWriter } from '../ledger-writer.js'
 import { ANSWERED_BY_PROXY, type ProxyAttempt, RecordingProxy } from '../proxy.js'
 import { type CoverageFinding, summarizeAttempt } from '../summary.js'
-import {
-  type FetchedSpendLogs,
-  LiteLLMClient,
-  MAX_PAGE_SIZE,
-  SpendLogsPagingError,
-  type SpendLogsQuery,
-} from './client.js'
+import { type FetchedSpendLogs, LiteLLMClient, MAX_PAGE_SIZE, type SpendLogsQuery } from './client.js'
 import { attemptWindow } from './dates.js'
 import { attributionMetadata, mapSpendLogRow, rowAttemptId } from './map-row.js'
 import { waitForQuiescence } from './quiesce.js'
@@ -192,13 +186,10 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
         },
       )
       const unsettled = !q.settled && q.reason ? q.reason : null
-      let fetched: FetchedSpendLogs
-      try {
-        fetched = await client.fetchSpendLogs(query)
-      } catch (e) {
-        if (!(e instanceof SpendLogsPagingError)) throw e
-        fetched = e.partial
-        findings.push({ coverage: 'partial', reason: e.message, flag: 'paging_aborted' })
+      const first = await client.fetchSpendLogsOrPartial(query)
+      let fetched: FetchedSpendLogs = first.fetched
+      if (first.aborted) {
+        findings.push({ coverage: 'partial', reason: first.aborted.message, flag: 'paging_aborted' })
       }
       // Offset paging can miss a row that lands mid-way; a count above the rows says so (LiteLLM's total
       // while uncapped, else the settled paged count), and one more pass fixes it.

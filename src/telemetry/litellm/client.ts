@@ -238,14 +238,24 @@ export class LiteLLMClient {
   ): Promise<{ total: number | null; capped: boolean; paged: FetchedSpendLogs | null }> {
     const c = await this.countSpendLogs(q)
     if (!c.capped) return { ...c, paged: null }
-    let paged: FetchedSpendLogs
+    const { fetched: paged } = await this.fetchSpendLogsOrPartial(q)
+    return { total: paged.rows.length, capped: true, paged }
+  }
+
+  /**
+   * {@link fetchSpendLogs}, except that paging aborted part-way is not thrown: `fetched` then holds the
+   * rows fetched before it and `aborted` the error (its message says where it stopped); else `aborted`
+   * is null. Other failures still throw.
+   */
+  async fetchSpendLogsOrPartial(
+    q: SpendLogsQuery,
+  ): Promise<{ fetched: FetchedSpendLogs; aborted: SpendLogsPagingError | null }> {
     try {
-      paged = await this.fetchSpendLogs(q)
+      return { fetched: await this.fetchSpendLogs(q), aborted: null }
     } catch (e) {
       if (!(e instanceof SpendLogsPagingError)) throw e
-      paged = e.partial
+      return { fetched: e.partial, aborted: e }
     }
-    return { total: paged.rows.length, capped: true, paged }
   }
 
   /** How many rows match (`total` of a one-row page; capped at 10 000). */
