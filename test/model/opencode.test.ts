@@ -1,10 +1,15 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ScriptedModel, startScriptedModel } from '../../src/model/server.js'
-import { GREETING_INSTRUCTION, makeWorkspace, taskTestsPass, writePanel } from './fixtures.js'
+import {
+  GREETING_INSTRUCTION,
+  isolatedHarnessRun,
+  makeWorkspace,
+  taskTestsPass,
+  writePanel,
+} from './fixtures.js'
 import { ensureNpmPackage } from './harness-install.js'
 
 const OPENCODE = { pkg: 'opencode-ai', version: '1.18.33' }
@@ -32,11 +37,9 @@ afterAll(() => model?.close())
 
 /** Real OpenCode, headless, fresh HOME, chat completions to the scripted model. */
 async function runOpenCode(workspace: string): Promise<string> {
-  const run = mkdtempSync(path.join(os.tmpdir(), 'hw-model-oc-'))
-  const home = path.join(run, 'home')
+  const { home, env: base } = isolatedHarnessRun('hw-model-oc-')
   const configDir = path.join(home, '.config', 'opencode')
   mkdirSync(path.join(configDir, 'node_modules'), { recursive: true })
-  mkdirSync(path.join(run, 'tmp'))
   const config = {
     $schema: 'https://opencode.ai/config.json',
     autoupdate: false,
@@ -64,19 +67,7 @@ async function runOpenCode(workspace: string): Promise<string> {
     JSON.stringify({ name: 'opencode-config', lockfileVersion: 3, packages: { '': { dependencies: deps } } }),
   )
   const env = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    SHELL: '/bin/bash',
-    TERM: 'dumb',
-    LANG: 'C.UTF-8',
-    TZ: 'UTC',
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-    XDG_STATE_HOME: path.join(home, '.local', 'state'),
-    TMPDIR: path.join(run, 'tmp'),
-    NO_COLOR: '1',
-    CI: '1',
+    ...base,
     OPENCODE_CONFIG: path.join(configDir, 'opencode.json'),
     SCRIPTED_API_KEY: 'sk-scripted',
     OPENCODE_DISABLE_AUTOUPDATE: '1',

@@ -1,10 +1,15 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
-import os from 'node:os'
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ScriptedModel, startScriptedModel } from '../../src/model/server.js'
-import { GREETING_INSTRUCTION, makeWorkspace, taskTestsPass, writePanel } from './fixtures.js'
+import {
+  GREETING_INSTRUCTION,
+  isolatedHarnessRun,
+  makeWorkspace,
+  taskTestsPass,
+  writePanel,
+} from './fixtures.js'
 import { ensureNpmPackage } from './harness-install.js'
 
 const PI = { pkg: '@mariozechner/pi-coding-agent', version: '0.73.1' }
@@ -31,11 +36,9 @@ beforeAll(async () => {
 
 /** Run real Pi headless in `workspace` with a fresh HOME, against `origin`, speaking `wire`. */
 async function runPi(origin: string, wire: keyof typeof PI_APIS, workspace: string): Promise<string> {
-  const run_ = mkdtempSync(path.join(os.tmpdir(), 'hw-model-pi-'))
-  const home = path.join(run_, 'home')
+  const { home, env: base } = isolatedHarnessRun('hw-model-pi-')
   const agentDir = path.join(home, '.pi', 'agent')
   mkdirSync(agentDir, { recursive: true })
-  mkdirSync(path.join(run_, 'tmp'))
   const { api, suffix } = PI_APIS[wire]
   const model = {
     id: MODEL,
@@ -73,19 +76,7 @@ async function runPi(origin: string, wire: keyof typeof PI_APIS, workspace: stri
     }),
   )
   const env = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    SHELL: '/bin/bash',
-    TERM: 'dumb',
-    LANG: 'C.UTF-8',
-    TZ: 'UTC',
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-    XDG_STATE_HOME: path.join(home, '.local', 'state'),
-    TMPDIR: path.join(run_, 'tmp'),
-    NO_COLOR: '1',
-    CI: '1',
+    ...base,
     PI_CODING_AGENT_DIR: agentDir,
     PI_OFFLINE: '1',
     PI_SKIP_VERSION_CHECK: '1',
