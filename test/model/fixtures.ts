@@ -62,34 +62,6 @@ export function makeWorkspace(taskDir: string): string {
   return ws
 }
 
-/**
- * A fresh folder for one real harness run (`<tmpdir>/<prefix>XXXXXX`) holding an empty `home/` and
- * `tmp/`, and the isolated base environment the harness gets, as the run stage builds it: a fixed PATH,
- * that HOME with the XDG folders inside it, that TMPDIR, C.UTF-8, UTC, no colour, CI.
- */
-export function isolatedHarnessRun(prefix: string): { home: string; env: Record<string, string> } {
-  const run = mkdtempSync(path.join(os.tmpdir(), prefix))
-  const home = path.join(run, 'home')
-  mkdirSync(home)
-  mkdirSync(path.join(run, 'tmp'))
-  const env = {
-    PATH: '/usr/local/bin:/usr/bin:/bin',
-    HOME: home,
-    SHELL: '/bin/bash',
-    TERM: 'dumb',
-    LANG: 'C.UTF-8',
-    TZ: 'UTC',
-    XDG_CONFIG_HOME: path.join(home, '.config'),
-    XDG_DATA_HOME: path.join(home, '.local', 'share'),
-    XDG_CACHE_HOME: path.join(home, '.cache'),
-    XDG_STATE_HOME: path.join(home, '.local', 'state'),
-    TMPDIR: path.join(run, 'tmp'),
-    NO_COLOR: '1',
-    CI: '1',
-  }
-  return { home, env }
-}
-
 /** Run the task's hidden tests in a workspace; true when they pass. */
 export function taskTestsPass(taskDir: string, workspace: string): boolean {
   try {

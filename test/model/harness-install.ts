@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process'
-import { existsSync, mkdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
@@ -60,4 +60,32 @@ function installedVersion(manifest: string): string | null {
   } catch {
     return null
   }
+}
+
+/**
+ * A fresh folder for one real harness run (`<tmpdir>/<prefix>XXXXXX`) holding an empty `home/` and
+ * `tmp/`, and the isolated base environment the harness gets, as the run stage builds it: a fixed PATH,
+ * that HOME with the XDG folders inside it, that TMPDIR, C.UTF-8, UTC, no colour, CI.
+ */
+export function isolatedHarnessRun(prefix: string): { home: string; env: Record<string, string> } {
+  const dir = mkdtempSync(path.join(os.tmpdir(), prefix))
+  const home = path.join(dir, 'home')
+  mkdirSync(home)
+  mkdirSync(path.join(dir, 'tmp'))
+  const env = {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: home,
+    SHELL: '/bin/bash',
+    TERM: 'dumb',
+    LANG: 'C.UTF-8',
+    TZ: 'UTC',
+    XDG_CONFIG_HOME: path.join(home, '.config'),
+    XDG_DATA_HOME: path.join(home, '.local', 'share'),
+    XDG_CACHE_HOME: path.join(home, '.cache'),
+    XDG_STATE_HOME: path.join(home, '.local', 'state'),
+    TMPDIR: path.join(dir, 'tmp'),
+    NO_COLOR: '1',
+    CI: '1',
+  }
+  return { home, env }
 }

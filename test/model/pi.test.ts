@@ -3,14 +3,8 @@ import path from 'node:path'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ScriptedModel, startScriptedModel } from '../../src/model/server.js'
-import {
-  GREETING_INSTRUCTION,
-  isolatedHarnessRun,
-  makeWorkspace,
-  taskTestsPass,
-  writePanel,
-} from './fixtures.js'
-import { ensureNpmPackage } from './harness-install.js'
+import { GREETING_INSTRUCTION, makeWorkspace, taskTestsPass, writePanel } from './fixtures.js'
+import { ensureNpmPackage, isolatedHarnessRun } from './harness-install.js'
 
 const PI = { pkg: '@mariozechner/pi-coding-agent', version: '0.73.1' }
 const MODEL = 'gpt-5-mini'
