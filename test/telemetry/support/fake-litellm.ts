@@ -206,31 +206,11 @@ export class FakeLiteLLM {
     const page = Number(q.get('page') ?? '1')
     const pageSize = Number(q.get('page_size') ?? '50')
     const invalid: Obj[] = []
-    if (!Number.isInteger(page) || page < 1) {
-      invalid.push({
-        type: 'greater_than_equal',
-        loc: ['query', 'page'],
-        msg: 'Input should be greater than or equal to 1',
-        input: q.get('page'),
-        ctx: { ge: 1 },
-      })
-    }
+    if (!Number.isInteger(page) || page < 1) invalid.push(boundError('page', q.get('page'), 'ge', 1))
     if (!Number.isInteger(pageSize) || pageSize > 1000) {
-      invalid.push({
-        type: 'less_than_equal',
-        loc: ['query', 'page_size'],
-        msg: 'Input should be less than or equal to 1000',
-        input: q.get('page_size'),
-        ctx: { le: 1000 },
-      })
+      invalid.push(boundError('page_size', q.get('page_size'), 'le', 1000))
     } else if (pageSize < 1) {
-      invalid.push({
-        type: 'greater_than_equal',
-        loc: ['query', 'page_size'],
-        msg: 'Input should be greater than or equal to 1',
-        input: q.get('page_size'),
-        ctx: { ge: 1 },
-      })
+      invalid.push(boundError('page_size', q.get('page_size'), 'ge', 1))
     }
     if (invalid.length > 0) return send(res, 422, { detail: invalid })
     const sd = q.get('start_date')
@@ -602,4 +582,20 @@ function durationSeconds(v: unknown): number | null {
   const m = /^(\d+)([smhd])$/.exec(v)
   if (!m) return null
   return Number(m[1]) * { s: 1, m: 60, h: 3600, d: 86400 }[m[2] as 's' | 'm' | 'h' | 'd']
+}
+
+/**
+ * One entry of FastAPI's 422 `detail` list for a query parameter outside its bound (pydantic v2's
+ * `greater_than_equal` / `less_than_equal` errors, as LiteLLM answers them).
+ */
+function boundError(param: string, input: string | null, bound: 'ge' | 'le', limit: number): Obj {
+  const [type, words] =
+    bound === 'ge' ? ['greater_than_equal', 'greater than'] : ['less_than_equal', 'less than']
+  return {
+    type,
+    loc: ['query', param],
+    msg: `Input should be ${words} or equal to ${limit}`,
+    input,
+    ctx: { [bound]: limit },
+  }
 }
