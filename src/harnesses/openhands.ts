@@ -195,13 +195,7 @@ export function parseOpenhandsCli(run: RawRun, states: unknown[]): ParsedRun {
   const errors = events
     .filter((e) => /Error/.test(String(dig(e, 'kind') ?? '')) || dig(e, 'error') !== undefined)
     .map((e) => str(dig(e, 'error')) ?? String(dig(e, 'kind')))
-  const used = (selfReport?.input_tokens ?? 0) > 0
-  return {
-    finalMessage,
-    trajectory: events,
-    selfReport,
-    startupError: used ? null : startupFailure(run, errors),
-  }
+  return openhandsParsed(run, events, finalMessage, selfReport, errors)
 }
 
 /**
@@ -240,6 +234,17 @@ export function parseOpenhandsLegacy(run: RawRun, events: unknown[]): ParsedRun 
   const errors = events
     .filter((e) => dig(e, 'observation') === 'error')
     .map((e) => str(dig(e, 'content')) ?? 'error')
+  return openhandsParsed(run, events, finalMessage, selfReport, errors)
+}
+
+/** Both generations' result: a startup error only when the usage shows no input token at all. */
+function openhandsParsed(
+  run: RawRun,
+  events: unknown[],
+  finalMessage: string | null,
+  selfReport: ParsedRun['selfReport'],
+  errors: string[],
+): ParsedRun {
   const used = (selfReport?.input_tokens ?? 0) > 0
   return {
     finalMessage,
