@@ -295,22 +295,23 @@ describe('withRetry', () => {
 })
 
 describe('waitForQuiescence', () => {
-  it('waits for the expected rows, then for the settle window', async () => {
+  /** A clock that moves only when slept on (ms). */
+  const manualClock = () => {
     let t = 0
+    return {
+      now: () => t,
+      sleep: async (ms: number) => {
+        t += ms
+      },
+    }
+  }
+
+  it('waits for the expected rows, then for the settle window', async () => {
     const seen = [0, 1, 3, 3, 3, 3, 3]
     let i = 0
     const r = await waitForQuiescence(
       async () => ({ rows: seen[Math.min(i++, seen.length - 1)] ?? 0, spendUsd: null }),
-      {
-        settleMs: 200,
-        maxWaitMs: 10_000,
-        pollMs: 100,
-        expectedRows: 3,
-        now: () => t,
-        sleep: async (ms) => {
-          t += ms
-        },
-      },
+      { settleMs: 200, maxWaitMs: 10_000, pollMs: 100, expectedRows: 3, ...manualClock() },
     )
     expect(r.settled).toBe(true)
     expect(r.last.rows).toBe(3)
@@ -318,16 +319,12 @@ describe('waitForQuiescence', () => {
   })
 
   it('gives up after max_wait with a reason', async () => {
-    let t = 0
     const r = await waitForQuiescence(async () => ({ rows: 1, spendUsd: null }), {
       settleMs: 100,
       maxWaitMs: 1000,
       pollMs: 100,
       expectedRows: 2,
-      now: () => t,
-      sleep: async (ms) => {
-        t += ms
-      },
+      ...manualClock(),
     })
     expect(r.settled).toBe(false)
     expect(r.reason).toBe('only 1 of 2 rows visible after 1 s')
