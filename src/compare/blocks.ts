@@ -114,12 +114,14 @@ export function buildBlocks(input: ComparisonInput): Block[] {
       })
     }
     const cells = new Map<string, CellBlock>()
+    const observed = byInstance.get(instance)
     for (const cell of input.cells) {
-      const obs = (byInstance.get(instance)?.get(cell.id) ?? []).slice().sort((a, b) => a.trial - b.trial)
+      const obs = (observed?.get(cell.id) ?? []).slice().sort((a, b) => a.trial - b.trial)
       const legMissing = reasons.some((r) => r.code === 'missing_leg' && r.cell === cell.id)
-      const have = new Set(obs.map((o) => o.trial))
+      const have = new Uint8Array(cell.trials)
+      for (const o of obs) if (o.trial < cell.trials) have[o.trial] = 1
       for (let t = 0; t < cell.trials; t++) {
-        if (!have.has(t) && !legMissing) {
+        if (!have[t] && !legMissing) {
           reasons.push({
             code: 'missing_attempt',
             cell: cell.id,
@@ -130,7 +132,7 @@ export function buildBlocks(input: ComparisonInput): Block[] {
         }
       }
       for (const o of obs) {
-        reasons.push(...o.reasons)
+        if (o.reasons.length > 0) reasons.push(...o.reasons)
         const has = (code: BlockReasonCode) => o.reasons.some((r) => r.code === code)
         if (o.outcome === 'infra_error' && !has('infra_error')) {
           reasons.push(
@@ -163,7 +165,9 @@ export function reduceCell(cell: string, trials: Observation[], planned: number)
   let attempts = 0
   let coverage: Coverage = trials.length < planned ? 'missing' : 'complete'
   let worst: CellOutcome = trials.length < planned ? 'missing' : 'resolved'
-  const exits = new Map<string, number>()
+  // Exit classes and their counts, in order of first appearance (usually one class).
+  const exitNames: string[] = []
+  const exitCounts: number[] = []
   for (const o of trials) {
     attempts += o.attempts
     if (o.outcome === 'resolved' || o.outcome === 'unresolved') {
@@ -174,7 +178,12 @@ export function reduceCell(cell: string, trials: Observation[], planned: number)
     }
     if (COVERAGE_RANK[o.coverage] > COVERAGE_RANK[coverage]) coverage = o.coverage
     const e = o.exitClass ?? 'unknown'
-    exits.set(e, (exits.get(e) ?? 0) + 1)
+    const at = exitNames.indexOf(e)
+    if (at >= 0) exitCounts[at]!++
+    else {
+      exitNames.push(e)
+      exitCounts.push(1)
+    }
   }
   const allGraded = trials.length >= planned && gradedTrials === trials.length && planned > 0
   const resolved = allGraded ? resolvedTrials * 2 > gradedTrials : null
@@ -198,11 +207,12 @@ export function reduceCell(cell: string, trials: Observation[], planned: number)
     metrics[m] = ok ? sum / trials.length : null
   }
   const exitClass =
-    exits.size === 0
+    exitNames.length === 0
       ? null
-      : exits.size === 1
-        ? [...exits.keys()][0]!
-        : [...exits.entries()]
+      : exitNames.length === 1
+        ? exitNames[0]!
+        : exitNames
+            .map((k, i): [string, number] => [k, exitCounts[i]!])
             .sort((a, b) => b[1] - a[1] || (a[0] < b[0] ? -1 : 1))
             .map(([k, v]) => `${k}×${v}`)
             .join(' ')

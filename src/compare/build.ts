@@ -60,14 +60,15 @@ export function buildComparison(input: ComparisonInput): Comparison {
     power: POWER,
   }
   const blocks = buildBlocks(input)
-  const cells = input.cells.map((c) => cellSummary(c, blocks))
   const treatments = input.treatments.filter(
     (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
   )
-  // Every pair's bootstrap columns are registered first so each cell's sums are computed once.
+  // Every pair's bootstrap columns are registered first so each cell's sums are computed once. Large
+  // sums run on the worker thread while the cell summaries and the MDE are computed here.
   const shared = new SharedBootstraps({ B: opts.resamples, seed: opts.seed, level: opts.level })
   for (const t of treatments) registerPair(blocks, input.baseline, t, shared)
   shared.computeAll()
+  const cells = input.cells.map((c) => cellSummary(c, blocks))
   // The MDE is a property of the panel: outcome n is the same for every comparison (blocks are
   // complete across all cells), and the discordance is pooled over the comparisons.
   const outcomeBlocks = blocks.filter((b) => b.outcomeComplete)

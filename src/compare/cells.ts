@@ -64,8 +64,10 @@ export function cellSummary(cell: CellInput, blocks: Block[]): CellSummary {
       const e = o.exitClass ?? 'unknown'
       exits[e] = (exits[e] ?? 0) + 1
       telemetry.attempts += o.attempts
-      for (const k of ['complete', 'partial', 'missing', 'unknown'] as const)
-        telemetry[k] += o.attemptCoverage[k]
+      telemetry.complete += o.attemptCoverage.complete
+      telemetry.partial += o.attemptCoverage.partial
+      telemetry.missing += o.attemptCoverage.missing
+      telemetry.unknown += o.attemptCoverage.unknown
       if (o.identity.harnessVersion) versions.add(o.identity.harnessVersion)
       if (o.identity.configHash) hashes.add(o.identity.configHash)
       for (const m of o.identity.models) models.add(m)

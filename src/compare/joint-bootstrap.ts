@@ -4,11 +4,12 @@ import {
   forEachReplicateChunk,
   getResamplePlan,
   jackknifeAcceleration,
+  MAX_MATERIALIZED_INDICES,
   type PairedBootstrap,
   percentileInterval,
 } from './stats/index.js'
 import { sortAscending } from './stats/sort.js'
-import { sumReplicates } from './worker.js'
+import { startSums, sumReplicates } from './worker.js'
 
 /**
  * One paired block bootstrap shared by every comparison of a run.
@@ -29,6 +30,8 @@ export class JointBootstrap {
   readonly level: number
   private readonly columns = new Map<string, Float64Array>()
   private readonly replicateSums = new Map<string, Float64Array>()
+  private running: { keys: string[]; finish: () => Float64Array } | null = null
+  private scratch: Float64Array | null = null
   private readonly totals = new Map<string, number>()
 
   constructor(n: number, opts: { B: number; seed: number; level: number }) {
@@ -54,16 +57,15 @@ export class JointBootstrap {
   }
 
   /**
-   * Per-replicate sums of every registered column not yet summed, eight columns per kernel pass, every
-   * group of eight over the same slice of replicates before moving on (the plan's indices are read
-   * from memory once and from cache for the other groups). Large jobs are shared with the worker
-   * thread (sumReplicates); the sums are the same either way.
+   * Per-replicate sums of every registered column not yet summed, eight columns per kernel pass
+   * (worker.ts `startSums`). Large jobs go to the worker thread and are collected on first use, so
+   * the caller can do other work meanwhile; the sums are the same either way.
    */
   compute(opts: { parallel?: boolean } = {}): void {
     if (this.n < 2) return
+    this.collect()
     const pending = [...this.columns.keys()].filter((k) => !this.replicateSums.has(k))
     if (pending.length === 0) return
-    const plan = getResamplePlan(this.n, this.B, this.seed)
     const n = this.n
     const B = this.B
     const groups = Math.ceil(pending.length / 8)
@@ -73,21 +75,33 @@ export class JointBootstrap {
       const base = Math.floor(c / 8) * n * 8 + (c % 8)
       for (let i = 0; i < n; i++) inter[base + 8 * i] = col[i]!
     })
-    let out: Float64Array
-    if (plan.indices !== null) {
-      out = sumReplicates(plan.indices, n, B, inter, groups, opts)
+    let finish: () => Float64Array
+    if (n * B <= MAX_MATERIALIZED_INDICES) {
+      // The plan of getResamplePlan(n, B, seed), drawn where the sums are made.
+      finish = startSums({ seed: this.seed }, n, B, inter, groups, opts).finish
     } else {
-      // A streamed plan (too large to hold): chunk by chunk.
-      out = new Float64Array(groups * 8 * B)
+      // A streamed plan (too large to hold): chunk by chunk, on this thread.
+      const plan = getResamplePlan(n, B, this.seed)
+      const out = new Float64Array(groups * 8 * B)
       forEachReplicateChunk(plan, (idx, firstRow, rowCount) => {
         const chunk = sumReplicates(idx, n, rowCount, inter, groups, { parallel: false })
         for (let c = 0; c < groups * 8; c++) {
           out.set(chunk.subarray(c * rowCount, (c + 1) * rowCount), c * B + firstRow)
         }
       })
+      finish = () => out
     }
-    pending.forEach((key, c) => {
-      this.replicateSums.set(key, out.subarray(c * B, (c + 1) * B))
+    this.running = { keys: pending, finish }
+  }
+
+  /** Takes in the sums of a running compute, if any (waiting for the worker's share). */
+  private collect(): void {
+    const run = this.running
+    if (!run) return
+    this.running = null
+    const out = run.finish()
+    run.keys.forEach((key, c) => {
+      this.replicateSums.set(key, out.subarray(c * this.B, (c + 1) * this.B))
     })
   }
 
@@ -153,12 +167,15 @@ export class JointBootstrap {
     const estimate = evaluate(totals, n)
     if (!defined(estimate)) return this.unavailable(null, reasons.estimate)
     if (n === 1) return this.unavailable(estimate, 'one block: a bootstrap interval needs at least 2 blocks')
+    this.collect()
     const outs = keys.map((k) => {
       const s = this.replicateSums.get(k)
       if (!s) throw new Error(`JointBootstrap: column ${k} was not computed`)
       return s
     })
-    const replicates = new Float64Array(this.B)
+    // One buffer for every statistic: each fills it whole (or returns early) before reading it.
+    this.scratch ??= new Float64Array(this.B)
+    const replicates = this.scratch
     const sums = new Float64Array(K)
     let undefinedReplicates = 0
     if (ratio) {
@@ -240,11 +257,17 @@ function defined(v: number | null): v is number {
  */
 export class SharedBootstraps {
   private readonly sets = new Map<string, JointBootstrap>()
+  /** The key of an instance list already seen (callers pass the same arrays again and again). */
+  private readonly keys = new WeakMap<readonly string[], string>()
   constructor(private readonly opts: { B: number; seed: number; level: number }) {}
 
   /** The bootstrap over exactly these blocks (instance ids in block order). */
   get(instances: readonly string[]): JointBootstrap {
-    const key = instances.join('\u0000')
+    let key = this.keys.get(instances)
+    if (key === undefined) {
+      key = instances.join('\u0000')
+      this.keys.set(instances, key)
+    }
     let jb = this.sets.get(key)
     if (!jb) {
       jb = new JointBootstrap(instances.length, this.opts)

@@ -71,7 +71,7 @@ export function comparePair(
   shared?: SharedBootstraps,
   panelMde?: Mde,
 ): ComparisonEntry {
-  const outcomeBlocks = blocks.filter((b) => b.outcomeComplete)
+  const outcomeBlocks = outcomeBlocksOf(blocks)
   const costBlocks = costBlocksOf(outcomeBlocks, baseline, treatment)
   const outcome = outcomeStats(outcomeBlocks, baseline, treatment, opts)
   const metrics = {} as Record<MetricName, MetricComparison>
@@ -104,10 +104,28 @@ export function comparePair(
   }
 }
 
+// Derived arrays computed once per input array (registerPair and comparePair ask for the same ones).
+// Callers never modify them.
+const derived = new WeakMap<object, Map<string, unknown>>()
+function once<T>(of: object, key: string, compute: () => T): T {
+  let byKey = derived.get(of)
+  if (!byKey) {
+    byKey = new Map()
+    derived.set(of, byKey)
+  }
+  if (!byKey.has(key)) byKey.set(key, compute())
+  return byKey.get(key) as T
+}
+
+/** The outcome-complete blocks (the outcome denominator), in block order. */
+export function outcomeBlocksOf(blocks: Block[]): Block[] {
+  return once(blocks, 'outcome', () => blocks.filter((b) => b.outcomeComplete))
+}
+
 /** Outcome-complete blocks where both cells have complete telemetry: the cost denominator. */
 export function costBlocksOf(outcomeBlocks: Block[], baseline: string, treatment: string): Block[] {
-  return outcomeBlocks.filter(
-    (b) => b.cells.get(baseline)?.costComplete && b.cells.get(treatment)?.costComplete,
+  return once(outcomeBlocks, `cost\u0000${baseline}\u0000${treatment}`, () =>
+    outcomeBlocks.filter((b) => b.cells.get(baseline)?.costComplete && b.cells.get(treatment)?.costComplete),
   )
 }
 
@@ -122,11 +140,7 @@ export function registerPair(
   treatment: string,
   shared: SharedBootstraps,
 ): void {
-  const costBlocks = costBlocksOf(
-    blocks.filter((b) => b.outcomeComplete),
-    baseline,
-    treatment,
-  )
+  const costBlocks = costBlocksOf(outcomeBlocksOf(blocks), baseline, treatment)
   for (const m of METRIC_NAMES) {
     const v = pairedValues(costBlocks, baseline, treatment, m)
     if (v.missing > 0 || v.b.length < 2) continue
@@ -210,6 +224,17 @@ export function pairedValues(
   treatment: string,
   metric: MetricName,
 ): { b: Float64Array; t: Float64Array; instances: string[]; missing: number } {
+  return once(blocks, `values\u0000${baseline}\u0000${treatment}\u0000${metric}`, () =>
+    pairedValuesOf(blocks, baseline, treatment, metric),
+  )
+}
+
+function pairedValuesOf(
+  blocks: Block[],
+  baseline: string,
+  treatment: string,
+  metric: MetricName,
+): { b: Float64Array; t: Float64Array; instances: string[]; missing: number } {
   const bs: number[] = []
   const ts: number[] = []
   const instances: string[] = []
@@ -225,7 +250,9 @@ export function pairedValues(
     ts.push(vt)
     instances.push(blk.instance)
   }
-  return { b: Float64Array.from(bs), t: Float64Array.from(ts), instances, missing }
+  // Every block reports it (the usual case): the one instance list of these blocks, shared.
+  const list = missing === 0 ? instancesOf(blocks) : instances
+  return { b: Float64Array.from(bs), t: Float64Array.from(ts), instances: list, missing }
 }
 
 export function metricStats(
@@ -335,6 +362,12 @@ export function bootstrapSummary(
 
 /** The cost-per-resolution columns: blocks with known spend on both sides, block-aligned. */
 function costColumns(costBlocks: Block[], baseline: string, treatment: string) {
+  return once(costBlocks, `spend\u0000${baseline}\u0000${treatment}`, () =>
+    costColumnsOf(costBlocks, baseline, treatment),
+  )
+}
+
+function costColumnsOf(costBlocks: Block[], baseline: string, treatment: string) {
   const sb: number[] = []
   const st: number[] = []
   const rb: number[] = []
@@ -353,7 +386,13 @@ function costColumns(costBlocks: Block[], baseline: string, treatment: string) {
     instances.push(blk.instance)
   }
   const f = (xs: number[]) => Float64Array.from(xs)
-  return { sb: f(sb), st: f(st), rb: f(rb), rt: f(rt), instances }
+  const list = instances.length === costBlocks.length ? instancesOf(costBlocks) : instances
+  return { sb: f(sb), st: f(st), rb: f(rb), rt: f(rt), instances: list }
+}
+
+/** The instance ids of `blocks`, one shared array per block list. */
+function instancesOf(blocks: Block[]): string[] {
+  return once(blocks, 'instances', () => blocks.map((b) => b.instance))
 }
 
 /** Expected cost per attempted instance, portfolio cost per resolution (both arms) and their ratio. */

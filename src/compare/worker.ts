@@ -1,4 +1,6 @@
 import { Worker } from 'node:worker_threads'
+import { getResamplePlan } from './stats/resample-plan.js'
+import { createRng, FILL_INDICES, seedState } from './stats/rng.js'
 import { sum8, sumKernelModule } from './sum-kernel.js'
 
 // The aggregate stage's second thread. Its code is a self-contained script (no imports of ours) started
@@ -72,12 +74,21 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
 
 const WORKER_SOURCE = `'use strict'
 const { parentPort } = require('node:worker_threads')
+${FILL_INDICES}
 ${SUMS_JOB}
 ${LEDGER_JOB}
 const checks = new Map()
 parentPort.on('message', (m) => {
   if (m.type === 'sums') {
     const { sum8 } = new WebAssembly.Instance(m.module, { env: { mem: m.mem } }).exports
+    // The resample plan (ctrl[units]: 0 to draw, 1 being drawn, 2 ready), unless the caller has it.
+    const plan = m.units
+    if (Atomics.compareExchange(m.ctrl, plan, 0, 1) === 0) {
+      fillIndices(new Uint32Array(m.mem.buffer, 0, m.n * m.B), 0, m.n * m.B, m.n, m.state)
+      Atomics.store(m.ctrl, plan, 2)
+      Atomics.notify(m.ctrl, plan)
+    }
+    while (Atomics.load(m.ctrl, plan) !== 2) Atomics.wait(m.ctrl, plan, 1, 50)
     return sumsJob(m, sum8, true)
   }
   if (m.type === 'ledger') {
@@ -210,55 +221,85 @@ const SLICE_WAIT_MS = 3
 /** Largest WebAssembly memory used (bytes); larger jobs run the JavaScript kernel. */
 const WASM_MAX_BYTES = 2 ** 31
 
+/** How long to wait for the worker to finish drawing the plan before drawing it here as well. */
+const PLAN_WAIT_MS = 250
+
+/** The resample plan: its indices, or the seed to draw them from (getResamplePlan's plan, bit for bit). */
+export type PlanSource = { indices: Uint32Array } | { seed: number }
+
 /**
- * Per-replicate sums of `groups` groups of eight interleaved columns (sum-kernel.ts): returns
- * out[(g·8 + s)·B + r] = Σ_j inter[g·8n + 8·idx[r·n + j] + s], summed in index order. `idx` is the
- * row-major B×n plan, `inter` holds groups × n × 8 values. Runs the WebAssembly kernel on slices of
- * replicates claimed by this thread and, for large jobs, the worker; the JavaScript kernel where
- * WebAssembly SIMD is unavailable. The sums are bit-identical in every case.
+ * Per-replicate sums of `groups` groups of eight interleaved columns (sum-kernel.ts):
+ * out[(g·8 + s)·B + r] = Σ_j inter[g·8n + 8·idx[r·n + j] + s], summed in index order, where idx is the
+ * row-major B×n resample plan and `inter` holds groups × n × 8 values. For large jobs the worker
+ * draws the plan (when given by its seed) and starts on the sums at once, and this thread is free to
+ * do other work until it calls `finish()`, which computes every slice the worker has not claimed and
+ * waits for the others. Small jobs, and any job without WebAssembly SIMD (the JavaScript kernel), are
+ * computed before this returns. The sums are bit-identical in every case.
  */
-export function sumReplicates(
-  idx: Uint32Array,
+export function startSums(
+  plan: PlanSource,
   n: number,
   B: number,
   inter: Float64Array,
   groups: number,
   opts: { parallel?: boolean } = {},
-): Float64Array {
+): { finish: () => Float64Array } {
   const module = sumKernelModule()
   const align = (x: number) => Math.ceil(x / 16) * 16
   const interAt = align(4 * n * B)
   const outAt = align(interAt + 64 * n * groups)
   const bytes = outAt + 64 * B * groups
+  const indices = () => ('indices' in plan ? plan.indices : getResamplePlan(n, B, plan.seed).indices!)
   if (!module || bytes > WASM_MAX_BYTES) {
+    const idx = indices()
     const out = new Float64Array(groups * 8 * B)
     for (let g = 0; g < groups; g++) {
-      sum8(
-        idx,
-        n,
-        0,
-        B,
-        inter.subarray(g * n * 8, (g + 1) * n * 8),
-        out.subarray(g * 8 * B, (g + 1) * 8 * B),
-        B,
-      )
+      const columns = inter.subarray(g * n * 8, (g + 1) * n * 8)
+      sum8(idx, n, 0, B, columns, out.subarray(g * 8 * B, (g + 1) * 8 * B), B)
     }
-    return out
+    return { finish: () => out }
   }
   const pages = Math.ceil(bytes / 65_536)
   const mem = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true })
-  new Uint32Array(mem.buffer, 0, n * B).set(idx)
   new Float64Array(mem.buffer, interAt, n * 8 * groups).set(inter.subarray(0, n * 8 * groups))
   const kernel = new WebAssembly.Instance(module, { env: { mem } }).exports.sum8 as Sum8
+  const out = new Float64Array(mem.buffer, outAt, groups * 8 * B)
   // About 64 KiB of indices per slice: they stay in cache while every group reads them.
   const sliceRows = Math.max(1, Math.floor(16_384 / n))
   const units = Math.ceil(B / sliceRows)
-  const ctrl = new Int32Array(new SharedArrayBuffer(4 * units))
+  // ctrl[u] for each slice, ctrl[units] for the plan (0 to draw, 1 being drawn, 2 ready)
+  const ctrl = new Int32Array(new SharedArrayBuffer(4 * (units + 1)))
   const job: SumsJob = { n, B, groups, idx: 0, inter: interAt, out: outAt, ctrl, sliceRows, units }
   const w = units > 1 && (opts.parallel ?? n * B * groups * 8 >= PARALLEL_SUMS_MIN) ? getWorker() : null
-  if (w) w.postMessage({ type: 'sums', module, mem, ...job })
-  sumsJob(job, kernel, false)
-  if (w) {
+  const drawHere = () => {
+    const target = new Uint32Array(mem.buffer, 0, n * B)
+    if ('indices' in plan) target.set(plan.indices)
+    else fillPlan(target, n, plan.seed)
+  }
+  if (!w || 'indices' in plan) {
+    drawHere()
+    ctrl[units] = 2
+  }
+  if (!w) {
+    sumsJob(job, kernel, false)
+    return { finish: () => out }
+  }
+  const state = 'seed' in plan ? seedState(plan.seed) : null
+  w.postMessage({ type: 'sums', module, mem, state, ...job })
+  let done = false
+  const finish = () => {
+    if (done) return out
+    if (Atomics.compareExchange(ctrl, units, 0, 1) === 0) {
+      drawHere()
+      Atomics.store(ctrl, units, 2)
+    } else if (
+      Atomics.wait(ctrl, units, 1, PLAN_WAIT_MS) === 'timed-out' &&
+      Atomics.load(ctrl, units) !== 2
+    ) {
+      drawHere() // the same indices the worker is writing
+      Atomics.store(ctrl, units, 2)
+    }
+    sumsJob(job, kernel, false)
     for (let u = 0; u < units; u++) {
       if (Atomics.load(ctrl, u) === 2) continue
       // Claimed by the worker: wait for it briefly, else compute the slice here too.
@@ -270,6 +311,25 @@ export function sumReplicates(
         Atomics.store(ctrl, u, 2)
       }
     }
+    done = true
+    return out
   }
-  return new Float64Array(mem.buffer, outAt, groups * 8 * B)
+  return { finish }
+}
+
+/** startSums(…).finish(): the sums, computed before this returns. */
+export function sumReplicates(
+  idx: Uint32Array,
+  n: number,
+  B: number,
+  inter: Float64Array,
+  groups: number,
+  opts: { parallel?: boolean } = {},
+): Float64Array {
+  return startSums({ indices: idx }, n, B, inter, groups, opts).finish()
+}
+
+/** The plan for (n, B = target.length / n, seed) drawn into `target` (createResamplePlan's indices). */
+function fillPlan(target: Uint32Array, n: number, seed: number): void {
+  createRng(seed).fillIndices(target, 0, target.length, n)
 }

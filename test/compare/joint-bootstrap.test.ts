@@ -73,6 +73,24 @@ describe('JointBootstrap is bit-identical to the statistics library', () => {
     expect(one.ratioOfMeans('b', 'a')).toEqual(bootstrapRatioOfMeans([2], [3], opts))
   })
 
+  it('the same results whether the worker thread draws the plan and shares the sums or not', () => {
+    const n = 211
+    const big = { B: 3000, seed: 5, level: 0.95 }
+    const columns = Array.from({ length: 11 }, (_, c) => column(n, 20 + c, c % 3 === 0))
+    const run = (parallel: boolean) => {
+      const jb = new JointBootstrap(n, big)
+      columns.forEach((col, c) => {
+        jb.add(`c${c}`, col)
+      })
+      jb.compute({ parallel })
+      return columns.slice(1).map((_, c) => jb.ratioOfMeans(`c${c + 1}`, 'c1'))
+    }
+    const alone = run(false)
+    expect(run(true)).toEqual(alone)
+    expect(alone[0]).toEqual(bootstrapRatioOfMeans(columns[1]!, columns[1]!, big))
+    expect(alone[4]).toEqual(bootstrapRatioOfMeans(columns[1]!, columns[5]!, big))
+  })
+
   it('SharedBootstraps gives one bootstrap per block set', () => {
     const s = new SharedBootstraps(opts)
     expect(s.get(['x', 'y'])).toBe(s.get(['x', 'y']))

@@ -3,8 +3,9 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { readLegArtifacts } from '../../src/compare/artifacts.js'
 import { fastCheckSource } from '../../src/compare/fast-check.js'
+import { getResamplePlan } from '../../src/compare/stats/resample-plan.js'
 import { sum8, sumKernelModule } from '../../src/compare/sum-kernel.js'
-import { type LedgerFileResult, ledgerOffThread, sumReplicates } from '../../src/compare/worker.js'
+import { type LedgerFileResult, ledgerOffThread, startSums, sumReplicates } from '../../src/compare/worker.js'
 import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
 import { ids, makePlan, pairedOutcomes, writeArtifacts } from './fixtures.js'
 
@@ -137,6 +138,11 @@ describe('bootstrap column sums', () => {
     const bytes = (a: Float64Array) => Buffer.from(a.buffer, a.byteOffset, a.byteLength)
     expect(bytes(alone).equals(bytes(js))).toBe(true)
     expect(bytes(shared).equals(bytes(js))).toBe(true)
+    // the worker draws the plan from its seed: the same plan as getResamplePlan, so the same sums
+    const seeded = getResamplePlan(n, B, 99).indices!
+    const fromSeed = startSums({ seed: 99 }, n, B, inter, groups, { parallel: true }).finish()
+    const fromIndices = sumReplicates(seeded, n, B, inter, groups, { parallel: false })
+    expect(bytes(fromSeed).equals(bytes(fromIndices))).toBe(true)
     // each sum is the plain sequential sum of its column over the replicate's draws
     let s = 0
     for (let j = 0; j < n; j++) s += inter[(g1 * n + idx[5 * n + j]!) * 8 + 3]!

@@ -15,7 +15,7 @@
 
 import { halfBinomialCounts, ratioToNumber } from './exact.js'
 import { normalQuantile } from './normal.js'
-import { logChoose } from './special.js'
+import { logChoose, logFactorialTable } from './special.js'
 import { assertCount, assertOpenUnit, assertProbability } from './types.js'
 
 export interface McNemarPowerInput {
@@ -68,15 +68,15 @@ const CRITICAL_BAND = 1e-6
 const CRITICAL_FAST_MAX_M = 100_000
 
 function criticalValue(m: number, alpha: number, midP: boolean): number {
-  const fast = m <= CRITICAL_FAST_MAX_M && alpha >= 1e-200
+  const lf = m <= CRITICAL_FAST_MAX_M && alpha >= 1e-200 ? logFactorialTable(m) : null
   const logTotal = m * Math.LN2
   let cumulative = 0
   let crit = -1
   for (let k = 0; 2 * k < m; k++) {
     let exceeds: boolean
-    if (fast) {
+    if (lf) {
       // P(X = k) and the two-sided tail for X ~ Binomial(m, ½), in doubles.
-      const term = Math.exp(logChoose(m, k) - logTotal)
+      const term = Math.exp(lf[m]! - lf[k]! - lf[m - k]! - logTotal)
       cumulative += term
       const p = midP ? 2 * cumulative - term : 2 * cumulative
       if (p > alpha * (1 + CRITICAL_BAND)) exceeds = true
@@ -116,6 +116,9 @@ function powerWith(n: number, p10: number, p01: number, crit: Int32Array): numbe
   const log1mPsi = Math.log1p(-psi)
   const logPi = Math.log(pi)
   const log1mPi = Math.log1p(-pi)
+  // The pmf below, spelled out over a table of ln k! for speed: the same operations in the same
+  // order as binomialPmf(m, j, pi) = exp((ln m! − ln j! − ln (m − j)!) + j·ln pi + (m − j)·ln(1 − pi)).
+  const lf = pi > 0 && pi < 1 ? logFactorialTable(n) : null
   let power = 0
   for (let m = 1; m <= n; m++) {
     const k = crit[m]!
@@ -123,8 +126,19 @@ function powerWith(n: number, p10: number, p01: number, crit: Int32Array): numbe
     const weight = binomialPmf(n, m, psi, logPsi, log1mPsi)
     if (weight < 1e-20) continue
     let reject = 0
-    for (let j = 0; j <= k; j++)
-      reject += binomialPmf(m, j, pi, logPi, log1mPi) + binomialPmf(m, m - j, pi, logPi, log1mPi)
+    if (lf) {
+      const lm = lf[m]!
+      for (let j = 0; j <= k; j++) {
+        const lj = lf[j]!
+        const lmj = lf[m - j]!
+        reject +=
+          Math.exp(lm - lj - lmj + j * logPi + (m - j) * log1mPi) +
+          Math.exp(lm - lmj - lj + (m - j) * logPi + j * log1mPi)
+      }
+    } else {
+      for (let j = 0; j <= k; j++)
+        reject += binomialPmf(m, j, pi, logPi, log1mPi) + binomialPmf(m, m - j, pi, logPi, log1mPi)
+    }
     power += weight * reject
   }
   return Math.min(1, power)

@@ -59,35 +59,39 @@ class XoroshiroStream implements SeededRng {
   fillIndices(out: Uint32Array, offset: number, count: number, n: number): void {
     assertRange('fillIndices', n)
     const state = Int32Array.from(this.generator.getState())
-    const maxAllowed = n > 2 ? Math.trunc(4294967296 / n) * n : 4294967296
-    const end = offset + count
-    // In short runs, so the kernel is optimized early in a single long call.
-    for (let from = offset; from < end; from += 4096) {
-      drawIndices(out, from, Math.min(end, from + 4096), n, maxAllowed, state)
-    }
+    fillIndicesFromState(out, offset, count, n, state)
     this.generator = xoroshiro128plusFromState(Array.from(state))
   }
 }
 
+/** The generator state [s01, s00, s11, s10] of a fresh stream for `seed`, for FILL_INDICES. */
+export function seedState(seed: number): Int32Array {
+  assertSeed('seedState', seed)
+  return Int32Array.from(xoroshiro128plus(seed).getState())
+}
+
 /**
- * pure-rand's xoroshiro128plus `next` and `uniformInt(g, 0, n − 1)` (rejection sampling on the
- * unsigned 32-bit output, then the remainder) inlined over the state [s01, s00, s11, s10]: the same
- * draws without a call per draw. Updates `state`.
+ * fillIndices(out, offset, count, n, state): pure-rand's xoroshiro128plus `next` and
+ * `uniformInt(g, 0, n − 1)` (rejection sampling on the unsigned 32-bit output, then the remainder)
+ * inlined over the state [s01, s00, s11, s10], which it advances: the same draws as the library
+ * without a call per draw. Kept as source text because the aggregate's worker thread (compare/
+ * worker.ts) draws resample plans with this very code; this thread compiles it below.
  */
-function drawIndices(
-  out: Uint32Array,
-  from: number,
-  to: number,
-  n: number,
-  maxAllowed: number,
-  state: Int32Array,
-): void {
-  let s01 = state[0]!
-  let s00 = state[1]!
-  let s11 = state[2]!
-  let s10 = state[3]!
+export const FILL_INDICES = `function fillIndices(out, offset, count, n, state) {
+  const maxAllowed = n > 2 ? Math.trunc(4294967296 / n) * n : 4294967296
+  const end = offset + count
+  // In short runs, so the loop is optimized early in one long call.
+  for (let from = offset; from < end; from += 4096) {
+    drawIndices(out, from, Math.min(end, from + 4096), n, maxAllowed, state)
+  }
+}
+function drawIndices(out, from, to, n, maxAllowed, state) {
+  let s01 = state[0]
+  let s00 = state[1]
+  let s11 = state[2]
+  let s10 = state[3]
   for (let i = from; i < to; i++) {
-    let delta: number
+    let delta
     do {
       const next = (s00 + s10) | 0
       const a0 = s10 ^ s00
@@ -107,7 +111,15 @@ function drawIndices(
   state[1] = s00
   state[2] = s11
   state[3] = s10
-}
+}`
+
+const fillIndicesFromState = new Function(`${FILL_INDICES}\nreturn fillIndices`)() as (
+  out: Uint32Array,
+  offset: number,
+  count: number,
+  n: number,
+  state: Int32Array,
+) => void
 
 /** A new stream for `seed` (integer in [0, 2^32 − 1]; anything else throws a RangeError). */
 export function createRng(seed: number): SeededRng {

@@ -9,6 +9,8 @@ import { endianness } from 'node:os'
 /** Below this length the built-in sort is as fast. */
 const RADIX_MIN = 512
 const LITTLE_ENDIAN = endianness() === 'LE'
+/** Key buffers, reused from call to call (the sort runs to completion before the next one starts). */
+let scratch = new Uint32Array(0)
 
 /**
  * Sorts `values` in place, ascending, and returns it. The values are moved as bit patterns, so the
@@ -19,9 +21,10 @@ export function sortAscending(values: Float64Array): Float64Array {
   const n = values.length
   if (n < RADIX_MIN || !LITTLE_ENDIAN) return values.sort()
   const words = new Uint32Array(values.buffer, values.byteOffset, 2 * n)
+  if (scratch.length < 4 * n) scratch = new Uint32Array(4 * n)
   // Keys that order like the numbers: a negative number's bits inverted, a positive one's sign bit set.
-  let hi = new Uint32Array(n)
-  let lo = new Uint32Array(n)
+  let hi = scratch.subarray(0, n)
+  let lo = scratch.subarray(n, 2 * n)
   for (let i = 0; i < n; i++) {
     const v = values[i]!
     if (Number.isNaN(v)) return values.sort()
@@ -49,8 +52,8 @@ export function sortAscending(values: Float64Array): Float64Array {
     counts[1536 + ((h >>> 16) & 0xff)]!++
     counts[1792 + (h >>> 24)]!++
   }
-  let hiOut = new Uint32Array(n)
-  let loOut = new Uint32Array(n)
+  let hiOut = scratch.subarray(2 * n, 3 * n)
+  let loOut = scratch.subarray(3 * n, 4 * n)
   const offsets = new Uint32Array(256)
   for (let pass = 0; pass < 8; pass++) {
     const base = pass * 256

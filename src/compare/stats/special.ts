@@ -61,6 +61,18 @@ export function logFactorial(k: number): number {
   return v
 }
 
+/**
+ * ln k! for k = 0..n as one array (entries equal to logFactorial(k)), for loops that need many; null
+ * when n is too large to tabulate. The array is shared: read it, never write it.
+ */
+export function logFactorialTable(n: number): Float64Array | null {
+  if (!Number.isSafeInteger(n) || n < 0 || n >= LOG_FACTORIAL_TABLE_MAX) return null
+  for (let k = 0; k <= n; k++) {
+    if (k >= logFactorials.length || Number.isNaN(logFactorials[k]!)) logFactorial(k)
+  }
+  return logFactorials
+}
+
 function logFactorialUncached(k: number): number {
   return k <= 170 ? Math.log(FACTORIALS[k]!) : lnGamma(k + 1)
 }
