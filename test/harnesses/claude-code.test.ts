@@ -7,16 +7,7 @@ import {
   parseClaudeOutput,
   runningAsRoot,
 } from '../../src/harnesses/claude-code.js'
-import {
-  envKeys,
-  fakeInstalled,
-  fixture,
-  isolatedEnvKeys,
-  leaks,
-  makeCtx,
-  rawRun,
-  useAttemptDirs,
-} from './helpers.js'
+import { fakeInstalled, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 describe('claude-code adapter', () => {
   const dirs = useAttemptDirs()
@@ -57,7 +48,7 @@ describe('claude-code adapter', () => {
       DISABLE_ERROR_REPORTING: '1',
       DISABLE_BUG_COMMAND: '1',
     })
-    expect(envKeys(inv.env)).toEqual(
+    expect(Object.keys(inv.env).sort()).toEqual(
       isolatedEnvKeys(
         'CLAUDE_CONFIG_DIR',
         'ANTHROPIC_BASE_URL',

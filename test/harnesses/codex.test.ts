@@ -3,16 +3,7 @@ import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
 import { codexAdapter, codexBinary, parseCodexOutput } from '../../src/harnesses/codex.js'
-import {
-  envKeys,
-  fakeInstalled,
-  fixture,
-  isolatedEnvKeys,
-  leaks,
-  makeCtx,
-  rawRun,
-  useAttemptDirs,
-} from './helpers.js'
+import { fakeInstalled, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 describe('codex adapter', () => {
   const dirs = useAttemptDirs()
@@ -52,7 +43,7 @@ describe('codex adapter', () => {
     ])
     // undefined stdin = /dev/null: an open stdin would be appended to the prompt.
     expect(inv.stdin).toBeUndefined()
-    expect(envKeys(inv.env)).toEqual(
+    expect(Object.keys(inv.env).sort()).toEqual(
       isolatedEnvKeys('CODEX_HOME', 'HW_API_KEY', 'CODEX_MANAGED_BY_NPM', 'CODEX_MANAGED_PACKAGE_ROOT'),
     )
     expect(inv.env.CODEX_HOME).toBe(path.join(dirs.home, '.codex'))

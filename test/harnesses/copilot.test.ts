@@ -10,7 +10,7 @@ import {
   readCopilotSessionEvents,
 } from '../../src/harnesses/copilot.js'
 import { parseJsonLines } from '../../src/harnesses/jsonl.js'
-import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
+import { fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 describe('copilot adapter', () => {
   const dirs = useAttemptDirs()
@@ -43,7 +43,7 @@ describe('copilot adapter', () => {
       COPILOT_OFFLINE: 'true',
       COPILOT_AUTO_UPDATE: 'false',
     })
-    expect(envKeys(inv.env)).toEqual(
+    expect(Object.keys(inv.env).sort()).toEqual(
       isolatedEnvKeys(
         'COPILOT_HOME',
         'COPILOT_PROVIDER_BASE_URL',

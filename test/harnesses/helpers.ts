@@ -140,12 +140,7 @@ export const ISOLATION_KEYS = [
   'CI',
 ]
 
-/** The variable names of an attempt environment, sorted. */
-export function envKeys(env: Record<string, string>): string[] {
-  return Object.keys(env).sort()
-}
-
-/** {@link ISOLATION_KEYS} plus the adapter's own variable names, sorted (to compare with {@link envKeys}). */
+/** {@link ISOLATION_KEYS} plus the adapter's own variable names, sorted (to compare with sorted env keys). */
 export function isolatedEnvKeys(...own: string[]): string[] {
   return [...ISOLATION_KEYS, ...own].sort()
 }

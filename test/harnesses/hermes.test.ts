@@ -3,7 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parse as parseYaml } from 'yaml'
 import { hermesAdapter, hermesUsagePath, parseHermesRun } from '../../src/harnesses/hermes.js'
-import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
+import { fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 const installed = {
   harness: 'hermes' as const,
@@ -33,7 +33,7 @@ describe('hermes adapter', () => {
       '-z',
       ctx.prompt,
     ])
-    expect(envKeys(inv.env)).toEqual(
+    expect(Object.keys(inv.env).sort()).toEqual(
       isolatedEnvKeys(
         'HERMES_HOME',
         'OPENAI_BASE_URL',

@@ -7,7 +7,7 @@ import {
   miniTrajectoryPath,
   parseMiniTrajectory,
 } from '../../src/harnesses/mini-swe-agent.js'
-import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
+import { fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 const installed = {
   harness: 'mini-swe-agent' as const,
@@ -46,7 +46,7 @@ describe('mini-swe-agent adapter', () => {
       '-t',
       ctx.prompt,
     ])
-    expect(envKeys(inv.env)).toEqual(
+    expect(Object.keys(inv.env).sort()).toEqual(
       isolatedEnvKeys(
         'MSWEA_GLOBAL_CONFIG_DIR',
         'MSWEA_CONFIGURED',

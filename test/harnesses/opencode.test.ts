@@ -10,16 +10,7 @@ import {
   opencodeSdk,
   parseOpencodeOutput,
 } from '../../src/harnesses/opencode.js'
-import {
-  envKeys,
-  fakeInstalled,
-  fixture,
-  isolatedEnvKeys,
-  leaks,
-  makeCtx,
-  rawRun,
-  useAttemptDirs,
-} from './helpers.js'
+import { fakeInstalled, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 describe('opencode adapter', () => {
   const dirs = useAttemptDirs()
@@ -68,7 +59,7 @@ describe('opencode adapter', () => {
     // the prompt travels unchanged on stdin (as an argument OpenCode would quote and escape it)
     expect(inv.stdin).toBe(ctx.prompt)
     expect(inv.args).not.toContain('--title')
-    expect(envKeys(inv.env)).toEqual(
+    expect(Object.keys(inv.env).sort()).toEqual(
       isolatedEnvKeys(
         'OPENCODE_CONFIG',
         'HW_API_KEY',

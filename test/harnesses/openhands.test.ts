@@ -10,7 +10,7 @@ import {
   parseOpenhandsLegacy,
   splitOpenhandsJsonEvents,
 } from '../../src/harnesses/openhands.js'
-import { envKeys, fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
+import { fixture, isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 const cli = { harness: 'openhands' as const, version: '1.15.0', bin: '/c/venv/bin/openhands', root: '/c' }
 const legacy = { harness: 'openhands' as const, version: '0.59.0', bin: '/c/venv/bin/python', root: '/c' }
@@ -34,7 +34,7 @@ describe('openhands adapter', () => {
       LLM_API_KEY: 'sk-hw-attempt-1',
       LITELLM_LOCAL_MODEL_COST_MAP: 'True',
     })
-    expect(envKeys(inv.env)).toEqual(
+    expect(Object.keys(inv.env).sort()).toEqual(
       isolatedEnvKeys('LLM_MODEL', 'LLM_BASE_URL', 'LLM_API_KEY', 'LITELLM_LOCAL_MODEL_COST_MAP'),
     )
     expect(inv.cwd).toBe(dirs.workspace)
