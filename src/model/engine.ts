@@ -20,6 +20,8 @@ export interface Attribution {
   cell?: string
   trial?: number
   attempt?: number
+  /** Confirmation round (0 = first run): a rerun is new data, so it gets its own success draws. */
+  round?: number
 }
 
 /** One request as the scripted model handled it (kept for tests and the request log). */
@@ -112,9 +114,14 @@ export class ScriptedEngine {
     const attempt = attribution.attempt ?? 0
     const step = req.toolResults
     const role = req.tools.length > 0 ? 'agent' : 'aux'
-    const success = task
-      ? uniform('success', this.settings.seed, task.id, cell, trial) < ts.successRate
-      : true
+    const round = attribution.round ?? 0
+    // Round 0 keeps the draw of (task, cell, trial); a confirmation round draws afresh, as a rerun of a
+    // real model would (temperature, provider nondeterminism): confirmation must be able to fail.
+    const draw =
+      round === 0
+        ? uniform('success', this.settings.seed, task?.id ?? '', cell, trial)
+        : uniform('success', this.settings.seed, task?.id ?? '', cell, trial, 'round', round)
+    const success = task ? draw < ts.successRate : true
     const repeatKey = JSON.stringify([cell, task?.id ?? '', trial, attempt, role, step])
     const repeat = this.repeats.get(repeatKey) ?? 0
     this.repeats.set(repeatKey, repeat + 1)

@@ -215,6 +215,7 @@ function attributionOf(req: IncomingMessage): Attribution {
     cell: h('x-hw-cell'),
     trial: int(h('x-hw-trial')),
     attempt: int(h('x-hw-attempt')),
+    round: int(h('x-hw-round')),
   }
 }
 

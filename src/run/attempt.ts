@@ -103,6 +103,7 @@ export async function runAttempt(
     instance_id: spec.instance,
     trial: spec.trial,
     attempt: spec.attempt,
+    round: leg.round,
   }
   let dirs: AttemptDirs | null = null
   let tel: AttemptTelemetry | null = null

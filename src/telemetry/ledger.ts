@@ -28,6 +28,14 @@ export const AttributionSchema = z.strictObject({
   instance_id: z.string(),
   trial: z.number().int().nonnegative(),
   attempt: z.number().int().positive(),
+  round: z
+    .number()
+    .int()
+    .nonnegative()
+    .optional()
+    .describe(
+      '0 = first run; 1.. = confirmation rounds (absent in rows written before rounds were recorded)',
+    ),
 })
 export type Attribution = z.infer<typeof AttributionSchema>
 

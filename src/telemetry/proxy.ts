@@ -485,6 +485,7 @@ export class RecordingProxy {
       extra['x-hw-instance'] = a.instance_id
       extra['x-hw-trial'] = String(a.trial)
       extra['x-hw-attempt'] = String(a.attempt)
+      if (a.round !== undefined) extra['x-hw-round'] = String(a.round)
     }
     return Object.keys(extra).length > 0 ? extra : undefined
   }

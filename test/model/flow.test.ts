@@ -117,6 +117,21 @@ describe('the scripted task flow', () => {
     expect(title.choices[0].message.content).toBe('Fix the greeting')
   })
 
+  it('a confirmation round (x-hw-round) draws afresh; round 0 keeps the first-run draw', async () => {
+    const m = await start({ config: { seed: 11, success_rate: 0.5 } })
+    let differs = 0
+    for (let c = 0; c < 24; c++) {
+      const cell = `cell-${c}`
+      await chat(m, chatBody(1), { 'x-hw-cell': cell, 'x-hw-trial': '0', 'x-hw-round': '0' })
+      expect(m.records().at(-1)!.success).toBe(uniform('success', 11, 'fix-greeting', cell, 0) < 0.5)
+      await chat(m, chatBody(1), { 'x-hw-cell': cell, 'x-hw-trial': '0', 'x-hw-round': '1' })
+      const rerun = uniform('success', 11, 'fix-greeting', cell, 0, 'round', 1) < 0.5
+      expect(m.records().at(-1)!.success).toBe(rerun)
+      if (rerun !== uniform('success', 11, 'fix-greeting', cell, 0) < 0.5) differs++
+    }
+    expect(differs).toBeGreaterThan(0)
+  })
+
   it('success draw: seeded by (seed, task, cell, trial); cells from x-hw-cell or the tool fingerprint', async () => {
     const m = await start({ config: { seed: 11, success_rate: 0.5 } })
     const outcomes: boolean[] = []

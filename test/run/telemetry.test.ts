@@ -97,6 +97,7 @@ describe('runLeg with the recording proxy and the scripted model', () => {
         instance_id: 'js-add',
         trial: 0,
         attempt: 1,
+        round: 0,
       })
       expect(r.status).toBe('success')
     }

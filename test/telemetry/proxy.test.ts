@@ -30,6 +30,7 @@ function attribution(instance: string, attempt = 1): Attribution {
     instance_id: instance,
     trial: 0,
     attempt,
+    round: 0,
   }
 }
 
@@ -204,6 +205,7 @@ describe('recording proxy with real SDK clients', () => {
       expect(call.headers['x-hw-instance']).toBe('inst-chat')
       expect(call.headers['x-hw-trial']).toBe('0')
       expect(call.headers['x-hw-attempt']).toBe('1')
+      expect(call.headers['x-hw-round']).toBe('0')
     }
   })
 
