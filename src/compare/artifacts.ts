@@ -115,6 +115,37 @@ export async function readLegArtifacts(
       ? ledgerOffThread(file, checkSource!, { claims, index }).catch((): typeof FALLBACK => FALLBACK)
       : null,
   )
+  const relOf = (folder: string) => path.relative(dir, folder).split(path.sep).join('/')
+  const ledgerNames = folders.map((f) => (f ? `${relOf(f)}/ledger.jsonl` : ''))
+  const arrived: boolean[] = []
+  for (const [j, p] of offThread.entries()) {
+    p?.then(() => {
+      arrived[j] = true
+    })
+  }
+  const takenHere = new Map<number, Promise<LedgerRead | null>>()
+  const here = (j: number, text: LoadedFile | null) =>
+    readLedger(ledgerPaths[j]!, ledgerNames[j]!, text, null)
+  /**
+   * Leg i's ledger: read here when the worker has not started it; while the worker reads it, this
+   * thread reads the last ledgers the worker has not reached yet (rather than wait idle).
+   */
+  const ledgerOf = async (i: number, text: LoadedFile | null): Promise<LedgerRead | null> => {
+    const early = takenHere.get(i)
+    if (early) return early
+    if (!offThread[i]) return here(i, text)
+    if (opts.threads !== true) {
+      if (Atomics.compareExchange(claims, i, 0, 1) === 0) return here(i, text)
+      for (let j = ledgerPaths.length - 1; j > i && !arrived[i]; j--) {
+        if (offThread[j] && Atomics.compareExchange(claims, j, 0, 1) === 0) {
+          const r = here(j, null)
+          takenHere.set(j, r)
+          await r
+        }
+      }
+    }
+    return readLedger(ledgerPaths[i]!, ledgerNames[i]!, null, offThread[i]!)
+  }
   // Each leg's other files are read on libuv's threads while the previous leg is parsed here.
   const loads: Array<Promise<LoadedLeg> | undefined> = []
   const load = (i: number) => {
@@ -134,7 +165,7 @@ export async function readLegArtifacts(
     const loaded = await load(i)!
     load(i + 1)
     loads[i] = undefined
-    const rel = path.relative(dir, folder).split(path.sep).join('/')
+    const rel = relOf(folder)
     const attemptsFile = `${rel}/attempts.jsonl`
     if (loaded.attempts === null) {
       missing('attempts.jsonl not found in the artifact')
@@ -174,10 +205,8 @@ export async function readLegArtifacts(
       }
     }
 
-    const ledgerFile = `${rel}/ledger.jsonl`
-    const mine =
-      offThread[i] == null || (opts.threads !== true && Atomics.compareExchange(claims, i, 0, 1) === 0)
-    const ledger = await readLedger(ledgerPaths[i]!, ledgerFile, loaded.ledger, mine ? null : offThread[i]!)
+    const ledgerFile = ledgerNames[i]!
+    const ledger = await ledgerOf(i, loaded.ledger)
     if (ledger === null) {
       if (attempts.rows.length > 0) {
         out.inputErrors.push({ file: ledgerFile, line: null, message: 'ledger.jsonl not found' })
@@ -233,13 +262,23 @@ function loaded(bytes: Buffer | null): LoadedFile | null {
 /** Marks a ledger the worker could not read: this thread reads it. */
 const FALLBACK: unique symbol = Symbol('fallback')
 
-/** A ledger's hash, valid rows per attempt key, and errors (file:line); null when it is missing. */
+/** A ledger's hash, valid rows per attempt key (attemptKey), and its errors (file:line). */
+interface LedgerRead {
+  sha256: string
+  rows: Map<string, number>
+  errors: InputError[]
+}
+
+/**
+ * Leg's ledger from the worker's answer, or read here (from `text` when already loaded); null when
+ * the file is missing.
+ */
 async function readLedger(
   file: string,
   name: string,
   text: LoadedFile | null,
   offThread: Promise<LedgerFileResult | null | 'taken' | typeof FALLBACK> | null,
-): Promise<{ sha256: string; rows: Map<string, number>; errors: InputError[] } | null> {
+): Promise<LedgerRead | null> {
   const answer = offThread ? await offThread : FALLBACK
   const r = answer === 'taken' ? FALLBACK : answer
   if (r === null) return null

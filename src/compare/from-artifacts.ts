@@ -360,6 +360,7 @@ function trialObservation(
       add('config_drift', a.attempt, `harness ${a.harness} ≠ planned ${cell.harness}`)
     if (
       a.harness_version !== null &&
+      a.harness_version !== cell.versionDeclared &&
       normVersion(a.harness_version) !== normVersion(cell.versionDeclared ?? '')
     ) {
       add(

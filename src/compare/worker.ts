@@ -4,11 +4,12 @@ import { createRng, FILL_INDICES, seedState } from './stats/rng.js'
 import { sum8, sumKernelModule } from './sum-kernel.js'
 
 // The aggregate stage's second thread. Its code is a self-contained script (no imports of ours) started
-// with `eval`, so it runs the same from the sources, the tests and the single-file ncc bundles. It does
-// two jobs: reading, hashing and checking ledger.jsonl files (a large input with a small result: row
-// counts per attempt) while this thread parses attempts.jsonl, and half of the bootstrap column sums.
-// Everything it computes is also computed here when it is absent or fails, with the same code, so
-// results never depend on whether or when it ran.
+// with `eval`, so it runs the same from the sources, the tests and the single-file ncc bundles. Its
+// jobs: reading, hashing and checking ledger.jsonl files (a large input with a small result: row counts
+// per attempt) while this thread parses attempts.jsonl; then drawing the bootstrap resample plan and
+// summing the bootstrap columns while this thread computes the cell summaries and the MDE. Work is
+// claimed through shared memory (Atomics), so whatever the worker has not started when this thread
+// needs it is done here, with the same code: results never depend on whether or when the worker ran.
 
 /**
  * Claims slices of a sums job (ctrl[u]: 0 free, 1 claimed, 2 done) and runs the WebAssembly kernel
@@ -96,13 +97,13 @@ parentPort.on('message', (m) => {
     if (m.claims && Atomics.compareExchange(m.claims, m.index, 0, 1) !== 0) {
       return parentPort.postMessage({ id: m.id, result: 'taken' })
     }
-    let check = checks.get(m.checkSource)
-    if (!check) {
-      check = new Function('c', m.checkSource)([])
-      checks.set(m.checkSource, check)
-    }
     let result
     try {
+      let check = checks.get(m.checkSource)
+      if (!check) {
+        check = new Function('c', m.checkSource)([])
+        checks.set(m.checkSource, check)
+      }
       result = ledgerJob(m.file, check)
     } catch (e) {
       return parentPort.postMessage({ id: m.id, failed: String(e) })
@@ -292,12 +293,14 @@ export function startSums(
     if (Atomics.compareExchange(ctrl, units, 0, 1) === 0) {
       drawHere()
       Atomics.store(ctrl, units, 2)
+      Atomics.notify(ctrl, units)
     } else if (
       Atomics.wait(ctrl, units, 1, PLAN_WAIT_MS) === 'timed-out' &&
       Atomics.load(ctrl, units) !== 2
     ) {
       drawHere() // the same indices the worker is writing
       Atomics.store(ctrl, units, 2)
+      Atomics.notify(ctrl, units)
     }
     sumsJob(job, kernel, false)
     for (let u = 0; u < units; u++) {

@@ -86,6 +86,9 @@ describe('ledger files read on the worker thread', () => {
     )
     expect(await ledgerOffThread(ledgerA, fastCheckSource(LedgerRowSchema)!, { claims, index: 0 })).toEqual(r)
     expect(claims[0]).toBe(1)
+    // A job that fails is refused, and the worker stays up for the next one.
+    await expect(ledgerOffThread(ledgerA, 'return (')).rejects.toThrow(SyntaxError.name)
+    expect(await ledgerOffThread(ledgerA, fastCheckSource(LedgerRowSchema)!)).toEqual(r)
   })
 
   it('a missing ledger and a missing leg are reported the same way on both paths', async () => {
