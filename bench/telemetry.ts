@@ -102,6 +102,7 @@ async function serveBare(upstream: string): Promise<void> {
       up.end(Buffer.concat(parts))
     })
   })
+  process.once('SIGTERM', () => process.exit(0))
   server.listen(0, '127.0.0.1', () =>
     process.stdout.write(`listening ${(server.address() as AddressInfo).port}\n`),
   )

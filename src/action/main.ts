@@ -1,14 +1,14 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as core from '@actions/core'
-import { aggregate } from '../compare/aggregate.js'
+import { aggregate, aggregationFailure } from '../compare/aggregate.js'
+import { groupedMessage, groupHealth } from '../detect/health.js'
 import { detectStep } from '../detect/step.js'
 import { messageOf } from '../errors.js'
 import { publish, publishOutputs } from '../github/publish.js'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { buildPlan } from '../plan/plan.js'
-import { escapeMarkdown } from '../report/escape.js'
 import { jobSummary } from '../report/summary.js'
 import { runLegFromFiles } from '../run/entry.js'
 import { createProgressReporter } from '../run/progress.js'
@@ -53,20 +53,28 @@ export async function run(): Promise<void> {
             `${missing.length} leg artifact(s) missing: ${missing.map((l) => l.artifact).join(', ')}`,
           )
         }
-        await core.summary.addRaw(jobSummary(r.markdown), true).write()
-        // Detection (and, on a breach, the confirmation plan; on a confirmation plan, the verdict).
-        const d = await detectStep({
-          comparison: r.comparisonPath,
-          plan,
-          previous: inputs.previous || undefined,
-        })
+        // Detection (and, on a breach, the confirmation plan; on a confirmation plan, the verdict);
+        // it writes report.md again with the decision, which becomes the job summary.
+        let d: Awaited<ReturnType<typeof detectStep>>
+        try {
+          d = await detectStep({ comparison: r.comparisonPath, plan, previous: inputs.previous || undefined })
+        } catch (e) {
+          await core.summary.addRaw(jobSummary(r.markdown), true).write()
+          throw e
+        }
         for (const [k, v] of Object.entries({ status: d.decision.status, ...d.outputs })) core.setOutput(k, v)
         core.info(d.decision.summary)
-        await core.summary.addRaw(`\n\n**Decision:** ${escapeMarkdown(d.decision.summary)}\n`, true).write()
-        for (const h of d.decision.health.filter((x) => x.severity === 'error')) core.error(h.message)
+        await core.summary.addRaw(jobSummary(d.reports.markdown), true).write()
+        for (const g of groupHealth(d.decision.health).filter((x) => x.health.severity === 'error'))
+          core.error(groupedMessage(g))
+        const failures: string[] = []
+        // F09: duplicate result rows fail the step (the outputs above still list them).
+        const duplicates = aggregationFailure(r.comparison)
+        if (duplicates) failures.push(`aggregation failed: ${duplicates}`)
         // F11: legs planned but none recorded is a failed run, never a green "no regression".
         const none = d.decision.health.find((h) => h.code === 'no_legs_executed')
-        if (none) core.setFailed(none.message)
+        if (none) failures.push(none.message)
+        if (failures.length > 0) core.setFailed(failures.join('; '))
         return
       }
       case 'publish': {

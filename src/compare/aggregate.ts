@@ -1,11 +1,11 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { renderHtmlReport } from '../report/html.js'
-import { renderMarkdownReport } from '../report/markdown.js'
+import { writeReportFiles } from '../report/write.js'
 import { readLegArtifacts, readPlan } from './artifacts.js'
 import { buildComparison } from './build.js'
-import { observationsFromArtifacts } from './from-artifacts.js'
+import { DUPLICATE_ROW, observationsFromArtifacts } from './from-artifacts.js'
 import type { ComparisonInput } from './observations.js'
+import { checkResamples } from './options.js'
 import type { Comparison } from './schema.js'
 import { comparisonJson } from './serialize.js'
 
@@ -31,9 +31,11 @@ export interface WrittenReports {
 /**
  * The aggregate stage: read plan.json and every leg artifact under `artifacts`, build the comparison
  * and write comparison.json, report.md and report.html into `out`. Missing legs and broken rows are
- * listed in the outputs, never fatal. Throws HwError only for an unreadable plan or artifacts folder.
+ * listed in the outputs, never fatal (duplicate rows are written too; see aggregationFailure).
+ * Throws HwError for an unreadable plan or artifacts folder, or resamples outside 200–100,000.
  */
 export async function aggregate(opts: AggregateOptions): Promise<WrittenReports> {
+  checkResamples(opts.resamples)
   const { plan, sha256 } = await readPlan(opts.plan)
   const read = await readLegArtifacts(plan, opts.artifacts)
   const input = observationsFromArtifacts(plan, read, {
@@ -50,11 +52,21 @@ export async function writeReports(input: ComparisonInput, out: string): Promise
   const comparison = buildComparison(input)
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
-  const reportPath = path.join(out, 'report.md')
-  const htmlPath = path.join(out, 'report.html')
-  const markdown = renderMarkdownReport(comparison, { fullReport: 'report.html' })
   await writeFile(comparisonPath, comparisonJson(comparison))
-  await writeFile(reportPath, markdown)
-  await writeFile(htmlPath, renderHtmlReport(comparison))
+  const { reportPath, htmlPath, markdown } = await writeReportFiles(comparison, out)
   return { comparison, comparisonPath, reportPath, htmlPath, markdown }
+}
+
+/**
+ * Why an aggregation must fail although its outputs were written, or null: duplicate result rows
+ * (F09) — two rows for one (cell, instance, trial, attempt), or two final attempts of one trial.
+ * They are listed and never counted twice, but the run's data cannot be trusted as a whole. The
+ * message names every file and line (first 10, then a count).
+ */
+export function aggregationFailure(c: Comparison): string | null {
+  const dups = c.input_errors.filter((e) => e.message.startsWith(DUPLICATE_ROW))
+  if (dups.length === 0) return null
+  const shown = dups.slice(0, 10).map((e) => `${e.file}${e.line ? `:${e.line}` : ''}`)
+  const more = dups.length > 10 ? `, … ${dups.length - 10} more` : ''
+  return `${dups.length} duplicate result row(s) (F09) in ${shown.join(', ')}${more}: each (cell, instance, trial, attempt) must appear once; the report lists them and counts none twice`
 }

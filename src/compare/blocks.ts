@@ -100,6 +100,8 @@ export function buildBlocks(input: ComparisonInput): Block[] {
   }
   const quarantine = new Set(input.quarantine)
   const instances = [...new Set(input.instances)].sort()
+  // No cell scheduled (an empty selection, F11): nothing ran, so no block is complete.
+  const scheduled = input.cells.length > 0
 
   return instances.map((instance) => {
     const reasons: BlockReason[] = [...(pre.get(instance) ?? [])]
@@ -117,7 +119,12 @@ export function buildBlocks(input: ComparisonInput): Block[] {
     const observed = byInstance.get(instance)
     for (const cell of input.cells) {
       const obs = (observed?.get(cell.id) ?? []).slice().sort((a, b) => a.trial - b.trial)
-      const legMissing = reasons.some((r) => r.code === 'missing_leg' && r.cell === cell.id)
+      // A missing leg, or an instance the source never names, already says why every trial is absent.
+      const legMissing = reasons.some(
+        (r) =>
+          r.cell === cell.id &&
+          (r.code === 'missing_leg' || (r.code === 'missing_attempt' && r.trial === null)),
+      )
       const have = new Uint8Array(cell.trials)
       for (const o of obs) if (o.trial < cell.trials) have[o.trial] = 1
       for (let t = 0; t < cell.trials; t++) {
@@ -148,7 +155,7 @@ export function buildBlocks(input: ComparisonInput): Block[] {
       }
       cells.set(cell.id, reduceCell(cell.id, obs, cell.trials))
     }
-    const outcomeComplete = !reasons.some((r) => !TELEMETRY_REASONS.includes(r.code))
+    const outcomeComplete = scheduled && !reasons.some((r) => !TELEMETRY_REASONS.includes(r.code))
     const complete = outcomeComplete && [...cells.values()].every((c) => c.costComplete)
     return { instance, cells, reasons: sortReasons(reasons), quarantined, outcomeComplete, complete }
   })

@@ -143,5 +143,6 @@ export function buildComparison(input: ComparisonInput): Comparison {
     ),
     scope_statement: SCOPE_STATEMENT,
     notes: [...input.notes],
+    ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
   }
 }

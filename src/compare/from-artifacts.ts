@@ -4,7 +4,7 @@ import type { AttemptRecord } from '../run/records.js'
 import type { Coverage } from '../telemetry/ledger.js'
 import { attemptKey, type LegArtifact, type ReadArtifacts } from './artifacts.js'
 import type { InputError, Numbered } from './jsonl.js'
-import type { CellInput, ComparisonInput, FinalOutcome, Observation } from './observations.js'
+import type { CellInput, ComparisonInput, FinalOutcome, LegDrift, Observation } from './observations.js'
 import type { BlockReason, BlockReasonCode } from './schema.js'
 
 export interface ArtifactOptions {
@@ -17,6 +17,9 @@ export interface ArtifactOptions {
   planFile?: string
   planSha256?: string | null
 }
+
+/** How an input error about a duplicate result row begins (F09; aggregationFailure looks for it). */
+export const DUPLICATE_ROW = 'duplicate result row (F09)'
 
 /** Worst first: the coverage of a trial is that of its worst attempt. */
 const COVERAGE_RANK: Record<Coverage, number> = { complete: 0, unknown: 1, partial: 2, missing: 3 }
@@ -83,6 +86,27 @@ export function observationsFromArtifacts(
     }
   }
 
+  // A leg whose leg.json names another manifest version or config hash than the plan ran something
+  // else: none of its blocks may be compared as if it matched (config_drift), and the header says so.
+  const drift = legDrift(plan, read.legs, cellById)
+  for (const d of drift) {
+    const leg = read.legs.find((l) => l.leg.leg === d.leg)!
+    const what = driftText(plan, d)
+    inputErrors.push({ file: d.file, line: null, message: `${what}; its blocks are config_drift` })
+    for (const instance of leg.leg.instances) {
+      preReasons.push({
+        instance,
+        reason: {
+          code: 'config_drift',
+          cell: d.cell,
+          trial: null,
+          attempt: null,
+          detail: `${what} (${d.file})`,
+        },
+      })
+    }
+  }
+
   // A row that is JSON but not a valid record still names its block: that block cannot be trusted.
   for (const leg of read.legs) {
     const planned = new Set(leg.leg.instances)
@@ -131,12 +155,19 @@ export function observationsFromArtifacts(
       }
       const firstAt = group.rows.findIndex((r) => r.value.attempt === a.attempt)
       if (firstAt >= 0) {
+        const first = `${group.files[firstAt]}:${group.rows[firstAt]!.line}`
         group.extra.push({
           code: 'duplicate_rows',
           cell: a.cell_id,
           trial: a.trial,
           attempt: a.attempt,
-          detail: `attempt ${a.attempt} appears twice: ${group.files[firstAt]}:${group.rows[firstAt]!.line} and ${leg.attemptsFile}:${row.line} (first kept, never counted twice)`,
+          detail: `attempt ${a.attempt} appears twice: ${first} and ${leg.attemptsFile}:${row.line} (first kept, never counted twice)`,
+        })
+        // F09: a duplicate result row fails the aggregation (the report is still written).
+        inputErrors.push({
+          file: leg.attemptsFile,
+          line: row.line,
+          message: `${DUPLICATE_ROW}: cell ${a.cell_id}, instance ${a.instance_id}, trial ${a.trial}, attempt ${a.attempt} is already at ${first}; not counted`,
         })
         continue
       }
@@ -149,7 +180,10 @@ export function observationsFromArtifacts(
     if (!cell) continue
     for (const trials of byInstance.values()) {
       for (const g of trials) {
-        if (g) observations.push(trialObservation(g.rows, cell, g.leg, manifest, declaredLimits, g.extra))
+        if (g)
+          observations.push(
+            trialObservation(g.rows, cell, g.leg, manifest, declaredLimits, g.extra, inputErrors),
+          )
       }
     }
   }
@@ -185,9 +219,7 @@ export function observationsFromArtifacts(
         source: m ? `${m.panel.source}${m.panel.name ? `:${m.panel.name}` : ''}` : null,
       },
       verifier: m ? `${m.benchmark.verifier.kind}, timeout ${m.benchmark.verifier.timeout_s} s` : null,
-      budgets: m
-        ? `timeout ${m.budgets.timeout_s} s, max spend ${m.budgets.max_spend_usd ?? 'none'} USD, max requests ${m.budgets.max_requests ?? 'none'} per attempt`
-        : null,
+      budgets: m ? budgetsText(m.budgets) : null,
       retries: m
         ? `max ${m.retries.max} on ${m.retries.on.join('/') || 'nothing'}, backoff ${m.retries.backoff_s} s`
         : null,
@@ -200,7 +232,56 @@ export function observationsFromArtifacts(
       level: opts.level ?? 0.95,
     },
     notes: runIdNote(read.legs),
+    drift,
   }
+}
+
+/** The per-attempt limits in words: "timeout 600 s, $5 spend cap, no request cap (per attempt)". */
+export function budgetsText(b: Manifest['budgets']): string {
+  const spend = b.max_spend_usd === undefined ? 'no spend cap' : `spend cap $${b.max_spend_usd}`
+  const requests = b.max_requests === undefined ? 'no request cap' : `request cap ${b.max_requests}`
+  return `per attempt: timeout ${b.timeout_s} s, ${spend}, ${requests}`
+}
+
+/**
+ * Legs whose leg.json states another manifest version (manifest_sha256) or another config hash for
+ * its cell than the plan; sorted by leg. A leg without leg.json cannot be checked here (the attempt
+ * rows' own config hashes still are).
+ */
+function legDrift(plan: Plan, legs: LegArtifact[], cells: Map<string, CellInput>): LegDrift[] {
+  const out: LegDrift[] = []
+  for (const l of legs) {
+    const r = l.record
+    if (!r) continue
+    const planned = cells.get(l.leg.cell)?.configHash ?? null
+    const manifestOff = r.manifest_sha256 !== plan.manifest_sha256
+    const configOff = planned !== null && r.config_hash !== planned
+    if (!manifestOff && !configOff) continue
+    out.push({
+      leg: l.leg.leg,
+      cell: l.leg.cell,
+      file: `${l.folder}/leg.json`,
+      manifest_sha256: manifestOff ? r.manifest_sha256 : null,
+      config_hash: configOff ? r.config_hash : null,
+    })
+  }
+  return out.sort((a, b) => cmp(a.leg, b.leg))
+}
+
+function driftText(plan: Plan, d: LegDrift): string {
+  const parts: string[] = []
+  if (d.manifest_sha256 !== null) {
+    parts.push(
+      `ran under manifest sha256 ${short(d.manifest_sha256)}… while the plan says ${short(plan.manifest_sha256)}…`,
+    )
+  }
+  if (d.config_hash !== null) {
+    const planned = plan.cells.find((c) => c.id === d.cell)?.config_hash ?? ''
+    parts.push(
+      `ran cell ${d.cell} with config hash ${short(d.config_hash)}… while the plan says ${short(planned)}…`,
+    )
+  }
+  return `leg ${d.leg} ${parts.join(' and ')}`
 }
 
 /** The attempts of one (cell, instance, trial), first seen in `leg`; `files[i]` holds `rows[i]`. */
@@ -254,6 +335,7 @@ function trialObservation(
   manifest: Manifest | null,
   declaredLimits: boolean,
   carried: BlockReason[],
+  inputErrors: InputError[],
 ): Observation {
   rows.sort((x, y) => x.value.attempt - y.value.attempt)
   const first = rows[0]!.value
@@ -275,11 +357,14 @@ function trialObservation(
     )
     finalRow = last
   } else if (finals.length > 1) {
-    add(
-      'duplicate_rows',
-      null,
-      `${finals.length} attempts marked final: ${finals.map((f) => `${leg.attemptsFile}:${f.line}`).join(', ')}`,
-    )
+    const where = finals.map((f) => `${leg.attemptsFile}:${f.line}`).join(', ')
+    add('duplicate_rows', null, `${finals.length} attempts marked final: ${where}`)
+    // F09: two result rows for one trial fail the aggregation unless a policy says which counts.
+    inputErrors.push({
+      file: leg.attemptsFile,
+      line: finals[finals.length - 1]!.line,
+      message: `${DUPLICATE_ROW}: cell ${cell.id}, instance ${first.instance_id}, trial ${first.trial} has ${finals.length} attempts marked final (${where}); the last is used`,
+    })
   }
   const fin = finalRow.value
   let outcome: FinalOutcome = fin.outcome

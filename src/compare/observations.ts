@@ -89,6 +89,20 @@ export interface ComparisonInput {
   }
   options: { resamples: number; seed: number; level: number }
   notes: string[]
+  /** Legs that ran under another manifest version or config hash than the plan (experiments only). */
+  drift?: LegDrift[]
+}
+
+/** A leg whose leg.json disagrees with the plan: the values it states where they differ, else null. */
+export interface LegDrift {
+  leg: string
+  cell: string
+  /** leg.json, relative to the artifacts folder. */
+  file: string
+  /** The manifest sha256 the leg states, when it is not the plan's. */
+  manifest_sha256: string | null
+  /** The config hash the leg states, when it is not the planned one for its cell. */
+  config_hash: string | null
 }
 
 /** All metric values null: a trial that reported nothing. */

@@ -387,6 +387,20 @@ export const ComparisonSchema = z.strictObject({
   instances: z.array(InstanceRowSchema),
   scope_statement: z.string(),
   notes: z.array(z.string()),
+  drift: z
+    .array(
+      z.strictObject({
+        leg: z.string(),
+        cell: z.string(),
+        file: z.string().describe('leg.json, relative to the artifacts folder'),
+        manifest_sha256: z.string().nullable().describe('what the leg states, when not the plan’s'),
+        config_hash: z.string().nullable().describe('what the leg states, when not the planned one'),
+      }),
+    )
+    .optional()
+    .describe(
+      'legs that ran under another manifest version or config hash than the plan (their blocks are config_drift); absent when none',
+    ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>
 

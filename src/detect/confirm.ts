@@ -1,6 +1,7 @@
 import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import { bootstrapMeanDifference, bootstrapRatioOfMeans } from '../compare/stats/bootstrap.js'
 import { mcnemarPOneSided } from '../compare/stats/mcnemar.js'
+import { fmtPoints } from '../report/format.js'
 import { bootstrapSettings, type ComparisonRef, runRef, summarize, unstableSet } from './decide.js'
 import {
   type BootstrapSettings,
@@ -242,10 +243,10 @@ function judge(
     const flakyOnly = losses.length > 0 && losses.every((i) => unstable.has(i))
     const holds = deficitHolds && !flakyOnly
     const reason = holds
-      ? `projected ${fmt(projected.estimate)} pp ≤ −${s.threshold} with b′ = ${b} > c′ = ${c} on ${complete.length} rerun blocks`
+      ? `projected ${fmtPp(projected.estimate)} pp ≤ −${s.threshold} with b′ = ${b} > c′ = ${c} on ${complete.length} rerun blocks`
       : flakyOnly && deficitHolds
         ? `the rerun losses fall only on unstable instances (${losses.join(', ')}): not confirmed`
-        : `projected ${fmt(projected.estimate)} pp (threshold −${s.threshold}), b′ = ${b}, c′ = ${c}: did not hold`
+        : `projected ${fmtPp(projected.estimate)} pp (threshold −${s.threshold}), b′ = ${b}, c′ = ${c}: did not hold`
     return {
       state: holds ? 'confirmed' : 'cleared',
       rerun: { ...base, projected, rerun_only: rerunOnly, holds, reason },
@@ -260,7 +261,7 @@ function judge(
   const reason = holds
     ? `projected ${fmt(projected.estimate)}× and rerun-only ${fmt(rerunOnly.estimate)}× > ${s.threshold}× without a resolved advantage`
     : excused
-      ? `the projected resolve rate shows a resolved advantage (${fmt(advantage.estimate)} pp): not a regression`
+      ? `the projected resolve rate shows a resolved advantage (${fmtPp(advantage.estimate)} pp): not a regression`
       : `projected ${fmt(projected.estimate)}×, rerun-only ${fmt(rerunOnly.estimate)}× (threshold ${s.threshold}×): did not hold`
   return {
     state: holds ? 'confirmed' : 'cleared',
@@ -338,4 +339,9 @@ function projectRatio(
 
 function fmt(x: number | null): string {
   return x === null ? 'n/a' : x.toFixed(x >= 10 || x <= -10 ? 1 : 2)
+}
+
+/** Percentage points as every report prints them (one decimal, half away from zero, U+2212). */
+function fmtPp(x: number | null): string {
+  return x === null ? 'n/a' : fmtPoints(x, { unit: false })
 }

@@ -1,5 +1,6 @@
 import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import type { Manifest } from '../manifest/schema.js'
+import { fmtPoints, fmtPointsBound } from '../report/format.js'
 import { type BootstrapSettings, entryEffect, type Thresholds } from './effects.js'
 import { coverageShare, evaluationHealth } from './health.js'
 import { comparisonKey, selfKey } from './keys.js'
@@ -287,10 +288,11 @@ export function summarize(d: Decision): string {
 /** "−12.0 pp [−20.1, −3.9]" or "1.62× [1.31, 2.05]". */
 export function formatEffect(e: Signal['effect']): string {
   if (e.estimate === null) return `n/a (${e.reason ?? 'undefined'})`
-  const f = (x: number) =>
-    e.unit === 'pp' ? `${x >= 0 ? '+' : '−'}${Math.abs(x).toFixed(1)}` : `${x.toFixed(2)}`
+  // Points print one way everywhere (report/format.ts): one decimal, half away from zero, U+2212.
+  const f = (x: number) => (e.unit === 'pp' ? fmtPoints(x, { unit: false }) : `${x.toFixed(2)}`)
+  const bound = (x: number) => (e.unit === 'pp' ? fmtPointsBound(x) : `${x.toFixed(2)}`)
   const unit = e.unit === 'pp' ? ' pp' : '×'
-  const ci = e.ci ? ` [${f(e.ci[0])}, ${f(e.ci[1])}]` : ''
+  const ci = e.ci ? ` [${bound(e.ci[0])}, ${bound(e.ci[1])}]` : ''
   return `${f(e.estimate)}${unit}${ci}`
 }
 

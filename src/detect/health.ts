@@ -27,6 +27,19 @@ export function evaluationHealth(c: Comparison, thresholds: Manifest['thresholds
     out.push(
       h('no_legs_executed', 'error', null, null, 'no blocks were planned: nothing was compared', 0, []),
     )
+  } else if (c.cells.length === 0) {
+    // F11: an empty cell selection is a run that measured nothing, never a green result.
+    out.push(
+      h(
+        'no_legs_executed',
+        'error',
+        null,
+        null,
+        `no cells scheduled: ${c.blocks.planned} blocks were planned but no cell was selected, so nothing ran`,
+        c.blocks.planned,
+        [],
+      ),
+    )
   } else if (attempts === 0) {
     out.push(
       h(
@@ -236,4 +249,37 @@ function h(
   instances: string[],
 ): Health {
   return { code, severity, key, cell, message, count, instances: instances.slice(0, MAX_LISTED) }
+}
+
+/** Health entries that say the same thing (one severity, code and message), counted once. */
+export interface HealthGroup {
+  /** The first entry of the group (its key and cell are those of the first). */
+  health: Health
+  /** How many entries carry this message (e.g. one per comparison). */
+  times: number
+  /** The distinct comparison keys the entries affect, in order of appearance (null = the whole run). */
+  keys: Array<string | null>
+}
+
+/**
+ * Group identical health messages (same severity, code and message) so a table shows each problem
+ * once with a count, in order of first appearance. Pure.
+ */
+export function groupHealth(health: readonly Health[]): HealthGroup[] {
+  const groups = new Map<string, HealthGroup>()
+  for (const x of health) {
+    const id = `${x.severity}\u0000${x.code}\u0000${x.message}`
+    const g = groups.get(id)
+    if (!g) groups.set(id, { health: x, times: 1, keys: [x.key] })
+    else {
+      g.times++
+      if (!g.keys.includes(x.key)) g.keys.push(x.key)
+    }
+  }
+  return [...groups.values()]
+}
+
+/** A grouped message for display: "message (×5)". */
+export function groupedMessage(g: HealthGroup): string {
+  return g.times > 1 ? `${g.health.message} (×${g.times})` : g.health.message
 }

@@ -5,6 +5,7 @@ import { type Comparison, ComparisonSchema } from '../compare/schema.js'
 import { HwError } from '../errors.js'
 import { ManifestSchema } from '../manifest/schema.js'
 import { type Plan, PlanSchema } from '../plan/schema.js'
+import { type ReportFiles, writeReportFiles } from '../report/write.js'
 import { sha256, strictJson } from '../util/json.js'
 import { confirm } from './confirm.js'
 import { buildConfirmationPlan, selectConfirmation } from './confirm-plan.js'
@@ -45,6 +46,8 @@ export interface DetectStepResult {
   confirmPlan: Plan | null
   confirmPlanPath: string | null
   outputs: DetectOutputs
+  /** report.md and report.html re-rendered beside decision.json with the "Decision" section. */
+  reports: ReportFiles
 }
 
 /**
@@ -54,6 +57,10 @@ export interface DetectStepResult {
  *    (which points back to this decision) and return its matrix;
  *  - a confirmation plan: read confirmation.json beside it, load the first run's decision and
  *    comparison (and the previous run, for self signals), decide on the rerun, write decision.json.
+ * Then report.md and report.html are written again beside decision.json with a "Decision" section
+ * (the status, each signal with its effect and interval, health problems, the planned rerun); after
+ * a confirmation round the first run's report, beside its decision.json, is rewritten to point to
+ * the rerun's report, which holds the final decision.
  * Throws HwError `detect_input_invalid` for unreadable or invalid inputs.
  */
 export async function detectStep(opts: DetectStepOptions): Promise<DetectStepResult> {
@@ -113,11 +120,14 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   }
   const decisionPath = path.join(out, DECISION_FILE)
   await writeFile(decisionPath, strictJson(DecisionSchema.parse(decision)))
+  // The report was written before anything was decided: write it again with the decision in it.
+  const reports = await writeReportFiles(current.comparison, out, { decision })
   return {
     decision,
     decisionPath,
     confirmPlan,
     confirmPlanPath,
+    reports,
     outputs: {
       breach: decision.status === 'breach' ? 'true' : 'false',
       'confirm-matrix': JSON.stringify(confirmPlan?.matrix ?? { include: [] }),
@@ -161,11 +171,27 @@ async function confirmStep(planPath: string, rerun: ComparisonRef, out: string):
   })
   const decisionPath = path.join(out, DECISION_FILE)
   await writeFile(decisionPath, strictJson(DecisionSchema.parse(decision)))
+  // The rerun's report states the final decision; the first run's report (beside its decision.json)
+  // is written again pointing to it.
+  const firstReport = path.join(originalDir, 'report.md')
+  const reports = await writeReportFiles(rerun.comparison, out, {
+    decision,
+    firstRunReport: relativeLink(out, firstReport),
+  })
+  await writeReportFiles(originalRef.comparison, originalDir, {
+    decision: original,
+    confirmedBy: {
+      round: decision.round,
+      status: decision.status,
+      report: relativeLink(originalDir, reports.reportPath),
+    },
+  })
   return {
     decision,
     decisionPath,
     confirmPlan: null,
     confirmPlanPath: null,
+    reports,
     outputs: {
       breach: 'false',
       'confirm-matrix': JSON.stringify({ include: [] }),
@@ -173,6 +199,11 @@ async function confirmStep(planPath: string, rerun: ComparisonRef, out: string):
       confirmed: decision.status === 'confirmed' ? 'true' : 'false',
     },
   }
+}
+
+/** `to` relative to the folder `from`, with "/" separators (a link inside a report). */
+function relativeLink(from: string, to: string): string {
+  return path.relative(from, to).split(path.sep).join('/')
 }
 
 /**

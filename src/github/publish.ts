@@ -3,6 +3,7 @@ import path from 'node:path'
 import { type Comparison, ComparisonSchema } from '../compare/schema.js'
 import type { Decision } from '../detect/schema.js'
 import { readDecision } from '../detect/step.js'
+import { STATUS_LABEL } from '../report/decision.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { type UpsertResult, upsertPrComment } from './comment.js'
 import { syncTrackingIssue, type TrackingResult } from './issue.js'
@@ -26,6 +27,8 @@ export interface PublishOptions {
   closeOnRecovery?: boolean
   /** For tests: a ready client (otherwise built from token/baseUrl). */
   client?: GitHubClient
+  /** Render everything, write nothing to GitHub (no token needed). */
+  dryRun?: boolean
 }
 
 export interface PublishResult {
@@ -50,9 +53,10 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const ctx: RenderContext = { decision, comparison, reportUrl: opts.reportUrl ?? runUrl() }
   const issues: TrackingResult[] = []
   let comment: UpsertResult | null = null
-  if (!opts.token && !opts.client) {
-    const note =
-      'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
+  if (opts.dryRun || (!opts.token && !opts.client)) {
+    const note = opts.dryRun
+      ? 'Dry run: nothing was written to GitHub.'
+      : 'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
     return {
       decision,
       issues,
@@ -100,6 +104,23 @@ export function publishOutputs(r: PublishResult): { 'issue-number': string; 'com
       .join(','),
     'comment-id': r.comment ? String(r.comment.id) : '',
   }
+}
+
+/**
+ * One line for a terminal: the status and what was written ("confirmed: exp/a-vs-b: tracking issue
+ * #1 created https://…"); the full body is the job summary (`summary`).
+ */
+export function publishLine(r: PublishResult): string {
+  const parts: string[] = []
+  const unchanged = r.issues.filter((i) => i.action === 'none')
+  for (const i of r.issues) {
+    if (i.action !== 'none')
+      parts.push(`${i.key}: tracking issue #${i.number} ${i.action}${i.url ? ` ${i.url}` : ''}`)
+  }
+  if (unchanged.length > 0) parts.push(`${unchanged.length} comparison(s) without an issue change`)
+  if (r.comment) parts.push(`PR comment ${r.comment.action} ${r.comment.url}`)
+  if (parts.length === 0) parts.push('nothing written to GitHub')
+  return `${STATUS_LABEL[r.decision.status]}: ${parts.join('; ')}`
 }
 
 /** The reason the check fails, or null. */

@@ -1,6 +1,7 @@
 import type { Comparison } from '../compare/schema.js'
 import { formatEffect } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
+import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from '../detect/schema.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from '../report/budget.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
@@ -204,9 +205,10 @@ function improvementsSection(signals: Signal[]): string {
 
 function healthSections(health: Health[]): Section[] {
   if (health.length === 0) return []
-  const rows = health.map(
-    (h) =>
-      `| ${h.severity === 'error' ? '❗ error' : 'warning'} | ${codeSpan(h.code)} | ${escapeMarkdown(h.message)} |`,
+  // One row per distinct problem: a message repeated for every comparison is shown once with a count.
+  const rows = groupHealth(health).map(
+    (g) =>
+      `| ${g.health.severity === 'error' ? '❗ error' : 'warning'} | ${codeSpan(g.health.code)} | ${escapeMarkdown(groupedMessage(g))} |`,
   )
   return [
     {

@@ -40,12 +40,43 @@ export function fmtValue(
   }
 }
 
-/** p-value: 4 significant digits, scientific below 1e-4. */
+/**
+ * p-value, printed one way everywhere: 3 significant digits, scientific below 1e-4
+ * (0.0703125 → "0.0703", 1.9e-4 → "0.00019", 3.2e-7 → "3.20e-7"); exactly 1 → "1".
+ */
 export function fmtP(p: number | null | undefined): string {
   if (p === null || p === undefined) return DASH
   if (p === 1) return '1'
   if (p < 1e-4) return p.toExponential(2)
-  return fmtNum(p, 4)
+  return fmtNum(p, 3)
+}
+
+/** The minus sign we print (U+2212), never the hyphen-minus. */
+export const MINUS = '−'
+
+/**
+ * `x` rounded to `digits` decimals, half away from zero on its decimal form (−18.75 → −18.8,
+ * 1.45 → 1.5): the number is shifted through its shortest decimal string, so binary
+ * representation error never decides a half.
+ */
+export function roundHalfAway(x: number, digits = 1): number {
+  const a = Math.abs(x)
+  const r = Number(`${Math.round(Number(`${a}e${digits}`))}e-${digits}`)
+  return x < 0 && r !== 0 ? -r : r
+}
+
+/**
+ * Percentage points, printed one way everywhere: one decimal, rounded half away from zero, with a
+ * sign (+, U+2212 minus, ± for zero): −18.75 → "−18.8". `unit` appends " pp".
+ */
+export function fmtPoints(
+  x: number | null | undefined,
+  opts: { unit?: boolean; sign?: boolean } = {},
+): string {
+  if (x === null || x === undefined) return DASH
+  const v = roundHalfAway(x, 1)
+  const sign = opts.sign === false ? (v < 0 ? MINUS : '') : v > 0 ? '+' : v < 0 ? MINUS : '±'
+  return `${sign}${Math.abs(v).toFixed(1)}${opts.unit === false ? '' : ' pp'}`
 }
 
 /** Rate in [0, 1] as a percentage with one decimal: 0.742 → "74.2%". */
@@ -54,11 +85,19 @@ export function fmtRate(x: number | null | undefined): string {
   return `${(x * 100).toFixed(1)}%`
 }
 
-/** Percentage points with sign and one decimal: "+3.4 pp". */
+/** Percentage points with sign and one decimal: "+3.4 pp" (see fmtPoints). */
 export function fmtPp(x: number | null | undefined): string {
-  if (x === null || x === undefined) return DASH
-  const v = Math.round(x * 10) / 10
-  return `${v > 0 ? '+' : v < 0 ? '−' : '±'}${Math.abs(v).toFixed(1)} pp`
+  return fmtPoints(x)
+}
+
+/** An interval bound in points, no unit: "+4.2", "−30.1", and "0.0" for zero. */
+export function fmtPointsBound(x: number): string {
+  return roundHalfAway(x, 1) === 0 ? '0.0' : fmtPoints(x, { unit: false })
+}
+
+/** An interval in percentage points without unit: "[−30.1, +4.2]". */
+export function fmtPointsCi(ci: readonly [number, number] | null | undefined): string {
+  return fmtCi(ci, fmtPointsBound)
 }
 
 /** Ratio: "1.38×". */
@@ -71,4 +110,22 @@ export function fmtRatio(x: number | null | undefined): string {
 export function fmtCi(ci: readonly [number, number] | null | undefined, f: (x: number) => string): string {
   if (!ci) return DASH
   return `[${f(ci[0])}, ${f(ci[1])}]`
+}
+
+/** A minimum detectable effect in points, unsigned: "12.3 pp"; "—" when none is reachable. */
+export function fmtMde(x: number | null | undefined): string {
+  return x === null || x === undefined ? DASH : fmtPoints(x, { sign: false })
+}
+
+/**
+ * McNemar p-values of an outcome comparison: "two-sided · one-sided · mid-p (note)"; with no
+ * outcome-complete block there is no test: "— (no blocks)", never "p = 1".
+ */
+export function mcnemarText(o: {
+  n: number
+  mcnemar: { p_two_sided: number; p_one_sided: number; p_mid: number; note: string | null }
+}): string {
+  if (o.n === 0) return `${DASH} (no blocks)`
+  const m = o.mcnemar
+  return `${fmtP(m.p_two_sided)} · ${fmtP(m.p_one_sided)} · ${fmtP(m.p_mid)}${m.note ? ` (${m.note})` : ''}`
 }

@@ -1,10 +1,22 @@
 import type { Comparison, MetricName } from '../compare/schema.js'
 import { METRIC_NAMES } from '../compare/schema.js'
 import { chartSources } from './assets.js'
+import { type DecisionView, decisionHtml } from './decision.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
-import { fmtCi, fmtNum, fmtP, fmtPp, fmtRate, fmtRatio, fmtValue } from './format.js'
+import {
+  fmtCi,
+  fmtMde,
+  fmtNum,
+  fmtP,
+  fmtPointsCi,
+  fmtPp,
+  fmtRate,
+  fmtRatio,
+  fmtValue,
+  mcnemarText,
+} from './format.js'
 import { REPORT_APP_JS } from './html-app.js'
-import { METRIC_LABELS } from './markdown.js'
+import { blocksText, driftLines, METRIC_LABELS } from './markdown.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
 const MARK: Record<string, string> = {
@@ -22,7 +34,7 @@ const MARK: Record<string, string> = {
  * per-instance outcome grid. Everything quoted from runs is HTML-escaped; the data travels as JSON in
  * a script element with `<` escaped. Pure and deterministic.
  */
-export function renderHtmlReport(c: Comparison): string {
+export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView | null } = {}): string {
   const { chart, matrix } = chartSources()
   const title = c.kind === 'published' ? 'published results' : c.experiment_id
   return [
@@ -34,6 +46,7 @@ export function renderHtmlReport(c: Comparison): string {
     '</head><body>',
     `<h1>Harness Watch — ${e(title)}</h1>`,
     headerTable(c),
+    ...(opts.decision ? [decisionHtml(opts.decision)] : []),
     outcomeTable(c),
     resourceTables(c),
     '<section class="charts">',
@@ -110,11 +123,8 @@ function headerTable(c: Comparison): string {
     'Telemetry',
     `${s.telemetry_source ?? ''} ${t.complete} of ${t.attempts} attempts complete (${t.partial} partial, ${t.missing} missing, ${t.unknown} unknown)`,
   ])
-  const b = c.blocks
-  rows.push([
-    'Blocks',
-    `${b.planned} planned · ${b.outcome_complete} outcome-complete · ${b.complete} complete · ${b.incomplete.length} incomplete`,
-  ])
+  rows.push(['Blocks', blocksText(c)])
+  for (const d of driftLines(c, (x) => x)) rows.push(['Config drift', d])
   rows.push([
     'Statistics',
     `seed ${s.seed}, B = ${s.bootstrap_resamples}, ${s.confidence_level * 100}% intervals`,
@@ -134,7 +144,7 @@ function outcomeTable(c: Comparison): string {
     '<tr><th>Baseline → treatment</th><th>n</th><th>W / L / T</th><th>Baseline</th><th>Treatment</th><th>Δ resolve rate [CI]</th><th>McNemar p (two-sided · one-sided · mid-p)</th><th>MDE</th></tr>'
   const rows = c.comparisons.map((x) => {
     const o = x.outcome
-    return `<tr><td>${e(`${x.baseline} → ${x.treatment}`)}</td><td>${o.n}</td><td>${o.wins} / ${o.losses} / ${o.ties}</td><td>${fmtRate(o.baseline_rate)}</td><td>${fmtRate(o.treatment_rate)}</td><td>${e(`${fmtPp(o.diff_pp)} ${fmtCi(o.diff_ci, (v) => fmtNum(v, 3))}`)}</td><td>${e(`${fmtP(o.mcnemar.p_two_sided)} · ${fmtP(o.mcnemar.p_one_sided)} · ${fmtP(o.mcnemar.p_mid)}${o.mcnemar.note ? ` (${o.mcnemar.note})` : ''}`)}</td><td>${x.mde.mde_pp === null ? '—' : `${fmtNum(x.mde.mde_pp, 3)} pp`}</td></tr>`
+    return `<tr><td>${e(`${x.baseline} → ${x.treatment}`)}</td><td>${o.n}</td><td>${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`}</td><td>${fmtRate(o.baseline_rate)}</td><td>${fmtRate(o.treatment_rate)}</td><td>${e(`${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)}`)}</td><td>${e(mcnemarText(o))}</td><td>${fmtMde(x.mde.mde_pp)}</td></tr>`
   })
   return `<section><h2>Outcome</h2><p class="rule">${e(c.rules.outcome ?? '')}</p><table>${head}${rows.join('')}</table></section>`
 }

@@ -1,8 +1,21 @@
 import type { Comparison, ComparisonEntry, MetricName } from '../compare/schema.js'
 import { METRIC_NAMES } from '../compare/schema.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
+import { type DecisionView, decisionMarkdown } from './decision.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions as own } from './escape.js'
-import { fmtCi, fmtInt, fmtNum, fmtP, fmtPp, fmtRate, fmtRatio, fmtValue } from './format.js'
+import {
+  fmtCi,
+  fmtInt,
+  fmtMde,
+  fmtNum,
+  fmtP,
+  fmtPointsCi,
+  fmtPp,
+  fmtRate,
+  fmtRatio,
+  fmtValue,
+  mcnemarText,
+} from './format.js'
 
 export interface MarkdownOptions {
   /** Where the full report lives (a URL or a file name next to report.md). */
@@ -13,6 +26,8 @@ export interface MarkdownOptions {
   reserve?: number
   /** Heading level of the title (1 for report.md, 2 inside a comment). */
   titleLevel?: 1 | 2 | 3
+  /** The detection stage's decision: shown as a "Decision" section under the header, never dropped. */
+  decision?: DecisionView | null
 }
 
 export const METRIC_LABELS: Record<MetricName, string> = {
@@ -58,6 +73,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
   const h = '#'.repeat(opts.titleLevel ?? 1)
   return [
     { id: 'header', text: header(c, h), keep: true },
+    ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
     { id: 'resources', text: resourceSection(c) },
     { id: 'request-shape', text: requestShapeSection(c) },
@@ -87,6 +103,14 @@ function header(c: Comparison, h: string): string {
   if (c.kind === 'experiment') {
     lines.push(`Run ${c.run_id ? codeSpan(c.run_id) : '—'} · round ${c.round}${when}`, '')
   }
+  if (c.cells.length === 0) {
+    lines.push(
+      `> **No cells scheduled:** the plan selects no cell, so nothing was run and none of the ${c.blocks.planned} planned blocks is compared.`,
+      '',
+    )
+  }
+  const drift = driftLines(c)
+  if (drift.length > 0) lines.push(...drift.map((d) => `> **Config drift:** ${d}`), '')
   if (c.missing_legs.length > 0 || c.input_errors.length > 0) {
     lines.push(
       `> **Incomplete input:** ${c.missing_legs.length} missing leg(s), ${c.input_errors.length} unreadable file(s) or row(s) — listed below; their blocks are not compared.`,
@@ -125,15 +149,60 @@ function header(c: Comparison, h: string): string {
   lines.push(
     `| Telemetry | ${s.telemetry_source ? `${escapeMarkdown(s.telemetry_source)}; ` : ''}${t.complete} of ${t.attempts} attempts complete (${t.partial} partial, ${t.missing} missing, ${t.unknown} unknown) |`,
   )
-  const b = c.blocks
-  lines.push(
-    `| Blocks | ${b.planned} planned · ${b.outcome_complete} outcome-complete · ${b.complete} complete · ${b.incomplete.length} incomplete |`,
-  )
+  lines.push(`| Blocks | ${blocksText(c)} |`)
   lines.push(
     `| Statistics | ${escapeMarkdown(`seed ${s.seed}, B = ${s.bootstrap_resamples} bootstrap resamples, ${s.confidence_level * 100}% intervals`)} |`,
   )
   if (s.manifest_sha256) lines.push(`| Manifest | sha256 ${codeSpan(s.manifest_sha256.slice(0, 12))} |`)
   return `${lines.join('\n')}\n`
+}
+
+/** The Blocks line of the header: counts, or "no cells scheduled" when the plan selects none (F11). */
+export function blocksText(c: Comparison): string {
+  const b = c.blocks
+  if (c.cells.length === 0) return `no cells scheduled: ${b.planned} planned, none run or compared`
+  return `${b.planned} planned · ${b.outcome_complete} outcome-complete · ${b.complete} complete · ${b.incomplete.length} incomplete`
+}
+
+/**
+ * Legs that ran under another manifest version or config hash, grouped by what they state:
+ * "2 legs ran under manifest sha256 9b38… while the plan says 33f9… (`a/leg.json`, `b/leg.json`)".
+ * Plain text with code spans (for Markdown); empty when every leg matches the plan.
+ */
+export function driftLines(c: Comparison, code: (s: string) => string = codeSpan): string[] {
+  const drift = c.drift ?? []
+  const out: string[] = []
+  const group = (
+    key: (d: (typeof drift)[number]) => string | null,
+    text: (v: string, n: number) => string,
+  ) => {
+    const by = new Map<string, string[]>()
+    for (const d of drift) {
+      const v = key(d)
+      if (v === null) continue
+      by.set(v, [...(by.get(v) ?? []), d.file])
+    }
+    for (const [v, files] of [...by].sort((x, y) => (x[0] < y[0] ? -1 : 1))) {
+      out.push(
+        `${text(v, files.length)} (${files.map(code).join(', ')}); their blocks are ${code('config_drift')} and not compared.`,
+      )
+    }
+  }
+  const planned = c.stamp.manifest_sha256
+  group(
+    (d) => d.manifest_sha256,
+    (v, n) =>
+      `${n} leg${n === 1 ? '' : 's'} ran under manifest sha256 ${code(`${v.slice(0, 12)}…`)} while the plan says ${code(`${(planned ?? '?').slice(0, 12)}…`)}`,
+  )
+  group(
+    (d) => (d.config_hash === null ? null : `${d.cell}\u0000${d.config_hash}`),
+    (v, n) => {
+      const [cell, hash] = v.split('\u0000') as [string, string]
+      const want = c.cells.find((x) => x.id === cell)?.config_hash ?? '?'
+      return `${n} leg${n === 1 ? '' : 's'} of cell ${code(cell)} ran with config hash ${code(`${hash.slice(0, 12)}…`)} while the plan says ${code(`${want.slice(0, 12)}…`)}`
+    },
+  )
+  return out
 }
 
 function outcomeSection(c: Comparison): string {
@@ -142,6 +211,10 @@ function outcomeSection(c: Comparison): string {
     `_Rule: ${own(c.rules.outcome ?? '')}. Difference interval: ${own(c.rules.diff_interval ?? '')}._`,
     '',
   )
+  if (c.cells.length === 0) {
+    lines.push('No cells scheduled: nothing was run, so nothing is compared.', '')
+    return `${lines.join('\n')}\n`
+  }
   if (c.comparisons.length === 0) {
     lines.push('No comparison: the plan names no treatment.', '')
   } else {
@@ -151,9 +224,8 @@ function outcomeSection(c: Comparison): string {
     )
     for (const cmp of c.comparisons) {
       const o = cmp.outcome
-      const note = o.mcnemar.note ? ` (${escapeMarkdown(o.mcnemar.note)})` : ''
       lines.push(
-        `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)} | ${o.n} | ${o.wins} / ${o.losses} / ${o.ties} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtCi(o.diff_ci, (x) => fmtNum(x, 3))} | ${fmtP(o.mcnemar.p_two_sided)} · ${fmtP(o.mcnemar.p_one_sided)} · ${fmtP(o.mcnemar.p_mid)}${note} | ${cmp.mde.mde_pp === null ? '—' : `${fmtNum(cmp.mde.mde_pp, 3)} pp`} |`,
+        `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)} | ${o.n} | ${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)} | ${escapeMarkdown(mcnemarText(o))} | ${fmtMde(cmp.mde.mde_pp)} |`,
       )
     }
     lines.push('')
@@ -298,6 +370,12 @@ function driverSection(c: Comparison): string {
 
 function incompleteSection(c: Comparison): Section {
   const b = c.blocks
+  if (c.cells.length === 0) {
+    return {
+      id: 'incomplete',
+      text: `## Incomplete blocks\n\nNo cells scheduled: none of the ${b.planned} blocks ran, so none is complete.\n\n`,
+    }
+  }
   const head = [
     '## Incomplete blocks',
     '',
@@ -346,11 +424,13 @@ function problemsSections(c: Comparison): Section[] {
 
 function instanceSection(c: Comparison): Section {
   const ids = c.cells.map((x) => x.id)
+  // Header and separator from one column list, so they always have the same number of columns.
+  const columns = ['Instance', 'Status', ...ids.map(codeSpan)]
   const head = [
     '<details><summary>Per-instance results</summary>',
     '',
-    `| Instance | Status | ${ids.map(codeSpan).join(' | ')} |`,
-    `|---|---|${'---|'.repeat(ids.length)}`,
+    `| ${columns.join(' | ')} |`,
+    `|${columns.map(() => '---').join('|')}|`,
     '',
   ].join('\n')
   const rows = c.instances.map((row) => {
@@ -363,7 +443,7 @@ function instanceSection(c: Comparison): Section {
       const cov = x.coverage === 'complete' ? '' : ` · telemetry ${x.coverage}`
       return `${OUTCOME_MARK[x.outcome] ?? x.outcome}${trials}${spend}${reqs}${cov}`
     })
-    return `| ${codeSpan(row.instance)} | ${row.status.replace('_', ' ')} | ${cells.join(' | ')} |\n`
+    return `| ${[codeSpan(row.instance), row.status.replace('_', ' '), ...cells].join(' | ')} |\n`
   })
   return { id: 'instances', head, rows, tail: '\n</details>\n' }
 }

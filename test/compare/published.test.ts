@@ -142,6 +142,102 @@ describe('compare: self-written files of each published format', () => {
   })
 })
 
+describe('compare: the panel list and system selectors', () => {
+  /** Two resolved lists without per-instance costs, each over its own ids. */
+  function twoLists(dir: string) {
+    const a = write(dir, 'a.json', { system: 'A', resolved: ['i1', 'i2', 'i3'], n_total: 500 })
+    const b = write(dir, 'b.json', { system: 'B', resolved: ['i2', 'i3', 'i4'], n_total: 500 })
+    return { a, b }
+  }
+
+  it('ids in neither file are incomplete blocks ("not in either file"), never ties', async () => {
+    const dir = tmp()
+    const { a, b } = twoLists(dir)
+    const ghost = Array.from({ length: 20 }, (_, i) => `ghost-${i + 1}`)
+    const list = path.join(dir, 'panel.txt')
+    writeFileSync(list, `${ghost.join('\n')}\n`)
+    const { parsed } = await compareFiles(a, b, { instances: list })
+    const o = parsed.comparisons[0]!.outcome
+    expect([o.n, o.wins, o.losses, o.ties]).toEqual([0, 0, 0, 0])
+    expect(parsed.blocks).toMatchObject({ planned: 20, outcome_complete: 0 })
+    expect(parsed.blocks.incomplete).toHaveLength(20)
+    for (const blk of parsed.blocks.incomplete) {
+      expect(blk.reasons).toEqual([
+        { code: 'missing_attempt', cell: 'a', trial: null, attempt: null, detail: 'not in either file' },
+        { code: 'missing_attempt', cell: 'b', trial: null, attempt: null, detail: 'not in either file' },
+      ])
+    }
+    expect(parsed.notes).toContainEqual(
+      expect.stringMatching(
+        /^20 panel instance\(s\) are in neither file \(incomplete blocks, not ties\): ghost-1, /,
+      ),
+    )
+
+    // Mixed: ids either file names keep the resolved-list meaning; the ghosts stay out.
+    writeFileSync(list, ['i1', 'i2', 'i3', 'i4', 'ghost-1'].join('\n'))
+    const mixed = (await compareFiles(a, b, { instances: list })).parsed
+    expect(mixed.comparisons[0]!.outcome).toMatchObject({
+      n: 4,
+      both: 2,
+      baseline_only: 1,
+      treatment_only: 1,
+    })
+    expect(mixed.instances.filter((x) => x.status === 'incomplete').map((x) => x.instance)).toEqual([
+      'ghost-1',
+    ])
+  })
+
+  it('the --instances file: a duplicate id names its line (F09); an id like ../x breaks the instance-id rule', async () => {
+    const dir = tmp()
+    const { a, b } = twoLists(dir)
+    const list = path.join(dir, 'panel.txt')
+    writeFileSync(list, 'i1\n# a comment\ni2\n\ni1\n')
+    await expect(compareFiles(a, b, { instances: list })).rejects.toMatchObject({
+      code: 'instances_invalid',
+      where: `${list}:5`,
+      message: `duplicate instance id "i1" (first at ${list}:1) (F09)`,
+    })
+    writeFileSync(list, 'i1\n../x\n')
+    await expect(compareFiles(a, b, { instances: list })).rejects.toMatchObject({
+      code: 'instances_invalid',
+      where: `${list}:2`,
+      message: expect.stringMatching(/^bad instance id "\.\.\/x": expected an instance id/),
+    })
+    const json = path.join(dir, 'panel.json')
+    writeFileSync(json, JSON.stringify(['i1', 'i2', 'i2']))
+    await expect(compareFiles(a, b, { instances: json })).rejects.toMatchObject({
+      code: 'instances_invalid',
+      where: `${json} [2]`,
+    })
+    writeFileSync(json, JSON.stringify(['i1', 'a/b']))
+    await expect(compareFiles(a, b, { instances: json })).rejects.toMatchObject({ where: `${json} [1]` })
+  })
+
+  it('a #system selector on a one-system file is an error, as on a Terminal-Bench file without one', async () => {
+    const dir = tmp()
+    const { a } = twoLists(dir)
+    await expect(readPublished(`${a}#foo`)).rejects.toMatchObject({
+      code: 'published_system',
+      message: 'this file holds one system; drop #foo',
+      where: a,
+    })
+    const oh = write(dir, 'sys/instance_results/x.json', { i1: { resolved: true, cost: 1 } })
+    await expect(readPublished(`${oh}#bar`)).rejects.toMatchObject({
+      message: 'this file holds one system; drop #bar',
+    })
+    expect((await readPublished(a)).system.name).toBe('A')
+  })
+
+  it('--resamples outside 200–100000 is refused before any file is read', async () => {
+    await expect(
+      comparePublished({ baseline: '/nonexistent-a', treatment: '/nonexistent-b', out: tmp(), resamples: 0 }),
+    ).rejects.toMatchObject({
+      code: 'usage',
+      message: '--resamples must be a whole number from 200 to 100000, got 0',
+    })
+  })
+})
+
 const SHARED = path.resolve(import.meta.dirname, '../../../shared/data')
 const haveShared = existsSync(path.join(SHARED, 'swebench-verified/paired_examples.json'))
 if (!haveShared)

@@ -38,10 +38,33 @@ describe('harness-watch publish', () => {
     ])
     expect(code).toBe(1)
     expect(io.out).toContain('tracking issue #1 created')
+    // One line by default: the 64k body is the job summary, not terminal output.
+    expect(io.out.trimEnd().split('\n')).toEqual([
+      expect.stringMatching(/^confirmed: exp\/a-vs-b: tracking issue #1 created http/),
+    ])
     expect(io.err).toMatch(/^check failed: confirmed regression: b vs a −20\.0 pp/)
     expect(gh.issues('acme', 'widgets').map((i) => i.title)).toEqual([
       'Harness Watch: b regressed vs a (exp)',
     ])
     expect(gh.problems()).toEqual([])
+  })
+
+  it('--dry-run prints the body and writes nothing (no token needed); --verbose prints the body too', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hw-cli-publish-'))
+    await writeFile(path.join(dir, 'comparison.json'), strictJson(breachingComparison))
+    await writeFile(path.join(dir, 'decision.json'), strictJson(DecisionSchema.parse(confirmedRun())))
+    delete process.env.GITHUB_TOKEN
+    const code = await main(['publish', '--comparison', path.join(dir, 'comparison.json'), '--dry-run'])
+    expect(code).toBe(1)
+    expect(io.out).toContain('Confirmed regression')
+    expect(io.out).toContain('Dry run: nothing was written to GitHub.')
+    expect(io.out.trimEnd().split('\n').at(-1)).toBe('confirmed: nothing written to GitHub')
+    expect(gh.writes()).toEqual([])
+
+    process.env.GITHUB_TOKEN = 't'
+    io.out = ''
+    expect(await main(['publish', '--comparison', path.join(dir, 'comparison.json'), '--verbose'])).toBe(1)
+    expect(io.out).toContain('Confirmed regression')
+    expect(io.out.trimEnd().split('\n').at(-1)).toMatch(/^confirmed: exp\/a-vs-b: tracking issue #1 created/)
   })
 })

@@ -1,5 +1,8 @@
 import type { Command } from 'commander'
-import { aggregate } from '../../compare/aggregate.js'
+import { aggregate, aggregationFailure } from '../../compare/aggregate.js'
+import { parseResamplesOption } from '../../compare/options.js'
+import type { Comparison } from '../../compare/schema.js'
+import { fmtP, fmtPp } from '../../report/format.js'
 import { parseIntOption } from './plan.js'
 
 export function registerAggregate(program: Command): void {
@@ -17,8 +20,8 @@ export function registerAggregate(program: Command): void {
     .option('--out <dir>', 'folder to write into', 'hw-out')
     .option(
       '--resamples <n>',
-      'bootstrap resamples (default: manifest reporting.bootstrap_resamples)',
-      parseIntOption,
+      'bootstrap resamples, 200–100000 (default: manifest reporting.bootstrap_resamples)',
+      parseResamplesOption,
     )
     .option('--seed <n>', 'bootstrap seed (default: the plan seed)', parseIntOption)
     .action(
@@ -27,21 +30,35 @@ export function registerAggregate(program: Command): void {
         process.stdout.write(
           `${aggregateSummaryLine(r.comparison)}\nwrote ${r.comparisonPath}, ${r.reportPath}, ${r.htmlPath}\n`,
         )
+        // F09: the outputs are written (and list the duplicates), but the aggregation failed.
+        const failure = aggregationFailure(r.comparison)
+        if (failure) {
+          process.stderr.write(`aggregation failed: ${failure}\n`)
+          process.exitCode = 1
+        }
       },
     )
 }
 
 /** One line per comparison plus what is incomplete: what a person needs after `aggregate`. */
-export function aggregateSummaryLine(c: import('../../compare/schema.js').Comparison): string {
+export function aggregateSummaryLine(c: Comparison): string {
   const b = c.blocks
+  const problems = `${c.missing_legs.length} missing leg(s), ${c.input_errors.length} input error(s)`
   const lines = [
-    `${b.planned} blocks planned: ${b.outcome_complete} outcome-complete, ${b.complete} complete, ${b.incomplete.length} incomplete; ${c.missing_legs.length} missing leg(s), ${c.input_errors.length} input error(s)`,
+    c.cells.length === 0
+      ? `no cells scheduled: ${b.planned} blocks planned, nothing was run or compared; ${problems}`
+      : `${b.planned} blocks planned: ${b.outcome_complete} outcome-complete, ${b.complete} complete, ${b.incomplete.length} incomplete; ${problems}`,
   ]
   for (const x of c.comparisons) {
     const o = x.outcome
     const spend = x.metrics.spend_usd.ratio_of_means.estimate
+    // With no outcome-complete block there is no W/L/T and no test, never "0/0/0" or "p 1".
+    const outcome =
+      o.n === 0
+        ? 'no outcome-complete blocks (W/L/T —, McNemar p —)'
+        : `W/L/T ${o.wins}/${o.losses}/${o.ties}, Δ ${fmtPp(o.diff_pp)}, McNemar p ${fmtP(o.mcnemar.p_two_sided)}`
     lines.push(
-      `${x.baseline} → ${x.treatment}: W/L/T ${o.wins}/${o.losses}/${o.ties}, Δ ${o.diff_pp === null ? '—' : `${o.diff_pp.toFixed(1)} pp`}, McNemar p ${o.mcnemar.p_two_sided.toPrecision(3)}, spend ratio ${spend === null ? '—' : `${spend.toFixed(3)}×`} (n ${x.metrics.spend_usd.n})`,
+      `${x.baseline} → ${x.treatment}: ${outcome}, spend ratio ${spend === null ? '—' : `${spend.toFixed(3)}×`} (n ${x.metrics.spend_usd.n})`,
     )
   }
   return lines.join('\n')

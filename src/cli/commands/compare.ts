@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { parseResamplesOption } from '../../compare/options.js'
 import { comparePublished } from '../../compare/published/compare.js'
 import { HwError } from '../../errors.js'
 import { aggregateSummaryLine } from './aggregate.js'
@@ -28,7 +29,7 @@ export function registerCompare(program: Command): void {
       'a null grade in a file: "unresolved" (as published scores count it) or "exclude"',
       'unresolved',
     )
-    .option('--resamples <n>', 'bootstrap resamples', parseIntOption, 10_000)
+    .option('--resamples <n>', 'bootstrap resamples, 200–100000', parseResamplesOption, 10_000)
     .option('--seed <n>', 'bootstrap seed', parseIntOption, 1)
     .action(
       async (opts: {

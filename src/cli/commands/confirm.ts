@@ -2,7 +2,7 @@ import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
 import { detectStep } from '../../detect/step.js'
 import { HwError } from '../../errors.js'
-import { describeDecision } from './detect.js'
+import { describeDecision, failOnNothingRun } from './detect.js'
 
 export function registerConfirm(program: Command): void {
   program
@@ -27,6 +27,7 @@ export function registerConfirm(program: Command): void {
       const r = await detectStep(opts)
       if (opts.json) process.stdout.write(`${JSON.stringify({ status: r.decision.status, ...r.outputs })}\n`)
       else process.stdout.write(describeDecision(r.decision, r.decisionPath, null))
+      failOnNothingRun(r.decision)
     })
 }
 

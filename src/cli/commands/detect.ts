@@ -1,6 +1,7 @@
 import path from 'node:path'
 import type { Command } from 'commander'
 import { formatEffect } from '../../detect/decide.js'
+import { groupedMessage, groupHealth } from '../../detect/health.js'
 import type { Decision } from '../../detect/schema.js'
 import { detectStep } from '../../detect/step.js'
 
@@ -22,8 +23,20 @@ export function registerDetect(program: Command): void {
         if (opts.json)
           process.stdout.write(`${JSON.stringify({ status: r.decision.status, ...r.outputs })}\n`)
         else process.stdout.write(describeDecision(r.decision, r.decisionPath, r.confirmPlanPath))
+        failOnNothingRun(r.decision)
       },
     )
+}
+
+/**
+ * F11: a run where nothing was executed (no leg recorded an attempt, or no cell was scheduled) is a
+ * failed evaluation, never a green result: say so on stderr and exit 1.
+ */
+export function failOnNothingRun(d: Decision): void {
+  const none = d.health.find((h) => h.code === 'no_legs_executed')
+  if (!none) return
+  process.stderr.write(`evaluation failed: ${none.message}\n`)
+  process.exitCode = 1
 }
 
 /** What a person needs after detect/confirm: the verdict, each signal with its interval, health, files. */
@@ -34,9 +47,11 @@ export function describeDecision(d: Decision, decisionPath: string, confirmPlanP
     const rerun = s.rerun ? `; rerun ${formatEffect(s.rerun.projected)} (${s.rerun.reason})` : ''
     lines.push(`  ${s.state.padEnd(15)} ${who}: ${s.metric} ${formatEffect(s.effect)} — ${s.rule}${rerun}`)
   }
-  for (const h of d.health)
-    lines.push(`  ${h.severity === 'error' ? 'error  ' : 'warning'} ${h.code}: ${h.message}`)
-  lines.push(`wrote ${decisionPath}`)
+  for (const g of groupHealth(d.health)) {
+    const h = g.health
+    lines.push(`  ${h.severity === 'error' ? 'error  ' : 'warning'} ${h.code}: ${groupedMessage(g)}`)
+  }
+  lines.push(`wrote ${decisionPath} (report.md and report.html beside it now state the decision)`)
   if (confirmPlanPath && d.confirmation) {
     lines.push(
       `confirmation plan: ${confirmPlanPath} (${d.confirmation.legs} legs, ${d.confirmation.instances.length} blocks, ` +

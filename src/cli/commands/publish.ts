@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
 import { HwError } from '../../errors.js'
-import { publish } from '../../github/publish.js'
+import { publish, publishLine } from '../../github/publish.js'
 import { parseIntOption } from './plan.js'
 
 export function registerPublish(program: Command): void {
@@ -15,40 +15,47 @@ export function registerPublish(program: Command): void {
     .option('--repo <owner/repo>', 'repository (default: $GITHUB_REPOSITORY)')
     .option('--report-url <url>', 'link to the full report (default: this workflow run)')
     .option('--keep-open', 'label recovered tracking issues `recovered` without closing them')
-    .action(
-      async (opts: {
+    .option('--dry-run', 'write nothing to GitHub; print the body that would be published')
+    .action(async function (
+      this: Command,
+      opts: {
         comparison: string
         pr?: number
         repo?: string
         reportUrl?: string
         keepOpen?: boolean
-      }) => {
-        const token = process.env.GITHUB_TOKEN ?? process.env.GH_TOKEN ?? ''
-        if (!token) {
-          throw new HwError('github_token_missing', 'no GitHub token: set GITHUB_TOKEN', {
-            help: 'a token with issues: write (tracking issues) or pull-requests: write (PR comments)',
-          })
-        }
-        let repo: { owner: string; repo: string } | undefined
-        if (opts.repo) {
-          const [owner, name, extra] = opts.repo.split('/')
-          if (!owner || !name || extra !== undefined)
-            throw new HwError('usage', `--repo expects owner/repo, got "${opts.repo}"`)
-          repo = { owner, repo: name }
-        }
-        const r = await publish({
-          comparison: opts.comparison,
-          token,
-          repo,
-          pr: opts.pr ?? null,
-          reportUrl: opts.reportUrl,
-          closeOnRecovery: !opts.keepOpen,
-        })
-        process.stdout.write(`${r.summary}\n`)
-        if (r.failure) {
-          process.stderr.write(`check failed: ${r.failure}\n`)
-          process.exitCode = 1
-        }
+        dryRun?: boolean
       },
-    )
+    ) {
+      const verbose = this.optsWithGlobals<{ verbose?: boolean }>().verbose === true
+      const token = process.env.GITHUB_TOKEN ?? process.env.GH_TOKEN ?? ''
+      if (!token && !opts.dryRun) {
+        throw new HwError('github_token_missing', 'no GitHub token: set GITHUB_TOKEN', {
+          help: 'a token with issues: write (tracking issues) or pull-requests: write (PR comments)',
+        })
+      }
+      let repo: { owner: string; repo: string } | undefined
+      if (opts.repo) {
+        const [owner, name, extra] = opts.repo.split('/')
+        if (!owner || !name || extra !== undefined)
+          throw new HwError('usage', `--repo expects owner/repo, got "${opts.repo}"`)
+        repo = { owner, repo: name }
+      }
+      const r = await publish({
+        comparison: opts.comparison,
+        token,
+        repo,
+        pr: opts.pr ?? null,
+        reportUrl: opts.reportUrl,
+        closeOnRecovery: !opts.keepOpen,
+        dryRun: opts.dryRun,
+      })
+      // The body can be 64k characters: printed only when asked for.
+      if (verbose || opts.dryRun) process.stdout.write(`${r.summary}\n\n`)
+      process.stdout.write(`${publishLine(r)}\n`)
+      if (r.failure) {
+        process.stderr.write(`check failed: ${r.failure}\n`)
+        process.exitCode = 1
+      }
+    })
 }

@@ -1,6 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { HwError } from '../../errors.js'
+import { InstanceId } from '../../manifest/schema.js'
 import { type WrittenReports, writeReports } from '../aggregate.js'
+import { checkResamples } from '../options.js'
 import { publishedInput } from './input.js'
 import { readPublished } from './read.js'
 
@@ -21,6 +23,7 @@ export interface ComparePublishedOptions {
  * or unknown files (see readPublished) and an unreadable instance list.
  */
 export async function comparePublished(opts: ComparePublishedOptions): Promise<WrittenReports> {
+  checkResamples(opts.resamples)
   const a = await readPublished(opts.baseline)
   const b = await readPublished(opts.treatment)
   const instances = opts.instances ? await readInstanceList(opts.instances) : undefined
@@ -38,7 +41,12 @@ export async function comparePublished(opts: ComparePublishedOptions): Promise<W
   return writeReports(input, opts.out)
 }
 
-/** A JSON array of ids, or one id per line (blank lines and `#` comments skipped). */
+/**
+ * The panel for `compare --instances`: a JSON array of ids, or one id per line (blank lines and `#`
+ * comments skipped). Every id must follow the instance-id rule (no "/", no "..": ids name folders)
+ * and appear once (F09). Returns the ids sorted. Throws HwError `instances_unreadable`, or
+ * `instances_invalid` naming the line (or array index) of a bad or repeated id.
+ */
 export async function readInstanceList(file: string): Promise<string[]> {
   let text: string
   try {
@@ -49,6 +57,7 @@ export async function readInstanceList(file: string): Promise<string[]> {
     })
   }
   const trimmed = text.trim()
+  const entries: Array<{ id: unknown; where: string }> = []
   if (trimmed.startsWith('[')) {
     let v: unknown
     try {
@@ -56,16 +65,50 @@ export async function readInstanceList(file: string): Promise<string[]> {
     } catch (e) {
       throw new HwError('instances_invalid', `not valid JSON: ${(e as Error).message}`, { where: file })
     }
-    if (!Array.isArray(v) || !v.every((x) => typeof x === 'string')) {
+    if (!Array.isArray(v)) {
       throw new HwError('instances_invalid', 'expected a JSON array of instance ids (strings)', {
         where: file,
       })
     }
-    return [...new Set(v as string[])].sort()
+    v.forEach((id, i) => {
+      entries.push({ id, where: `${file} [${i}]` })
+    })
+  } else {
+    text.split(/\r?\n/).forEach((raw, i) => {
+      const id = raw.trim()
+      if (id && !id.startsWith('#')) entries.push({ id, where: `${file}:${i + 1}` })
+    })
   }
-  const ids = trimmed
-    .split(/\r?\n/)
-    .map((l) => l.trim())
-    .filter((l) => l && !l.startsWith('#'))
-  return [...new Set(ids)].sort()
+  const seen = new Map<string, string>()
+  for (const { id, where } of entries) {
+    if (typeof id !== 'string') {
+      throw new HwError(
+        'instances_invalid',
+        `expected an instance id (a string), got ${JSON.stringify(id)}`,
+        {
+          where,
+        },
+      )
+    }
+    const ok = InstanceId.safeParse(id)
+    if (!ok.success) {
+      throw new HwError(
+        'instances_invalid',
+        `bad instance id ${JSON.stringify(id)}: ${ok.error.issues[0]?.message}`,
+        {
+          where,
+          help: 'instance ids are benchmark task ids such as django__django-11099',
+        },
+      )
+    }
+    const first = seen.get(id)
+    if (first !== undefined) {
+      throw new HwError('instances_invalid', `duplicate instance id "${id}" (first at ${first}) (F09)`, {
+        where,
+        help: 'list each instance once',
+      })
+    }
+    seen.set(id, where)
+  }
+  return [...seen.keys()].sort()
 }

@@ -31,6 +31,24 @@ export function publishedInput(
   const trials = (s: PublishedSystem) => Math.max(1, ...[...s.instances.values()].map((x) => x.trials.length))
   const cells: CellInput[] = [cellOf(a, idA, 'baseline', trials(a)), cellOf(b, idB, 'treatment', trials(b))]
   const observations: Observation[] = []
+  // A panel id neither file names is not a tie (nothing says either system ran it): its block is
+  // incomplete, even where a resolved list would read an absent id as unresolved.
+  const inNeither = new Set(panel.filter((i) => !a.instances.has(i) && !b.instances.has(i)))
+  const preReasons: ComparisonInput['preReasons'] = []
+  for (const instance of inNeither) {
+    for (const cell of [idA, idB]) {
+      preReasons.push({
+        instance,
+        reason: { code: 'missing_attempt', cell, trial: null, attempt: null, detail: 'not in either file' },
+      })
+    }
+  }
+  if (inNeither.size > 0) {
+    const listed = [...inNeither].slice(0, 20).join(', ')
+    notes.push(
+      `${inNeither.size} panel instance(s) are in neither file (incomplete blocks, not ties): ${listed}${inNeither.size > 20 ? `, … ${inNeither.size - 20} more` : ''}`,
+    )
+  }
   for (const [sys, id] of [
     [a, idA],
     [b, idB],
@@ -38,6 +56,7 @@ export function publishedInput(
     let nulls = 0
     let absent = 0
     for (const instance of panel) {
+      if (inNeither.has(instance)) continue
       let x = sys.instances.get(instance)
       if (!x && sys.absentIsUnresolved && (sys.declaredTotal === null || sys.declaredTotal >= panel.length)) {
         x = { trials: ['unresolved'], costUsd: null, requests: null }
@@ -108,7 +127,7 @@ export function publishedInput(
     instances: panel,
     quarantine: [],
     observations,
-    preReasons: [],
+    preReasons,
     missingLegs: [],
     inputErrors: [],
     inputs: opts.inputs ?? [],

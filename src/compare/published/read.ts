@@ -22,7 +22,8 @@ const FORMATS_HELP =
  * Read one published system from `spec` = `<file>` or `<file>#<system>` (the selector picks a system
  * in a multi-system file such as Terminal-Bench's). Returns the system and the file's sha256.
  * Throws HwError `published_unreadable` / `published_invalid` (with the schema problem) /
- * `published_system` (unknown or missing selector, listing the systems in the file).
+ * `published_system` (unknown or missing selector, listing the systems in the file; a selector on a
+ * one-system file).
  */
 export async function readPublished(
   spec: string,
@@ -51,6 +52,13 @@ export async function readPublished(
   const format = detectFormat(json)
   const base = path.basename(file).replace(/\.json$/i, '')
   const invalid = (msg: string) => new HwError('published_invalid', msg, { where: file, help: FORMATS_HELP })
+  // Only multi-system files take a selector; silently ignoring one would compare another system.
+  if (selector !== null && format !== null && format !== 'terminal-bench-per-task') {
+    throw new HwError('published_system', `this file holds one system; drop #${selector}`, {
+      where: file,
+      help: `pass ${file} without a #<system> selector`,
+    })
+  }
   switch (format) {
     case 'swebench-resolved-list': {
       const v = SwebenchResolvedListSchema.safeParse(json)

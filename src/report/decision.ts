@@ -1,0 +1,237 @@
+import { formatEffect } from '../detect/decide.js'
+import { METRIC_RULES } from '../detect/effects.js'
+import { groupedMessage, groupHealth } from '../detect/health.js'
+import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
+import { codeSpan, escapeHtml, escapeMarkdown } from './escape.js'
+import { fmtP } from './format.js'
+
+/**
+ * The "Decision" section of report.md and report.html: what the detection stage concluded from the
+ * comparison (decision.json), rendered after it is decided so the report states the verdict. Bounded
+ * in size (long lists are cut with a count) because it is never dropped from a budgeted report. Pure.
+ */
+
+/** The status as the reports name it. */
+export const STATUS_LABEL: Record<DecisionStatus, string> = {
+  ok: 'ok',
+  breach: 'breach (unconfirmed)',
+  confirmed: 'confirmed',
+  cleared: 'cleared',
+  inconclusive: 'inconclusive',
+}
+
+const STATUS_MEANING: Record<DecisionStatus, string> = {
+  ok: 'no threshold crossed on complete blocks',
+  breach:
+    'a threshold was crossed on this run only; a single run never confirms a regression (run-to-run variance), a targeted rerun decides',
+  confirmed: 'a threshold was crossed and held on the targeted rerun',
+  cleared: 'a threshold was crossed on the first run but did not hold on the targeted rerun',
+  inconclusive: 'the evaluation itself failed (see the health problems); this is not a harness result',
+}
+
+/** What the section shows: the decision and, across a confirmation round, where the other report is. */
+export interface DecisionView {
+  decision: Decision
+  /**
+   * On the first run's report once its confirmation round has been decided: the round, its status
+   * and the rerun's report (a path relative to this report, or a URL).
+   */
+  confirmedBy?: { round: number; status: DecisionStatus; report: string } | null
+  /** On a rerun's report: the first run's report (relative path or URL). */
+  firstRunReport?: string | null
+}
+
+/** Rows listed before "… N more" (keeps the section small enough never to be dropped). */
+const MAX_ROWS = 25
+const MAX_BLOCKS = 50
+
+/** The one line a reader looks for: "**Decision: breach (unconfirmed)** — …". */
+export function decisionLine(d: Decision): string {
+  return `**Decision: ${STATUS_LABEL[d.status]}** — ${STATUS_MEANING[d.status]}.`
+}
+
+/** The Markdown section (heading level 2), ending with a blank line. */
+export function decisionMarkdown(view: DecisionView): string {
+  const d = view.decision
+  const lines = ['## Decision', '', decisionLine(d), '']
+  if (view.confirmedBy) {
+    const cb = view.confirmedBy
+    lines.push(
+      `**Confirmation round ${cb.round}: ${STATUS_LABEL[cb.status]}.** The final decision is in ${link(cb.report)}.`,
+      '',
+    )
+  }
+  if (view.firstRunReport) lines.push(`First run’s report: ${link(view.firstRunReport)}.`, '')
+  if (d.comparisons.length > 0) {
+    lines.push('| Comparison | Status | Outcome-complete blocks | Note |', '|---|---|---:|---|')
+    for (const v of d.comparisons.slice(0, MAX_ROWS)) {
+      lines.push(
+        `| ${who(v, codeSpan)} | ${STATUS_LABEL[v.status]} | ${v.coverage.outcome} of ${v.coverage.planned} | ${v.reason ? escapeMarkdown(v.reason) : ''} |`,
+      )
+    }
+    lines.push(...more(d.comparisons.length, 'comparison'), '')
+  }
+  if (d.signals.length > 0) {
+    lines.push(
+      '| Signal | Rule | Effect [interval] | One-sided p | State | Rerun |',
+      '|---|---|---|---:|---|---|',
+    )
+    for (const s of d.signals.slice(0, MAX_ROWS)) {
+      // Rule, effect and rerun text are built from numbers and ids here, not quoted from a run.
+      lines.push(
+        `| ${who(s, codeSpan)}: ${METRIC_RULES[s.metric].label} | ${s.rule} | ${formatEffect(s.effect)} | ${fmtP(s.p_one_sided)} | ${s.state.replace('_', ' ')} | ${rerunText(s, view)} |`,
+      )
+    }
+    lines.push(...more(d.signals.length, 'signal'), '')
+  } else {
+    lines.push('No regression signal.', '')
+  }
+  if (d.improvements.length > 0) {
+    const list = d.improvements
+      .slice(0, MAX_ROWS)
+      .map((s) => `${who(s, codeSpan)} ${METRIC_RULES[s.metric].label} ${formatEffect(s.effect)}`)
+    lines.push(
+      `Improvements (reported, never alarmed): ${list.join('; ')}${tail(d.improvements.length)}.`,
+      '',
+    )
+  }
+  const health = groupHealth(d.health)
+  if (health.length > 0) {
+    lines.push(
+      '**Health problems** (evaluation failures, tracked apart from harness results):',
+      '',
+      '| Severity | Code | Problem |',
+      '|---|---|---|',
+    )
+    for (const g of health.slice(0, MAX_ROWS)) {
+      lines.push(
+        `| ${g.health.severity} | ${codeSpan(g.health.code)} | ${escapeMarkdown(groupedMessage(g))} |`,
+      )
+    }
+    lines.push(...more(health.length, 'problem'), '')
+  } else {
+    lines.push('No health problems.', '')
+  }
+  const rerun = confirmationText(view, codeSpan)
+  if (rerun) lines.push(rerun, '')
+  return `${lines.join('\n')}\n`
+}
+
+/** The HTML section. */
+export function decisionHtml(view: DecisionView): string {
+  const d = view.decision
+  const e = escapeHtml
+  const plain = (x: string) => x
+  const parts = [
+    `<section id="decision" class="decision ${e(d.status)}"><h2>Decision</h2>`,
+    `<p><strong>Decision: ${e(STATUS_LABEL[d.status])}</strong> — ${e(STATUS_MEANING[d.status])}.</p>`,
+  ]
+  if (view.confirmedBy) {
+    const cb = view.confirmedBy
+    parts.push(
+      `<p><strong>Confirmation round ${cb.round}: ${e(STATUS_LABEL[cb.status])}.</strong> The final decision is in ${htmlLink(cb.report)}.</p>`,
+    )
+  }
+  if (view.firstRunReport) parts.push(`<p>First run’s report: ${htmlLink(view.firstRunReport)}.</p>`)
+  if (d.comparisons.length > 0) {
+    parts.push(
+      '<table><tr><th>Comparison</th><th>Status</th><th>Outcome-complete blocks</th><th>Note</th></tr>',
+      ...d.comparisons.map(
+        (v) =>
+          `<tr><td>${e(who(v, plain))}</td><td>${e(STATUS_LABEL[v.status])}</td><td>${v.coverage.outcome} of ${v.coverage.planned}</td><td>${e(v.reason ?? '')}</td></tr>`,
+      ),
+      '</table>',
+    )
+  }
+  if (d.signals.length > 0) {
+    parts.push(
+      '<table><tr><th>Signal</th><th>Rule</th><th>Effect [interval]</th><th>One-sided p</th><th>State</th><th>Rerun</th></tr>',
+      ...d.signals.map(
+        (s) =>
+          `<tr><td>${e(`${who(s, plain)}: ${METRIC_RULES[s.metric].label}`)}</td><td>${e(s.rule)}</td><td>${e(formatEffect(s.effect))}</td><td>${e(fmtP(s.p_one_sided))}</td><td>${e(s.state.replace('_', ' '))}</td><td>${e(rerunText(s, view))}</td></tr>`,
+      ),
+      '</table>',
+    )
+  } else {
+    parts.push('<p>No regression signal.</p>')
+  }
+  const health = groupHealth(d.health)
+  if (health.length > 0) {
+    parts.push(
+      '<h3>Health problems</h3><table><tr><th>Severity</th><th>Code</th><th>Problem</th></tr>',
+      ...health.map(
+        (g) =>
+          `<tr><td>${e(g.health.severity)}</td><td>${e(g.health.code)}</td><td>${e(groupedMessage(g))}</td></tr>`,
+      ),
+      '</table>',
+    )
+  } else {
+    parts.push('<p>No health problems.</p>')
+  }
+  const rerun = confirmationText(view, plain)
+  if (rerun) parts.push(`<p>${e(rerun)}</p>`)
+  parts.push('</section>')
+  return parts.join('')
+}
+
+function who(
+  x: Pick<Signal, 'kind' | 'baseline' | 'treatment'> | ComparisonVerdict,
+  code: (s: string) => string,
+) {
+  return x.kind === 'self'
+    ? `${code(x.treatment)} vs its previous run`
+    : `${code(x.treatment)} vs ${code(x.baseline)}`
+}
+
+function rerunText(s: Signal, view: DecisionView): string {
+  if (s.rerun) {
+    return `round ${s.rerun.round}: ${formatEffect(s.rerun.projected)} projected; ${s.rerun.complete_blocks}/${s.rerun.planned_blocks} blocks, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
+  }
+  if (s.state === 'not_confirmable') return 'not rerun: driven only by quarantined/unstable instances'
+  if (s.state !== 'unconfirmed') return '—'
+  return view.confirmedBy ? `see round ${view.confirmedBy.round}` : 'pending'
+}
+
+/** The confirmation line: the rerun planned on a breach, or the rerun a decision rests on. */
+function confirmationText(view: DecisionView, code: (s: string) => string): string | null {
+  const d = view.decision
+  const c = d.confirmation
+  if (d.status === 'breach') {
+    if (!c) {
+      return d.policy.confirmation.enabled
+        ? 'No confirmation rerun is planned: every affected block is on an unstable instance.'
+        : 'No confirmation rerun is planned: confirmation is disabled in the manifest.'
+    }
+    const blocks = c.instances.slice(0, MAX_BLOCKS).map(code).join(', ')
+    return (
+      `A confirmation rerun ${view.confirmedBy ? 'was run' : 'is planned'}: round ${c.round}, ${c.legs} leg(s), cells ${c.cells.map(code).join(', ')}, ` +
+      `${c.instances.length} block(s): ${blocks}${tail(c.instances.length, MAX_BLOCKS)} (plan ${code(c.plan)})` +
+      `${c.capped ? '; more blocks were affected than confirmation.max_blocks' : ''}.`
+    )
+  }
+  const rerun = d.runs.find((r) => r.round > 0)
+  if (rerun) {
+    return `Decided on the targeted rerun (round ${rerun.round}) of ${d.affected_blocks.length} block(s); the first run is ${code(d.runs[0]?.comparison ?? '?')}.`
+  }
+  return null
+}
+
+function more(n: number, what: string): string[] {
+  return n > MAX_ROWS ? ['', `… ${n - MAX_ROWS} more ${what}(s) in decision.json.`] : []
+}
+
+function tail(n: number, max = MAX_ROWS): string {
+  return n > max ? `, … ${n - max} more` : ''
+}
+
+function link(target: string): string {
+  if (/^https?:\/\/[^\s<>()]+$/.test(target)) return `<${target}>`
+  return codeSpan(target)
+}
+
+/** A link to the other report's HTML form; only http(s) URLs and relative paths become links. */
+function htmlLink(target: string): string {
+  const t = target.replace(/report\.md$/, 'report.html')
+  const safe = /^https?:\/\/[^\s<>()]+$/.test(t) || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(t)
+  return safe ? `<a href="${escapeHtml(t)}">${escapeHtml(t)}</a>` : escapeHtml(t)
+}

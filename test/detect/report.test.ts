@@ -1,0 +1,166 @@
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { main } from '../../src/cli/index.js'
+import { detectStep } from '../../src/detect/step.js'
+import { loadManifest } from '../../src/manifest/load.js'
+import { resolvePanel } from '../../src/panel/resolve.js'
+import { buildPlan } from '../../src/plan/plan.js'
+import { GITHUB_BODY_LIMIT } from '../../src/report/budget.js'
+import { strictJson } from '../../src/util/json.js'
+import { captureOutput } from '../support/capture.js'
+import { type CellSpec, type FixtureSpec, makeComparison, rows } from './fixtures.js'
+
+const io = captureOutput()
+const r = (): CellSpec => ({ o: 'r' })
+const u = (): CellSpec => ({ o: 'u' })
+const g = (): CellSpec => ({ o: 'g' })
+
+/** A plan of 30 instances and cells a, b, c, and a folder with `comparison` written as hw-out/comparison.json. */
+async function firstRun(spec: Omit<FixtureSpec, 'cells'>, n = 30) {
+  const dir = await mkdtemp(path.join(tmpdir(), 'hw-detect-report-'))
+  const ids = Array.from({ length: n }, (_, i) => `inst-${String(i + 1).padStart(2, '0')}`)
+  await writeFile(
+    path.join(dir, 'exp.yml'),
+    `schema_version: 1
+experiment: { id: exp }
+model: { id: m, provider: scripted, api: chat }
+benchmark: { family: builtin, revision: r1 }
+panel:
+  source: inline
+  instances: [${ids.join(', ')}]
+cells:
+  - { id: a, harness: command, version: '1', config: { command: 'true' } }
+  - { id: b, harness: command, version: '1', config: { command: 'true' } }
+  - { id: c, harness: command, version: '1', config: { command: 'true' } }
+baseline: a
+shards: { count: 2 }
+seed: 11
+`,
+  )
+  const loaded = await loadManifest(path.join(dir, 'exp.yml'))
+  const plan = buildPlan(loaded, await resolvePanel(loaded.manifest, loaded.dir))
+  const planPath = path.join(dir, 'plan.json')
+  await writeFile(planPath, strictJson(plan))
+  const out = path.join(dir, 'hw-out')
+  await mkdir(out, { recursive: true })
+  const comparison = path.join(out, 'comparison.json')
+  await writeFile(comparison, strictJson(makeComparison({ ...spec, cells: ['a', 'b', 'c'] })))
+  return { dir, out, planPath, comparison }
+}
+
+const read = (f: string) => readFile(f, 'utf8')
+
+describe('report.md and report.html state the decision once it is made', () => {
+  it('ok: the decision line sits near the top, before the outcome section', async () => {
+    const f = await firstRun({ rows: rows(30, () => ({ a: r(), b: r(), c: r() })) })
+    const res = await detectStep({ comparison: f.comparison, plan: f.planPath })
+    expect(res.decision.status).toBe('ok')
+    const md = await read(path.join(f.out, 'report.md'))
+    expect(res.reports.markdown).toBe(md)
+    expect(md).toContain('**Decision: ok** — no threshold crossed on complete blocks.')
+    expect(md.indexOf('## Decision')).toBeGreaterThan(0)
+    expect(md.indexOf('## Decision')).toBeLessThan(md.indexOf('## Outcome'))
+    expect(md).toContain('No regression signal.')
+    expect(md).toContain('No health problems.')
+    expect(md).toContain('| `b` vs `a` | ok | 30 of 30 |  |')
+    const html = await read(path.join(f.out, 'report.html'))
+    expect(html).toContain('<strong>Decision: ok</strong>')
+  })
+
+  it('breach: status, each signal with its effect and interval, and the planned confirmation rerun with its blocks', async () => {
+    const f = await firstRun({ rows: rows(30, (i) => ({ a: r(), b: r(), c: i < 6 ? u() : r() })) })
+    const res = await detectStep({ comparison: f.comparison, plan: f.planPath })
+    expect(res.decision.status).toBe('breach')
+    const md = await read(path.join(f.out, 'report.md'))
+    expect(md).toContain('**Decision: breach (unconfirmed)** — a threshold was crossed on this run only;')
+    expect(md).toMatch(
+      /\| `c` vs `a`: resolve rate \| resolve-rate deficit ≥ 10 points \(treatment − baseline ≤ −10 pp\) \| −20\.0 pp \[−\d+\.\d, −\d+\.\d\] \| 0\.0156 \| unconfirmed \| pending \|/,
+    )
+    const blocks = ['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05', 'inst-06']
+    const planned = md.split('\n').find((l) => l.startsWith('A confirmation rerun is planned'))!
+    expect(planned).toMatch(
+      /^A confirmation rerun is planned: round 1, 4 leg\(s\), cells `a`, `c`, 6 block\(s\): /,
+    )
+    for (const b of blocks) expect(planned).toContain(`\`${b}\``)
+    expect(planned).toContain('(plan `confirm-1/plan.json`)')
+    const html = await read(path.join(f.out, 'report.html'))
+    expect(html).toContain('<strong>Decision: breach (unconfirmed)</strong>')
+    expect(html).toContain('A confirmation rerun is planned: round 1')
+  })
+
+  it('confirmed: the rerun’s report holds the final decision; the first run’s report points to it', async () => {
+    const f = await firstRun({ rows: rows(30, (i) => ({ a: r(), b: r(), c: i < 6 ? u() : r() })) })
+    const first = await detectStep({ comparison: f.comparison, plan: f.planPath })
+    const ids = first.decision.affected_blocks
+    const rerunDir = path.join(f.out, 'confirm-1', 'result')
+    await mkdir(rerunDir, { recursive: true })
+    const rerun = makeComparison({
+      round: 1,
+      cells: ['a', 'c'],
+      rows: Object.fromEntries(ids.map((id, i) => [id, { a: r(), c: i < 5 ? u() : r() }])),
+    })
+    await writeFile(path.join(rerunDir, 'comparison.json'), strictJson(rerun))
+    const second = await detectStep({
+      comparison: path.join(rerunDir, 'comparison.json'),
+      plan: first.confirmPlanPath!,
+    })
+    expect(second.decision.status).toBe('confirmed')
+    const rerunMd = await read(path.join(rerunDir, 'report.md'))
+    expect(rerunMd).toContain(
+      '**Decision: confirmed** — a threshold was crossed and held on the targeted rerun.',
+    )
+    expect(rerunMd).toMatch(
+      /\| confirmed \| round 1: −\d+\.\d pp \[[^\]]*\] projected; 6\/6 blocks, b′ = 5, c′ = 0 \|/,
+    )
+    expect(rerunMd).toContain('First run’s report: `../../report.md`.')
+    const firstMd = await read(path.join(f.out, 'report.md'))
+    expect(firstMd).toContain('**Decision: breach (unconfirmed)**')
+    expect(firstMd).toContain(
+      '**Confirmation round 1: confirmed.** The final decision is in `confirm-1/result/report.md`.',
+    )
+    expect(await read(path.join(f.out, 'report.html'))).toContain(
+      '<a href="confirm-1/result/report.html">confirm-1/result/report.html</a>',
+    )
+  })
+
+  it('health problems are listed, identical messages once with a count', async () => {
+    // 10 of 30 blocks ungraded in every cell: coverage below min_coverage for both comparisons alike.
+    const f = await firstRun({
+      rows: rows(30, (i) => (i < 10 ? { a: g(), b: g(), c: g() } : { a: r(), b: r(), c: r() })),
+    })
+    const res = await detectStep({ comparison: f.comparison, plan: f.planPath })
+    expect(res.decision.status).toBe('inconclusive')
+    const lows = res.decision.health.filter((h) => h.code === 'coverage_low')
+    expect(lows).toHaveLength(2)
+    expect(lows[0]!.message).toBe(lows[1]!.message)
+    const md = await read(path.join(f.out, 'report.md'))
+    expect(md).toContain('**Decision: inconclusive**')
+    const rowsWithCoverage = md.split('\n').filter((l) => l.includes('`coverage_low`'))
+    expect(rowsWithCoverage).toHaveLength(1)
+    expect(rowsWithCoverage[0]).toMatch(
+      /^\| error \| `coverage_low` \| 20 of 30 blocks complete \(66\.7%\) is below min\\_coverage 80%: inconclusive .* \(×2\) \|$/,
+    )
+    // The CLI's own summary groups them the same way.
+    io.out = ''
+    await main(['detect', '--comparison', f.comparison, '--plan', f.planPath])
+    expect(io.out.split('\n').filter((l) => l.includes('coverage_low'))).toEqual([
+      expect.stringMatching(/^ {2}error {3}coverage_low: 20 of 30 blocks complete .*\(×2\)$/),
+    ])
+  })
+
+  it('the decision section survives the 65,536-character budget on a large panel', async () => {
+    const n = 3000
+    const f = await firstRun({ rows: rows(n, (i) => ({ a: r(), b: r(), c: i < 600 ? u() : r() })) }, n)
+    const res = await detectStep({ comparison: f.comparison, plan: f.planPath })
+    expect(res.decision.status).toBe('breach')
+    expect(res.decision.confirmation?.instances.length).toBeGreaterThan(0)
+    const md = await read(path.join(f.out, 'report.md'))
+    expect(md.length).toBeLessThanOrEqual(GITHUB_BODY_LIMIT)
+    expect(md).toContain('**Decision: breach (unconfirmed)**')
+    expect(md).toContain('A confirmation rerun is planned: round 1')
+    expect(md).toMatch(/Shortened to fit 65,536 characters/)
+    expect(md.indexOf('## Decision')).toBeLessThan(md.indexOf('## Outcome'))
+  })
+})

@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest'
+import type { Health } from '../../src/detect/schema.js'
+import { prCommentBody } from '../../src/github/render.js'
+import { ctx, firstRun } from './support.js'
+
+describe('rendered bodies: evaluation health', () => {
+  it('one error repeated for five comparisons is one row with a count', () => {
+    const d = firstRun()
+    const same: Health = {
+      code: 'coverage_low',
+      severity: 'error',
+      key: null,
+      cell: null,
+      message: '12 of 30 blocks complete (40%) is below min_coverage 80%: inconclusive',
+      count: 18,
+      instances: [],
+    }
+    d.health = [1, 2, 3, 4, 5].map((i) => ({ ...same, key: `exp/a-vs-c${i}` }))
+    const body = prCommentBody(ctx(d), 'exp')
+    const rows = body.split('\n').filter((l) => l.includes('`coverage_low`'))
+    expect(rows).toEqual([
+      '| ❗ error | `coverage_low` | 12 of 30 blocks complete (40%) is below min\\_coverage 80%: inconclusive (×5) |',
+    ])
+  })
+})
