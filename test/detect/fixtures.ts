@@ -2,6 +2,9 @@
 // input; the per-comparison statistics are computed from them with the project's own statistics
 // (exact McNemar, paired block bootstrap), so the numbers are real, and every fixture is validated
 // against the comparison.json schema.
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import {
   type Comparison,
   type ComparisonEntry,
@@ -14,6 +17,10 @@ import {
 } from '../../src/compare/schema.js'
 import { bootstrapMeanDifference, bootstrapRatioOfMeans } from '../../src/compare/stats/bootstrap.js'
 import { mcnemarExact } from '../../src/compare/stats/mcnemar.js'
+import { loadManifest } from '../../src/manifest/load.js'
+import { resolvePanel } from '../../src/panel/resolve.js'
+import { buildPlan } from '../../src/plan/plan.js'
+import { strictJson } from '../../src/util/json.js'
 
 export interface CellSpec {
   /** r = resolved, u = unresolved, i = infra_error, g = ungraded, m = missing */
@@ -409,4 +416,36 @@ export const policy = {
 
 export function ref(comparison: Comparison, path = 'comparison.json') {
   return { comparison, path, sha256: `sha-${comparison.run_id}-${comparison.round}` }
+}
+
+/**
+ * A folder holding exp.yml (cells a, b, c on `n` inline instances inst-01…, baseline a, 2 shards, seed 11)
+ * and its plan.json; `out` is `<dir>/hw-out` (not created).
+ */
+export async function writeThreeCellPlan(n = 30) {
+  const dir = await mkdtemp(path.join(tmpdir(), 'hw-detect-'))
+  const ids = Array.from({ length: n }, (_, i) => `inst-${String(i + 1).padStart(2, '0')}`)
+  await writeFile(
+    path.join(dir, 'exp.yml'),
+    `schema_version: 1
+experiment: { id: exp }
+model: { id: m, provider: scripted, api: chat }
+benchmark: { family: builtin, revision: r1 }
+panel:
+  source: inline
+  instances: [${ids.join(', ')}]
+cells:
+  - { id: a, harness: command, version: '1', config: { command: 'true' } }
+  - { id: b, harness: command, version: '1', config: { command: 'true' } }
+  - { id: c, harness: command, version: '1', config: { command: 'true' } }
+baseline: a
+shards: { count: 2 }
+seed: 11
+`,
+  )
+  const loaded = await loadManifest(path.join(dir, 'exp.yml'))
+  const plan = buildPlan(loaded, await resolvePanel(loaded.manifest, loaded.dir))
+  const planPath = path.join(dir, 'plan.json')
+  await writeFile(planPath, strictJson(plan))
+  return { dir, out: path.join(dir, 'hw-out'), planPath, plan }
 }

@@ -1,16 +1,12 @@
-import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
 import { detectStep } from '../../src/detect/step.js'
-import { loadManifest } from '../../src/manifest/load.js'
-import { resolvePanel } from '../../src/panel/resolve.js'
-import { buildPlan } from '../../src/plan/plan.js'
 import { GITHUB_BODY_LIMIT } from '../../src/report/budget.js'
 import { strictJson } from '../../src/util/json.js'
 import { captureOutput } from '../support/capture.js'
-import { type CellSpec, type FixtureSpec, makeComparison, rows } from './fixtures.js'
+import { type CellSpec, type FixtureSpec, makeComparison, rows, writeThreeCellPlan } from './fixtures.js'
 
 const io = captureOutput()
 const r = (): CellSpec => ({ o: 'r' })
@@ -19,31 +15,7 @@ const g = (): CellSpec => ({ o: 'g' })
 
 /** A plan of 30 instances and cells a, b, c, and a folder with `comparison` written as hw-out/comparison.json. */
 async function firstRun(spec: Omit<FixtureSpec, 'cells'>, n = 30) {
-  const dir = await mkdtemp(path.join(tmpdir(), 'hw-detect-report-'))
-  const ids = Array.from({ length: n }, (_, i) => `inst-${String(i + 1).padStart(2, '0')}`)
-  await writeFile(
-    path.join(dir, 'exp.yml'),
-    `schema_version: 1
-experiment: { id: exp }
-model: { id: m, provider: scripted, api: chat }
-benchmark: { family: builtin, revision: r1 }
-panel:
-  source: inline
-  instances: [${ids.join(', ')}]
-cells:
-  - { id: a, harness: command, version: '1', config: { command: 'true' } }
-  - { id: b, harness: command, version: '1', config: { command: 'true' } }
-  - { id: c, harness: command, version: '1', config: { command: 'true' } }
-baseline: a
-shards: { count: 2 }
-seed: 11
-`,
-  )
-  const loaded = await loadManifest(path.join(dir, 'exp.yml'))
-  const plan = buildPlan(loaded, await resolvePanel(loaded.manifest, loaded.dir))
-  const planPath = path.join(dir, 'plan.json')
-  await writeFile(planPath, strictJson(plan))
-  const out = path.join(dir, 'hw-out')
+  const { dir, out, planPath } = await writeThreeCellPlan(n)
   await mkdir(out, { recursive: true })
   const comparison = path.join(out, 'comparison.json')
   await writeFile(comparison, strictJson(makeComparison({ ...spec, cells: ['a', 'b', 'c'] })))

@@ -1,45 +1,17 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises'
-import { tmpdir } from 'node:os'
+import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DecisionSchema } from '../../src/detect/schema.js'
 import { detectStep } from '../../src/detect/step.js'
-import { loadManifest } from '../../src/manifest/load.js'
-import { resolvePanel } from '../../src/panel/resolve.js'
-import { buildPlan } from '../../src/plan/plan.js'
 import { PlanSchema } from '../../src/plan/schema.js'
 import { strictJson } from '../../src/util/json.js'
-import { type CellSpec, makeComparison, rows } from './fixtures.js'
+import { type CellSpec, makeComparison, rows, writeThreeCellPlan } from './fixtures.js'
 
 const ids = Array.from({ length: 30 }, (_, i) => `inst-${String(i + 1).padStart(2, '0')}`)
-const manifest = `schema_version: 1
-experiment: { id: exp }
-model: { id: m, provider: scripted, api: chat }
-benchmark: { family: builtin, revision: r1 }
-panel:
-  source: inline
-  instances: [${ids.join(', ')}]
-cells:
-  - { id: a, harness: command, version: '1', config: { command: 'true' } }
-  - { id: b, harness: command, version: '1', config: { command: 'true' } }
-  - { id: c, harness: command, version: '1', config: { command: 'true' } }
-baseline: a
-shards: { count: 2 }
-seed: 11
-`
 const r = (): CellSpec => ({ o: 'r' })
 const u = (): CellSpec => ({ o: 'u' })
 
-async function setup() {
-  const dir = await mkdtemp(path.join(tmpdir(), 'hw-detect-'))
-  await writeFile(path.join(dir, 'exp.yml'), manifest)
-  const loaded = await loadManifest(path.join(dir, 'exp.yml'))
-  const plan = buildPlan(loaded, await resolvePanel(loaded.manifest, loaded.dir))
-  const out = path.join(dir, 'hw-out')
-  const planPath = path.join(dir, 'plan.json')
-  await writeFile(planPath, strictJson(plan))
-  return { dir, out, planPath, plan }
-}
+const setup = () => writeThreeCellPlan(30)
 
 describe('detectStep: decision.json, confirmation plan, then the confirmation decision', () => {
   it('writes a targeted rerun plan on a breach and decides the rerun from it', async () => {
