@@ -24,7 +24,12 @@ export class HwError extends Error {
 
   /** Human-readable, multi-line: `<where> <message>`, then one line per detail, then the help. */
   format(): string {
-    const head = this.where ? `${this.where} ${this.message}` : this.message
+    // A location with white space (a path like "/tmp/my runs/x.yml") is quoted, so it reads as one.
+    const where =
+      this.where && /\s/.test(this.where) && !this.where.startsWith('"')
+        ? JSON.stringify(this.where)
+        : this.where
+    const head = where ? `${where} ${this.message}` : this.message
     const lines = [head, ...this.details.map((d) => `  ${d}`)]
     if (this.help) lines.push(`  help: ${this.help}`)
     return lines.join('\n')

@@ -2,6 +2,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as core from '@actions/core'
 import { aggregate, aggregationFailure } from '../compare/aggregate.js'
+import { stopWorker } from '../compare/worker.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import { detectStep } from '../detect/step.js'
 import { messageOf } from '../errors.js'
@@ -94,13 +95,16 @@ export async function run(): Promise<void> {
     }
   } catch (e) {
     core.setFailed(messageOf(e))
+  } finally {
+    await stopWorker()
   }
 }
 
 async function plan(inputs: ActionInputs): Promise<void> {
   const file = required(inputs, 'manifest')
-  const loaded = await loadManifest(file)
-  const panel = await resolvePanel(loaded.manifest, loaded.dir, file)
+  // Refuse here what a leg could not run, before any leg starts (or is billed).
+  const loaded = await loadManifest(file, { runnable: true })
+  const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
   const cells = inputs.cells
     ? inputs.cells
         .split(',')

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { Command, CommanderError } from 'commander'
+import { stopWorker } from '../compare/worker.js'
 import { EXIT, isHwError } from '../errors.js'
 import { packageRoot } from '../util/paths.js'
 import { registerAggregate } from './commands/aggregate.js'
@@ -58,24 +59,31 @@ export async function main(argv: string[]): Promise<number> {
     await program.parseAsync(argv, { from: 'user' })
     return typeof process.exitCode === 'number' ? process.exitCode : EXIT.ok
   } catch (e) {
-    if (e instanceof CommanderError) {
-      // --help and --version land here with exitCode 0.
-      return e.exitCode === 0 ? EXIT.ok : EXIT.usage
-    }
-    if (isHwError(e) && e.code === 'aborted') {
-      // Interrupted (Ctrl-C / SIGTERM): the shell convention for a SIGINT exit.
-      process.stderr.write(`stopped: ${e.message}\n`)
-      return EXIT.interrupted
-    }
-    if (isHwError(e)) {
-      process.stderr.write(`error: ${e.format()}\n`)
-      if (program.opts().verbose && e.stack) process.stderr.write(`${e.stack}\n`)
-      return EXIT.usage
-    }
-    const err = e instanceof Error ? e : new Error(String(e))
-    process.stderr.write(`error: ${err.message}\n`)
-    if (program.opts().verbose && err.stack) process.stderr.write(`${err.stack}\n`)
-    else process.stderr.write('(run with --verbose for details)\n')
-    return EXIT.failure
+    return failureCode(program, e)
+  } finally {
+    await stopWorker()
   }
+}
+
+/** Exit code and message of a failed command. */
+function failureCode(program: Command, e: unknown): number {
+  if (e instanceof CommanderError) {
+    // --help and --version land here with exitCode 0.
+    return e.exitCode === 0 ? EXIT.ok : EXIT.usage
+  }
+  if (isHwError(e) && e.code === 'aborted') {
+    // Interrupted (Ctrl-C / SIGTERM): the shell convention for a SIGINT exit.
+    process.stderr.write(`stopped: ${e.message}\n`)
+    return EXIT.interrupted
+  }
+  if (isHwError(e)) {
+    process.stderr.write(`error: ${e.format()}\n`)
+    if (program.opts().verbose && e.stack) process.stderr.write(`${e.stack}\n`)
+    return EXIT.usage
+  }
+  const err = e instanceof Error ? e : new Error(String(e))
+  process.stderr.write(`error: ${err.message}\n`)
+  if (program.opts().verbose && err.stack) process.stderr.write(`${err.stack}\n`)
+  else process.stderr.write('(run with --verbose for details)\n')
+  return EXIT.failure
 }

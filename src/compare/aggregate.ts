@@ -58,15 +58,26 @@ export async function writeReports(input: ComparisonInput, out: string): Promise
 }
 
 /**
- * Why an aggregation must fail although its outputs were written, or null: duplicate result rows
- * (F09) — two rows for one (cell, instance, trial, attempt), or two final attempts of one trial.
- * They are listed and never counted twice, but the run's data cannot be trusted as a whole. The
- * message names every file and line (first 10, then a count).
+ * Why an aggregation must fail although its outputs were written, or null:
+ * - duplicate result rows: two rows for one (cell, instance, trial, attempt), or two final attempts
+ *   of one trial. They are listed and never counted twice, but the run's data cannot be trusted as a
+ *   whole. The message names every file and line (first 10, then a count).
+ * - legs were planned and not one attempt record was read (every leg artifact missing): there is
+ *   nothing to compare, which is a failed evaluation, not a result.
  */
 export function aggregationFailure(c: Comparison): string | null {
   const dups = c.input_errors.filter((e) => e.message.startsWith(DUPLICATE_ROW))
-  if (dups.length === 0) return null
-  const shown = dups.slice(0, 10).map((e) => `${e.file}${e.line ? `:${e.line}` : ''}`)
-  const more = dups.length > 10 ? `, … ${dups.length - 10} more` : ''
-  return `${dups.length} duplicate result row(s) (F09) in ${shown.join(', ')}${more}: each (cell, instance, trial, attempt) must appear once; the report lists them and counts none twice`
+  if (dups.length > 0) {
+    const shown = dups.slice(0, 10).map((e) => `${e.file}${e.line ? `:${e.line}` : ''}`)
+    const more = dups.length > 10 ? `, … ${dups.length - 10} more` : ''
+    return `${dups.length} duplicate result row(s) in ${shown.join(', ')}${more}: each (cell, instance, trial, attempt) must appear once; the report lists them and counts none twice`
+  }
+  if (c.missing_legs.length > 0 && c.telemetry_coverage.attempts === 0) {
+    const n = c.missing_legs.length
+    return `no attempt records were read: ${n === 1 ? 'the planned leg is' : `all ${n} planned legs are`} missing (${c.missing_legs
+      .slice(0, 5)
+      .map((l) => l.artifact)
+      .join(', ')}${n > 5 ? `, … ${n - 5} more` : ''})`
+  }
+  return null
 }

@@ -34,12 +34,14 @@ export const CellDiffSchema = z.strictObject({
   old_rate: Nullable,
   new_rate: Nullable,
   delta_pp: Nullable,
-  mcnemar: z.strictObject({
-    p_two_sided: z.number(),
-    p_one_sided: z.number(),
-    p_mid: z.number(),
-    note: z.string().nullable(),
-  }),
+  mcnemar: z
+    .strictObject({
+      p_two_sided: Nullable,
+      p_one_sided: Nullable,
+      p_mid: Nullable,
+      note: z.string().nullable(),
+    })
+    .describe('exact McNemar over regressions vs fixes; p null (with a note) when n = 0: no blocks, no test'),
   spend_usd: ResourceDelta,
   proxy_requests: ResourceDelta,
 })
@@ -96,24 +98,28 @@ export async function readComparison(file: string): Promise<Comparison> {
   return parsed.data
 }
 
+export interface DiffOptions {
+  /** Diff comparisons of different experiments, or with no instance in common (a warning note instead of an error). */
+  allowDifferentExperiments?: boolean
+}
+
 /**
  * Self-regression between two runs (pure): for every cell present in either comparison, the instances
  * it resolved in the old run and not in the new (regressions) and the reverse (fixes), over instances
- * graded in both; the paired resolve-rate change with exact McNemar; and the spend and proxy-request
- * change over instances with both values. Cells are matched by id; a changed version or config hash is
- * flagged (the runs then compare two different cells).
+ * graded in both; the paired resolve-rate change with exact McNemar (p null when no instance is graded
+ * in both); and the spend and proxy-request change over instances with both values. Cells are matched
+ * by id; a changed version or config hash is flagged (the runs then compare two different cells).
+ * Throws HwError `diff_unrelated` when the experiment ids differ or no instance is in both runs, unless
+ * `allowDifferentExperiments` (then a note says so; the CLI prints it as a warning).
  */
-export function diffComparisons(oldC: Comparison, newC: Comparison): ComparisonDiff {
+export function diffComparisons(oldC: Comparison, newC: Comparison, opts: DiffOptions = {}): ComparisonDiff {
   const oldRows = new Map(oldC.instances.map((r) => [r.instance, r]))
   const newRows = new Map(newC.instances.map((r) => [r.instance, r]))
   const common = [...oldRows.keys()].filter((k) => newRows.has(k)).sort()
   const onlyOld = [...oldRows.keys()].filter((k) => !newRows.has(k)).sort()
   const onlyNew = [...newRows.keys()].filter((k) => !oldRows.has(k)).sort()
   const cellIds = [...new Set([...oldC.cells.map((c) => c.id), ...newC.cells.map((c) => c.id)])].sort()
-  const notes: string[] = []
-  if (oldC.experiment_id !== newC.experiment_id) {
-    notes.push(`different experiments: ${oldC.experiment_id} vs ${newC.experiment_id}`)
-  }
+  const notes = unrelated(oldC, newC, common.length, opts)
   const cells = cellIds.map((id) => {
     const oc = oldC.cells.find((c) => c.id === id)
     const nc = newC.cells.find((c) => c.id === id)
@@ -145,7 +151,7 @@ export function diffComparisons(oldC: Comparison, newC: Comparison): ComparisonD
           reqs.push([o.proxy_requests, w.proxy_requests])
       }
     }
-    const mc = mcnemarExact(regressions.length, fixes.length)
+    const mc = n > 0 ? mcnemarExact(regressions.length, fixes.length) : null
     const oldRate = n > 0 ? oldResolved / n : null
     const newRate = n > 0 ? newResolved / n : null
     const changed =
@@ -169,12 +175,14 @@ export function diffComparisons(oldC: Comparison, newC: Comparison): ComparisonD
       old_rate: oldRate,
       new_rate: newRate,
       delta_pp: oldRate !== null && newRate !== null ? (newRate - oldRate) * 100 : null,
-      mcnemar: {
-        p_two_sided: mc.pTwoSided,
-        p_one_sided: mc.pTreatmentWorse,
-        p_mid: mc.pMidTwoSided,
-        note: mc.note,
-      },
+      mcnemar: mc
+        ? {
+            p_two_sided: mc.pTwoSided,
+            p_one_sided: mc.pTreatmentWorse,
+            p_mid: mc.pMidTwoSided,
+            note: mc.note,
+          }
+        : { p_two_sided: null, p_one_sided: null, p_mid: null, note: 'no instance graded in both runs' },
       spend_usd: resourceDelta(spend),
       proxy_requests: resourceDelta(reqs),
     }
@@ -197,6 +205,38 @@ export function diffComparisons(oldC: Comparison, newC: Comparison): ComparisonD
     cells,
     notes,
   }
+}
+
+/**
+ * Two comparisons of different experiments (or with no instance in common) are not two runs of one
+ * thing: an error, or with `allowDifferentExperiments` the warning notes.
+ */
+function unrelated(oldC: Comparison, newC: Comparison, common: number, opts: DiffOptions): string[] {
+  const problems: string[] = []
+  if (oldC.experiment_id !== newC.experiment_id) {
+    problems.push(
+      `different experiments: old ${oldC.experiment_id} (manifest ${short(oldC.stamp.manifest_sha256)}), new ${newC.experiment_id} (manifest ${short(newC.stamp.manifest_sha256)})`,
+    )
+  }
+  if (common === 0) {
+    problems.push(
+      `no instance in both runs (old ${oldC.instances.length}, new ${newC.instances.length}): nothing to pair`,
+    )
+  }
+  if (problems.length === 0) return []
+  if (opts.allowDifferentExperiments)
+    return problems.map((p) => `${p}; diffed anyway (--allow-different-experiments)`)
+  throw new HwError(
+    'diff_unrelated',
+    `the two comparisons are not runs of one experiment: ${problems.join('; ')}`,
+    {
+      help: 'pass two comparison.json files of the same experiment, or --allow-different-experiments to diff them anyway',
+    },
+  )
+}
+
+function short(sha: string | null): string {
+  return sha ? sha.slice(0, 12) : 'none'
 }
 
 function resourceDelta(pairs: Array<[number, number]>): CellDiff['spend_usd'] {

@@ -19,7 +19,7 @@ export interface ArtifactOptions {
 }
 
 /** How an input error about a duplicate result row begins (F09; aggregationFailure looks for it). */
-export const DUPLICATE_ROW = 'duplicate result row (F09)'
+export const DUPLICATE_ROW = 'duplicate result row'
 
 /** Worst first: the coverage of a trial is that of its worst attempt. */
 const COVERAGE_RANK: Record<Coverage, number> = { complete: 0, unknown: 1, partial: 2, missing: 3 }

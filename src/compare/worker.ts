@@ -189,6 +189,23 @@ function getWorker(): Worker | null {
 }
 
 /**
+ * Stop the shared worker, if one was started; the next use starts a new one. Called when a command's
+ * work is done: a worker that was handed shared WebAssembly memory keeps a message port open (even
+ * when unref'd), which would keep the process from exiting.
+ */
+export async function stopWorker(): Promise<void> {
+  const w = worker
+  worker = undefined
+  dead = false
+  if (!w) return
+  w.removeAllListeners('exit')
+  w.removeAllListeners('error')
+  for (const p of pending.values()) p.reject(new Error('the aggregate worker was stopped'))
+  pending.clear()
+  await w.terminate()
+}
+
+/**
  * Read, hash and check one ledger.jsonl on the worker. `checkSource` is the compiled schema check
  * (`fastCheckSource`). With `claim`, the worker first takes the file by setting claims[index] from 0
  * to 1, and answers 'taken' when the calling thread has done so first (Atomics.compareExchange on the

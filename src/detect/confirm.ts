@@ -2,10 +2,18 @@ import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import { bootstrapMeanDifference, bootstrapRatioOfMeans } from '../compare/stats/bootstrap.js'
 import { mcnemarPOneSided } from '../compare/stats/mcnemar.js'
 import { fmtPoints } from '../report/format.js'
-import { bootstrapSettings, type ComparisonRef, runRef, summarize, unstableSet } from './decide.js'
+import {
+  bootstrapSettings,
+  type ComparisonRef,
+  RERUN_FIGURE_LABEL,
+  runRef,
+  summarize,
+  unstableSet,
+} from './decide.js'
 import {
   type BootstrapSettings,
   effectOfBootstrap,
+  entryEffect,
   hasResolvedAdvantage,
   none,
   pairsEffect,
@@ -21,7 +29,15 @@ import {
   resolvedValue,
   selfPairs,
 } from './pairs.js'
-import type { ComparisonVerdict, Decision, DecisionStatus, Effect, Health, Signal } from './schema.js'
+import type {
+  ComparisonVerdict,
+  Decision,
+  DecisionStatus,
+  Effect,
+  Health,
+  RerunResult,
+  Signal,
+} from './schema.js'
 
 export interface ConfirmInput {
   /** The first run's decision (status breach) and the comparisons it rests on. */
@@ -36,16 +52,21 @@ export interface ConfirmInput {
 }
 
 /**
- * Decide a confirmation round on the RERUN data (github.md "Confirm before filing": select on run 1,
- * test on run 2). For each signal the rerun had to confirm:
- *  - the rerun blocks must be complete (graded, complete telemetry) for at least min_coverage of
- *    them, else the signal is `inconclusive` (`rerun_incomplete`);
- *  - resolve-rate deficit: projected deficit (b′ − c′)/N ≥ threshold, where b′, c′ count the rerun
- *    blocks' discordant pairs and N is the first run's outcome denominator (blocks not rerun were
- *    concordant and add nothing; affected blocks not rerun — capped or unstable — count as ties);
- *  - ratios: the panel ratio with the rerun blocks' values in place of their first-run values is
- *    over the threshold (affected blocks not rerun are left out), the rerun blocks alone are over
- *    it too, and the projected resolve rate shows no resolved advantage;
+ * Decide a confirmation round on the RERUN data (statistics.md "Decisions"; github.md "Confirm before
+ * filing": select on run 1, test on run 2). Every block of the confirmation plan is a rerun block;
+ * its rerun values replace its first-run values. For each signal the rerun had to confirm, two
+ * figures are kept, each with its block count (see RerunResultSchema):
+ *  - rerun blocks only (n = k): the rerun blocks complete for the metric; for a competitive signal
+ *    this is the rerun comparison.json's own figure for that comparison;
+ *  - combined (n = N): the first run's complete blocks with the rerun blocks' values in place.
+ * The rules:
+ *  - fewer than min_coverage of the rerun blocks complete for the metric → `inconclusive`
+ *    (`rerun_incomplete`);
+ *  - ratios decide on the rerun blocks only: over the threshold, and the combined resolve-rate
+ *    difference shows no resolved advantage;
+ *  - a resolve-rate deficit decides on the combined figure (its threshold is in points of the whole
+ *    panel; affected blocks without a complete rerun — capped or unstable — count as ties) with the
+ *    direction holding on the rerun blocks (b′ > c′);
  *  - a deficit whose rerun losses all fall on unstable instances (quarantined, mixed trials, or
  *    flipped between the runs) is never confirmed (F07).
  * Both runs are kept: the first-run effect stays in `effect`, the rerun in `rerun`. Pure.
@@ -55,29 +76,35 @@ export function confirm(input: ConfirmInput): Decision {
   const rerun = input.rerun.comparison
   const round = rerun.round > 0 ? rerun.round : 1
   const settings = bootstrapSettings(input.originalComparison)
+  const rerunSettings = bootstrapSettings(rerun)
   const thresholds = o.thresholds
-  const rerunSet = new Set(o.confirmation?.instances ?? o.affected_blocks)
+  const planned = o.confirmation?.instances ?? o.affected_blocks
+  const plannedSet = new Set(planned)
+  // The rerun comparison's own statistics are the rerun-only figures when it holds only rerun blocks.
+  const ownFigures = rerun.instances.every((r) => plannedSet.has(r.instance))
   const flipped = flips(input.originalComparison, rerun)
   const unstable = new Set([...o.unstable_instances, ...unstableSet(rerun, []), ...flipped])
   const health: Health[] = [...o.health, ...rerunHealth(rerun, thresholds)]
 
   const signals = o.signals.map((s): Signal => {
     if (s.state !== 'unconfirmed') return s
-    const original = originalPairs(input, s)
-    const again = rerunPairs(input, s).filter((p) => rerunSet.has(p.instance))
-    const affected = new Set([...s.instances.driving, ...s.instances.opposing])
-    const planned = [...affected].filter((i) => rerunSet.has(i))
-    const result = judge(
-      s,
-      original,
-      again,
+    const entry =
+      s.kind === 'competitive' && ownFigures
+        ? (rerun.comparisons.find((e) => e.baseline === s.baseline && e.treatment === s.treatment) ?? null)
+        : null
+    const result = judge({
+      signal: s,
+      original: originalPairs(input, s),
+      again: rerunPairs(input, s).filter((p) => plannedSet.has(p.instance)),
+      entry,
       planned,
-      affected,
+      affected: new Set([...s.instances.driving, ...s.instances.opposing]),
       unstable,
       settings,
-      thresholds.min_coverage,
+      rerunSettings,
+      minCoverage: thresholds.min_coverage,
       round,
-    )
+    })
     if (result.state === 'inconclusive') {
       health.push({
         code: 'rerun_incomplete',
@@ -86,7 +113,7 @@ export function confirm(input: ConfirmInput): Decision {
         cell: null,
         message: `rerun of ${s.id}: ${result.rerun.reason}`,
         count: result.rerun.planned_blocks - result.rerun.complete_blocks,
-        instances: planned.slice(0, 50),
+        instances: planned.filter((i) => !result.rerun.instances.includes(i)).slice(0, 50),
       })
     }
     return { ...s, state: result.state, rerun: result.rerun }
@@ -177,32 +204,43 @@ function rerunHealth(rerun: Comparison, thresholds: Decision['thresholds']): Hea
     .map((h) => ({ ...h, message: `rerun: ${h.message}` }))
 }
 
-function judge(
-  s: Signal,
-  original: PairedBlock[],
-  again: PairedBlock[],
-  planned: string[],
-  affected: Set<string>,
-  unstable: Set<string>,
-  settings: BootstrapSettings,
-  minCoverage: number,
-  round: number,
-): { state: Signal['state']; rerun: NonNullable<Signal['rerun']> } {
+interface JudgeInput {
+  signal: Signal
+  /** The signal's pairs in the first run (whole panel). */
+  original: PairedBlock[]
+  /** The signal's pairs in the rerun, rerun blocks only. */
+  again: PairedBlock[]
+  /** The rerun comparison.json's entry for a competitive signal (its own rerun-only figures). */
+  entry: ComparisonEntry | null
+  /** The blocks of the confirmation plan. */
+  planned: string[]
+  /** The signal's driving and opposing blocks in the first run. */
+  affected: Set<string>
+  unstable: Set<string>
+  settings: BootstrapSettings
+  rerunSettings: BootstrapSettings
+  minCoverage: number
+  round: number
+}
+
+function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult } {
+  const { signal: s, original, again, planned } = input
   const byId = new Map(again.map((p) => [p.instance, p]))
-  const plannedSet = new Set(planned)
-  const complete = planned.filter((i) => {
-    const p = byId.get(i)
-    if (!p) return false
-    if (s.metric === 'resolved') return p.outcome
+  const outcomeComplete = (p: PairedBlock | undefined): p is PairedBlock =>
+    !!p?.outcome && !!p.base && !!p.treat
+  const completeFor = (p: PairedBlock | undefined): p is PairedBlock => {
+    if (!outcomeComplete(p)) return false
+    if (s.metric === 'resolved') return true
     return p.cost && metricValue(p.base, s.metric) !== null && metricValue(p.treat, s.metric) !== null
-  })
+  }
+  const complete = planned.filter((i) => completeFor(byId.get(i)))
   const completeSet = new Set(complete)
   const rerunBlocks = again.filter((p) => completeSet.has(p.instance))
   let b = 0
   let c = 0
   const losses: string[] = []
   for (const p of rerunBlocks) {
-    if (!p.outcome || !p.base || !p.treat) continue
+    if (!p.base || !p.treat) continue
     const d = resolvedValue(p.treat) - resolvedValue(p.base)
     if (d < 0) {
       b++
@@ -211,75 +249,87 @@ function judge(
   }
   const binary = rerunBlocks.every((p) => (p.base?.trials ?? 1) <= 1 && (p.treat?.trials ?? 1) <= 1)
   const p = binary && rerunBlocks.length > 0 ? mcnemarPOneSided(b, c, 'treatment_worse') : null
+  const unit: Effect['unit'] = s.metric === 'resolved' ? 'pp' : 'ratio'
+  const decidedOn: RerunResult['decided_on'] = s.metric === 'resolved' ? 'combined' : 'rerun_only'
   const base = {
-    round,
+    round: input.round,
     planned_blocks: planned.length,
     complete_blocks: complete.length,
+    instances: complete,
+    decided_on: decidedOn,
     b,
     c,
     p_one_sided: p,
   }
-  const unit: Effect['unit'] = s.metric === 'resolved' ? 'pp' : 'ratio'
-  if (planned.length === 0 || complete.length / planned.length < minCoverage) {
+  if (planned.length === 0 || complete.length / planned.length < input.minCoverage) {
     return {
       state: 'inconclusive',
       rerun: {
         ...base,
-        projected: none(unit, 'rerun incomplete'),
         rerun_only: none(unit, 'rerun incomplete'),
+        combined: none(unit, 'rerun incomplete'),
+        resolved_advantage: null,
         holds: false,
         reason:
           planned.length === 0
             ? 'none of its blocks were rerun'
-            : `${complete.length} of ${planned.length} rerun blocks complete, below min_coverage ${minCoverage}`,
+            : `${complete.length} of ${planned.length} rerun blocks complete, below min_coverage ${input.minCoverage}`,
       },
     }
   }
 
-  const rerunOnly = pairsEffect(rerunBlocks, s.metric, settings)
+  const own = input.entry ? entryEffect(input.entry, s.metric) : null
+  const rerunOnly: Effect =
+    own && own.n === rerunBlocks.length
+      ? { ...own, method: `${own.method}; the rerun comparison.json's own figure` }
+      : pairsEffect(rerunBlocks, s.metric, input.rerunSettings)
+  const only = `${RERUN_FIGURE_LABEL.rerun_only} (n = ${rerunOnly.n})`
+
   if (s.metric === 'resolved') {
-    const projected = projectOutcome(original, byId, completeSet, plannedSet, affected, settings)
-    const deficitHolds = projected.estimate !== null && -projected.estimate >= s.threshold - 1e-9 && b > c
-    const flakyOnly = losses.length > 0 && losses.every((i) => unstable.has(i))
+    const combined = combinedOutcome(original, byId, completeSet, input.affected, input.settings)
+    const all = `${RERUN_FIGURE_LABEL.combined} (n = ${combined.n})`
+    const deficitHolds = combined.estimate !== null && -combined.estimate >= s.threshold - 1e-9 && b > c
+    const flakyOnly = losses.length > 0 && losses.every((i) => input.unstable.has(i))
     const holds = deficitHolds && !flakyOnly
     const reason = holds
-      ? `projected ${fmtPp(projected.estimate)} pp ≤ −${s.threshold} with b′ = ${b} > c′ = ${c} on ${complete.length} rerun blocks`
+      ? `${all}: ${fmtPp(combined.estimate)} pp ≤ −${s.threshold} with b′ = ${b} > c′ = ${c} on the ${only}`
       : flakyOnly && deficitHolds
         ? `the rerun losses fall only on unstable instances (${losses.join(', ')}): not confirmed`
-        : `projected ${fmtPp(projected.estimate)} pp (threshold −${s.threshold}), b′ = ${b}, c′ = ${c}: did not hold`
+        : `${all}: ${fmtPp(combined.estimate)} pp (threshold −${s.threshold}), b′ = ${b}, c′ = ${c} on the ${only}: did not hold`
     return {
       state: holds ? 'confirmed' : 'cleared',
-      rerun: { ...base, projected, rerun_only: rerunOnly, holds, reason },
+      rerun: { ...base, rerun_only: rerunOnly, combined, resolved_advantage: null, holds, reason },
     }
   }
   const metric = s.metric as RatioMetric
-  const projected = projectRatio(original, byId, completeSet, affected, metric, settings)
-  const advantage = projectOutcome(original, byId, completeSet, plannedSet, new Set(), settings)
+  const combined = combinedRatio(original, byId, completeSet, new Set(planned), metric, input.settings)
+  // The resolved advantage that would excuse the cost: every outcome-complete rerun block replaced.
+  const outcomeSet = new Set(planned.filter((i) => outcomeComplete(byId.get(i))))
+  const advantage = combinedOutcome(original, byId, outcomeSet, new Set(), input.settings)
   const over = (e: Effect) => e.estimate !== null && e.estimate > s.threshold + 1e-9
   const excused = hasResolvedAdvantage(advantage)
-  const holds = over(projected) && over(rerunOnly) && !excused
+  const holds = over(rerunOnly) && !excused
   const reason = holds
-    ? `projected ${fmt(projected.estimate)}× and rerun-only ${fmt(rerunOnly.estimate)}× > ${s.threshold}× without a resolved advantage`
+    ? `${only}: ${fmt(rerunOnly.estimate)}× > ${s.threshold}× without a resolved advantage (combined resolve-rate difference ${fmtPp(advantage.estimate)} pp, n = ${advantage.n})`
     : excused
-      ? `the projected resolve rate shows a resolved advantage (${fmtPp(advantage.estimate)} pp): not a regression`
-      : `projected ${fmt(projected.estimate)}×, rerun-only ${fmt(rerunOnly.estimate)}× (threshold ${s.threshold}×): did not hold`
+      ? `the combined resolve rate shows a resolved advantage (${fmtPp(advantage.estimate)} pp, n = ${advantage.n}): not a regression`
+      : `${only}: ${fmt(rerunOnly.estimate)}× (threshold ${s.threshold}×): did not hold`
   return {
     state: holds ? 'confirmed' : 'cleared',
-    rerun: { ...base, projected, rerun_only: rerunOnly, holds, reason },
+    rerun: { ...base, rerun_only: rerunOnly, combined, resolved_advantage: advantage, holds, reason },
   }
 }
 
 /**
- * Resolve-rate difference (pp) over the first run's outcome blocks with rerun values in place:
- * rerun-complete blocks take their rerun outcomes; affected blocks not rerun complete count as ties;
- * the rest keep their first-run outcomes (all concordant for a deficit signal).
+ * Combined resolve-rate difference (pp) over the first run's outcome-complete blocks: blocks in
+ * `replaced` take their rerun outcomes; `ties` blocks without a complete rerun count as ties (a
+ * first-run discordance the rerun did not test is not evidence); the rest keep their first-run outcomes.
  */
-function projectOutcome(
+function combinedOutcome(
   original: PairedBlock[],
   rerun: Map<string, PairedBlock>,
-  complete: Set<string>,
-  planned: Set<string>,
-  affected: Set<string>,
+  replaced: Set<string>,
+  ties: Set<string>,
   s: BootstrapSettings,
 ): Effect {
   const base: number[] = []
@@ -287,10 +337,10 @@ function projectOutcome(
   for (const p of original) {
     if (!p.outcome || !p.base || !p.treat) continue
     const r = rerun.get(p.instance)
-    if (complete.has(p.instance) && r?.base && r.treat && r.outcome) {
+    if (replaced.has(p.instance) && r?.base && r.treat && r.outcome) {
       base.push(resolvedValue(r.base))
       treat.push(resolvedValue(r.treat))
-    } else if (affected.has(p.instance) || planned.has(p.instance)) {
+    } else if (ties.has(p.instance)) {
       base.push(0)
       treat.push(0)
     } else {
@@ -303,16 +353,20 @@ function projectOutcome(
     bootstrapMeanDifference(base, treat, s),
     100,
     'pp',
-    'projected resolve-rate difference',
+    `resolve-rate difference, ${RERUN_FIGURE_LABEL.combined}`,
   )
 }
 
-/** Ratio of means over the first run's cost blocks with rerun values in place (affected blocks not rerun left out). */
-function projectRatio(
+/**
+ * Combined ratio of means over the first run's cost-complete blocks: blocks in `replaced` take their
+ * rerun values; rerun blocks (`rerunBlocks`) not complete for the metric in the rerun are left out;
+ * the rest keep their first-run values.
+ */
+function combinedRatio(
   original: PairedBlock[],
   rerun: Map<string, PairedBlock>,
-  complete: Set<string>,
-  affected: Set<string>,
+  replaced: Set<string>,
+  rerunBlocks: Set<string>,
   metric: RatioMetric,
   s: BootstrapSettings,
 ): Effect {
@@ -320,7 +374,7 @@ function projectRatio(
   const base: number[] = []
   const treat: number[] = []
   cols.instances.forEach((id, i) => {
-    if (complete.has(id)) {
+    if (replaced.has(id)) {
       const r = rerun.get(id)
       const b = metricValue(r?.base ?? null, metric)
       const t = metricValue(r?.treat ?? null, metric)
@@ -328,13 +382,18 @@ function projectRatio(
         base.push(b)
         treat.push(t)
       }
-    } else if (!affected.has(id)) {
+    } else if (!rerunBlocks.has(id)) {
       base.push(cols.base[i] as number)
       treat.push(cols.treat[i] as number)
     }
   })
   if (base.length === 0) return none('ratio', 'no cost-complete blocks')
-  return effectOfBootstrap(bootstrapRatioOfMeans(base, treat, s), 1, 'ratio', 'projected ratio of means')
+  return effectOfBootstrap(
+    bootstrapRatioOfMeans(base, treat, s),
+    1,
+    'ratio',
+    `ratio of means, ${RERUN_FIGURE_LABEL.combined}`,
+  )
 }
 
 function fmt(x: number | null): string {

@@ -11,6 +11,7 @@ import {
   type Decision,
   type DecisionStatus,
   type Health,
+  type RerunResult,
   type Signal,
 } from './schema.js'
 import { crossings, effectsFromPairs } from './signals.js'
@@ -261,7 +262,12 @@ export function runRef(r: ComparisonRef): Decision['runs'][number] {
   }
 }
 
-/** One line: the status and the headline effect of each signal (for logs, titles and outputs). */
+/**
+ * One line: the status and the headline effect of each signal (for logs, titles and outputs), each
+ * figure with its block count. After a confirmation round a signal quotes the figure that decided
+ * (see RerunResultSchema) with the first run's beside it, e.g.
+ * "confirmed regression: b vs a 2.27× [2.00, 2.65] spend_usd on rerun blocks only (n = 6), first run 2.26× [1.97, 2.59] (n = 16)".
+ */
 export function summarize(d: Decision): string {
   const head: Record<DecisionStatus, string> = {
     ok: 'ok: no threshold crossed',
@@ -273,16 +279,40 @@ export function summarize(d: Decision): string {
   const live = d.signals.filter((s) =>
     d.status === 'confirmed' ? s.state === 'confirmed' : s.state === 'unconfirmed' || s.state === 'cleared',
   )
-  const parts = live
-    .slice(0, 3)
-    .map(
-      (s) =>
-        `${s.treatment} vs ${s.baseline}${s.kind === 'self' ? ' (previous run)' : ''} ${formatEffect(s.effect)} ${s.metric}`,
+  const parts = live.slice(0, 3).map((s) => {
+    const who = `${s.treatment} vs ${s.baseline}${s.kind === 'self' ? ' (previous run)' : ''}`
+    const first = `${formatEffect(s.effect)} (n = ${s.effect.n})`
+    if (!s.rerun) return `${who} ${formatEffect(s.effect)} ${s.metric} (n = ${s.effect.n})`
+    const decided = s.rerun[s.rerun.decided_on]
+    return (
+      `${who} ${formatEffect(decided)} ${s.metric} on ${RERUN_FIGURE_LABEL[s.rerun.decided_on]} (n = ${decided.n}), ` +
+      `first run ${first}`
     )
+  })
   const more = live.length > 3 ? `, +${live.length - 3} more` : ''
   const errors = d.health.filter((x) => x.severity === 'error').length
   const tail = errors > 0 ? ` [${errors} evaluation health error(s)]` : ''
   return `${head[d.status]}${parts.length > 0 ? `: ${parts.join('; ')}${more}` : ''}${tail}`
+}
+
+/** The names of the two rerun figures (RerunResultSchema), as every output labels them. */
+export const RERUN_FIGURE_LABEL: Record<RerunResult['decided_on'], string> = {
+  rerun_only: 'rerun blocks only',
+  combined: 'combined: rerun blocks replaced in the full panel',
+}
+
+/** One rerun figure with its label and block count: "rerun blocks only (n = 6): 2.27× [2.00, 2.65]". */
+export function formatRerunFigure(r: RerunResult, which: RerunResult['decided_on']): string {
+  return `${RERUN_FIGURE_LABEL[which]} (n = ${r[which].n}): ${formatEffect(r[which])}`
+}
+
+/**
+ * Both rerun figures, the deciding one first:
+ * "decided on rerun blocks only (n = 6): 2.27× [2.00, 2.65]; also combined: rerun blocks replaced in the full panel (n = 16): 2.25× [1.99, 2.55]".
+ */
+export function formatRerun(r: RerunResult): string {
+  const other = r.decided_on === 'rerun_only' ? 'combined' : 'rerun_only'
+  return `decided on ${formatRerunFigure(r, r.decided_on)}; also ${formatRerunFigure(r, other)}`
 }
 
 /** "−12.0 pp [−20.1, −3.9]" or "1.62× [1.31, 2.05]". */

@@ -46,15 +46,28 @@ export const SignalStateSchema = z.enum([
 ])
 export type SignalState = z.infer<typeof SignalStateSchema>
 
-/** What the targeted rerun showed for one signal. */
+/**
+ * What the targeted rerun showed for one signal. Two figures, each with its block count in `n`:
+ *  - `rerun_only`: the statistic on the rerun blocks alone (every block of the confirmation plan that
+ *    is complete for this metric in the rerun; `instances` names them). For a competitive signal it is
+ *    the rerun comparison.json's own figure for that comparison.
+ *  - `combined`: the statistic over the first run's complete blocks with every rerun block's value
+ *    replaced by its rerun value (rerun blocks incomplete for this metric are left out of a ratio;
+ *    for a resolve-rate deficit, affected blocks without a complete rerun count as ties).
+ * `decided_on` names the figure the threshold was applied to: `rerun_only` for ratios (decide on the
+ * rerun data), `combined` for a resolve-rate deficit (its threshold is in points of the whole panel;
+ * the direction must also hold on the rerun blocks, b′ > c′).
+ */
 export const RerunResultSchema = z.strictObject({
   round: z.number().int().positive(),
-  planned_blocks: Count,
-  complete_blocks: Count,
-  /** The breached statistic over the panel with the rerun blocks' values in place of their first-run values. */
-  projected: EffectSchema,
-  /** The statistic on the rerun blocks alone (direction check). */
+  planned_blocks: Count.describe('blocks of the confirmation plan'),
+  complete_blocks: Count.describe('planned blocks complete for this metric in the rerun'),
+  instances: z.array(z.string()).describe('the rerun blocks behind rerun_only'),
   rerun_only: EffectSchema,
+  combined: EffectSchema,
+  decided_on: z.enum(['rerun_only', 'combined']),
+  /** Ratio signals: the combined resolve-rate difference that would excuse the cost; null for resolve rate. */
+  resolved_advantage: EffectSchema.nullable(),
   /** Resolve-rate difference on the rerun blocks: baseline-only (b) and treatment-only (c) wins. */
   b: Count,
   c: Count,

@@ -61,13 +61,15 @@ export interface DetectStepResult {
  * (the status, each signal with its effect and interval, health problems, the planned rerun); after
  * a confirmation round the first run's report, beside its decision.json, is rewritten to point to
  * the rerun's report, which holds the final decision.
- * Throws HwError `detect_input_invalid` for unreadable or invalid inputs.
+ * Throws HwError `detect_input_invalid` for unreadable or invalid inputs, `detect_input_mismatch` when
+ * the plan and the comparison are of different experiments, manifest versions or rounds.
  */
 export async function detectStep(opts: DetectStepOptions): Promise<DetectStepResult> {
   const plan = await readJson(opts.plan, PlanSchema, 'plan.json')
   const out = path.resolve(opts.out ?? path.dirname(opts.comparison))
   await mkdir(out, { recursive: true })
   const current = await loadRef(opts.comparison, out)
+  checkSameExperiment(plan, current.comparison, opts)
   if (plan.kind === 'confirmation') return confirmStep(opts.plan, current, out)
 
   const manifest = ManifestSchema.parse(plan.manifest)
@@ -198,6 +200,58 @@ async function confirmStep(planPath: string, rerun: ComparisonRef, out: string):
       'confirm-plan-path': '',
       confirmed: decision.status === 'confirmed' ? 'true' : 'false',
     },
+  }
+}
+
+/**
+ * The plan and the comparison must be of one experiment, one manifest version and one round:
+ * otherwise the decision would apply one experiment's thresholds (and cells) to another's results.
+ * Throws HwError `detect_input_mismatch` naming both.
+ */
+function checkSameExperiment(plan: Plan, c: Comparison, files: { plan: string; comparison: string }): void {
+  const short = (sha: string | null) => (sha ? `${sha.slice(0, 12)}…` : 'none')
+  const help = 'pass the plan.json the comparison was aggregated from (the same experiment and round)'
+  if (c.kind === 'published') {
+    throw new HwError(
+      'detect_input_mismatch',
+      `comparison.json compares published results (${c.experiment_id}); detect decides on a comparison aggregated from a plan`,
+      { where: files.comparison, help: 'run `harness-watch aggregate --plan <plan.json>` first' },
+    )
+  }
+  if (plan.experiment_id !== c.experiment_id) {
+    throw new HwError(
+      'detect_input_mismatch',
+      'plan.json and comparison.json belong to different experiments',
+      {
+        where: files.plan,
+        details: [
+          `plan:       experiment ${plan.experiment_id}, manifest sha256 ${short(plan.manifest_sha256)} (${files.plan})`,
+          `comparison: experiment ${c.experiment_id}, manifest sha256 ${short(c.stamp.manifest_sha256)} (${files.comparison})`,
+        ],
+        help,
+      },
+    )
+  }
+  if (c.stamp.manifest_sha256 !== null && c.stamp.manifest_sha256 !== plan.manifest_sha256) {
+    throw new HwError(
+      'detect_input_mismatch',
+      `plan.json and comparison.json are of experiment ${plan.experiment_id} but of different manifest versions`,
+      {
+        where: files.plan,
+        details: [
+          `plan:       manifest sha256 ${short(plan.manifest_sha256)} (${files.plan})`,
+          `comparison: manifest sha256 ${short(c.stamp.manifest_sha256)} (${files.comparison})`,
+        ],
+        help,
+      },
+    )
+  }
+  if (plan.round !== c.round) {
+    throw new HwError(
+      'detect_input_mismatch',
+      `plan.json is round ${plan.round} (${plan.kind}) of experiment ${plan.experiment_id}, comparison.json round ${c.round}`,
+      { where: files.plan, help },
+    )
   }
 }
 

@@ -6,9 +6,16 @@ import { readDecision } from '../detect/step.js'
 import { STATUS_LABEL } from '../report/decision.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { type UpsertResult, upsertPrComment } from './comment.js'
-import { syncTrackingIssue, type TrackingResult } from './issue.js'
+import {
+  keyRunStatus,
+  planTracking,
+  RECOVERED_LABEL,
+  syncTrackingIssue,
+  type TrackingResult,
+} from './issue.js'
+import { identityMarker } from './marker.js'
 import { type GitHubClient, makeOctokit, type Repo, repoFromEnv } from './octokit.js'
-import { prCommentBody, type RenderContext } from './render.js'
+import { prCommentBody, type RenderContext, trackingIssueBody, trackingTitle } from './render.js'
 
 export interface PublishOptions {
   /** comparison.json of the deciding round; decision.json is read from beside it. */
@@ -27,7 +34,7 @@ export interface PublishOptions {
   closeOnRecovery?: boolean
   /** For tests: a ready client (otherwise built from token/baseUrl). */
   client?: GitHubClient
-  /** Render everything, write nothing to GitHub (no token needed). */
+  /** Write nothing to GitHub (no token needed): the summary says what would be created, updated or skipped, with the body. */
   dryRun?: boolean
 }
 
@@ -35,6 +42,8 @@ export interface PublishResult {
   decision: Decision
   issues: TrackingResult[]
   comment: UpsertResult | null
+  /** When nothing was written (dry run, no token): what publishing would do, per target. */
+  planned: PlannedAction[]
   /** Why the check must fail (a confirmed regression per policy, or an evaluation failure); null = pass. */
   failure: string | null
   /** Markdown for the job summary. */
@@ -50,19 +59,36 @@ export interface PublishResult {
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const { decision, path: decisionPath } = await readDecision(opts.comparison)
   const comparison = await firstRunComparison(decision, decisionPath)
+  const later = await laterRound(decision, decisionPath)
   const ctx: RenderContext = { decision, comparison, reportUrl: opts.reportUrl ?? runUrl() }
   const issues: TrackingResult[] = []
   let comment: UpsertResult | null = null
+  const trackingOpts = {
+    labels: decision.policy.reporting.labels,
+    recoveredAfter: decision.policy.reporting.recovered_after,
+    closeOnRecovery: opts.closeOnRecovery ?? true,
+  }
   if (opts.dryRun || (!opts.token && !opts.client)) {
-    const note = opts.dryRun
-      ? 'Dry run: nothing was written to GitHub.'
-      : 'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
+    const planned = planPublish(ctx, { pr: opts.pr ?? null, ...trackingOpts })
+    if (opts.dryRun) {
+      return {
+        decision,
+        issues,
+        comment,
+        planned,
+        failure: failureOf(decision),
+        summary: `${dryRunView(ctx, planned)}\n\n${later}Dry run: nothing was written to GitHub.`,
+      }
+    }
+    const note =
+      'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
     return {
       decision,
       issues,
       comment,
+      planned,
       failure: failureOf(decision),
-      summary: `${summaryOf(ctx, issues, comment)}\n\n${note}`,
+      summary: `${summaryOf(ctx, issues, comment)}\n\n#### Not published\n\n${plannedLines(planned)}\n\n${later}${note}`,
     }
   }
   const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
@@ -77,21 +103,18 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     )
   } else {
     for (const v of decision.comparisons) {
-      issues.push(
-        await syncTrackingIssue(gh, repo, ctx, v, {
-          labels: decision.policy.reporting.labels,
-          recoveredAfter: decision.policy.reporting.recovered_after,
-          closeOnRecovery: opts.closeOnRecovery ?? true,
-        }),
-      )
+      issues.push(await syncTrackingIssue(gh, repo, ctx, v, trackingOpts))
     }
   }
   return {
     decision,
     issues,
     comment,
+    planned: [],
     failure: failureOf(decision),
-    summary: summaryOf(ctx, issues, comment),
+    summary: later
+      ? `${summaryOf(ctx, issues, comment)}\n\n${later.trimEnd()}`
+      : summaryOf(ctx, issues, comment),
   }
 }
 
@@ -119,8 +142,142 @@ export function publishLine(r: PublishResult): string {
   }
   if (unchanged.length > 0) parts.push(`${unchanged.length} comparison(s) without an issue change`)
   if (r.comment) parts.push(`PR comment ${r.comment.action} ${r.comment.url}`)
-  if (parts.length === 0) parts.push('nothing written to GitHub')
+  if (r.planned.length > 0) {
+    parts.push('nothing written to GitHub', ...r.planned.map((a) => `${a.target}: ${a.short}`))
+  } else if (parts.length === 0) parts.push('nothing written to GitHub')
   return `${STATUS_LABEL[r.decision.status]}: ${parts.join('; ')}`
+}
+
+/** What publishing would do to one target (a tracking issue key, or the PR comment). */
+export interface PlannedAction {
+  /** The comparison key of a tracking issue, or "PR #<n>". */
+  target: string
+  kind: 'skip' | 'create_or_update' | 'update_if_open' | 'pr_comment'
+  /** A few words for the terminal line ("would create or update the tracking issue"). */
+  short: string
+  /** The full sentence: what would be searched for, created or updated, and why. */
+  text: string
+  /** The body that would be written (tracking issue or PR comment); null when nothing would be. */
+  body: string | null
+}
+
+/**
+ * What `publish` would do, without asking GitHub (so an existing issue or comment cannot be known):
+ *  - with a PR number: find the one PR comment by its marker, then update it or create it;
+ *  - otherwise, per comparison: a confirmed breach searches for the tracking issue by its marker,
+ *    then creates it (title, labels) or updates it; ok/cleared creates nothing and only counts a
+ *    clean run on an open issue; an unconfirmed breach or an inconclusive comparison is skipped.
+ * Pure.
+ */
+export function planPublish(
+  ctx: RenderContext,
+  opts: { pr: number | null; labels: string[]; recoveredAfter: number; closeOnRecovery: boolean },
+): PlannedAction[] {
+  const d = ctx.decision
+  if (opts.pr) {
+    const marker = identityMarker('pr-report', d.experiment_id)
+    return [
+      {
+        target: `PR #${opts.pr}`,
+        kind: 'pr_comment',
+        short: 'would create or update the Harness Watch comment',
+        text:
+          `would search the comments of pull request #${opts.pr} for the marker ${codeSpan(marker)}, ` +
+          'then update that comment, or create it when there is none (one comment per pull request and experiment, in every state)',
+        body: prCommentBody(ctx, d.experiment_id),
+      },
+    ]
+  }
+  if (d.comparisons.length === 0) {
+    return [
+      {
+        target: d.experiment_id,
+        kind: 'skip',
+        short: 'would skip: no comparison was made',
+        text: 'would skip: no comparison was made, so there is no tracking issue to create or update',
+        body: null,
+      },
+    ]
+  }
+  const label = opts.labels[0] ?? 'harness-watch'
+  const labels = opts.labels.length > 0 ? opts.labels : [label]
+  return d.comparisons.map((v): PlannedAction => {
+    const status = keyRunStatus(v)
+    const marker = codeSpan(identityMarker('tracking', v.key))
+    const search = `would search the issues labelled ${codeSpan(label)} (open and closed) for the marker ${marker}`
+    if (status === 'confirmed') {
+      const action = planTracking({
+        existing: null,
+        status,
+        recoveredAfter: opts.recoveredAfter,
+        closeOnRecovery: opts.closeOnRecovery,
+        run: d.run_id,
+      })
+      const state = action.kind === 'none' ? null : action.state
+      return {
+        target: v.key,
+        kind: 'create_or_update',
+        short: 'would search for the marker, then create or update the tracking issue',
+        text:
+          `${search}, then create tracking issue “${escapeMarkdown(trackingTitle(d, v))}” with labels ` +
+          `${labels.map(codeSpan).join(', ')} when there is none, or update the one found ` +
+          '(new body, a comment for the new confirmed breach, reopened if closed)',
+        body: state ? trackingIssueBody(ctx, v.key, state) : null,
+      }
+    }
+    if (status === 'clean') {
+      const close = opts.closeOnRecovery ? ', then closed' : ''
+      return {
+        target: v.key,
+        kind: 'update_if_open',
+        short: 'would create nothing (no confirmed breach); an open tracking issue would count a clean run',
+        text:
+          'would create nothing: no confirmed breach — tracking issues open only on a confirmed breach; ' +
+          `${search} and, if an open tracking issue is found, count this clean run ` +
+          `(after ${opts.recoveredAfter} in a row it is labelled ${codeSpan(RECOVERED_LABEL)}${close})`,
+        body: null,
+      }
+    }
+    const why =
+      status === 'unconfirmed'
+        ? 'no confirmed breach (this breach is unconfirmed; the targeted rerun decides) — tracking issues open only on a confirmed breach'
+        : 'the comparison is inconclusive (the evaluation failed) — not evidence either way; tracking issues open only on a confirmed breach'
+    return {
+      target: v.key,
+      kind: 'skip',
+      short: `would skip: ${status === 'unconfirmed' ? 'no confirmed breach' : 'inconclusive'}`,
+      text: `would skip: ${why}`,
+      body: null,
+    }
+  })
+}
+
+/** The planned actions as a Markdown list. */
+function plannedLines(planned: PlannedAction[]): string {
+  return planned.map((a) => `- ${codeSpan(a.target)}: ${a.text}.`).join('\n')
+}
+
+/**
+ * The dry-run view: the decision in one line, what would be done to each target, and each body
+ * that would be written — the tracking issue body without --pr, the PR comment with it.
+ */
+function dryRunView(ctx: RenderContext, planned: PlannedAction[]): string {
+  const d = ctx.decision
+  const pr = planned.some((a) => a.kind === 'pr_comment')
+  const lines = [
+    `### Harness Watch dry run: ${pr ? 'PR comment' : 'tracking issues'} for ${codeSpan(d.experiment_id)}`,
+    '',
+    `Decision: ${escapeMarkdown(d.summary)}`,
+    '',
+    plannedLines(planned),
+  ]
+  for (const a of planned) {
+    if (!a.body) continue
+    const what = a.kind === 'pr_comment' ? 'PR comment body' : 'Tracking issue body'
+    lines.push('', `#### ${what}: ${codeSpan(a.target)}`, '', a.body)
+  }
+  if (!planned.some((a) => a.body)) lines.push('', '_No body would be written._')
+  return lines.join('\n')
 }
 
 /** The reason the check fails, or null. */
@@ -147,6 +304,30 @@ function summaryOf(ctx: RenderContext, issues: TrackingResult[], comment: Upsert
   }
   if (comment) lines.push(`- PR comment ${comment.action}: ${comment.url}`)
   return lines.length > 0 ? `${body}\n\n#### Published\n\n${lines.join('\n')}` : body
+}
+
+/**
+ * A note when this is a first run's breach whose confirmation round has already been decided (its
+ * decision.json sits beside the confirmation plan): that round holds the final decision. "" if none.
+ */
+async function laterRound(d: Decision, decisionPath: string): Promise<string> {
+  if (d.status !== 'breach' || !d.confirmation) return ''
+  const dir = path.resolve(path.dirname(decisionPath), path.dirname(d.confirmation.plan))
+  try {
+    const { decision: next, path: file } = await readDecision(path.join(dir, 'decision.json'))
+    const rerun = next.runs.at(-1)
+    if (next.round < 1 || !rerun) return ''
+    const rel = (p: string) => {
+      const r = path.relative(process.cwd(), p)
+      return r === '' || r.startsWith('..') || path.isAbsolute(r) ? p : r
+    }
+    return (
+      `Note: confirmation round ${next.round} has been decided (${STATUS_LABEL[next.status]}) in ${codeSpan(rel(file))}; ` +
+      `this first run is not the final decision. Publish that round: ${codeSpan(`--comparison ${rel(path.resolve(dir, rerun.comparison))}`)}.\n\n`
+    )
+  } catch {
+    return ''
+  }
 }
 
 /** The first run's comparison.json (whole panel) for the report sections; null if it cannot be read. */

@@ -1,5 +1,5 @@
 import type { Comparison } from '../compare/schema.js'
-import { formatEffect } from '../detect/decide.js'
+import { formatEffect, formatRerun } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from '../detect/schema.js'
@@ -82,7 +82,7 @@ export function confirmedComment(ctx: RenderContext, key: string, reopened: bool
     '',
     ...signals.map(
       (s) =>
-        `- ${escapeMarkdown(METRIC_RULES[s.metric].label)}: first run ${formatEffect(s.effect)}, rerun ${s.rerun ? formatEffect(s.rerun.projected) : '—'}`,
+        `- ${escapeMarkdown(METRIC_RULES[s.metric].label)}: first run ${formatEffect(s.effect)} (n = ${s.effect.n}); rerun ${s.rerun ? formatRerun(s.rerun) : '—'}`,
     ),
     '',
     ctx.reportUrl ? `Full report: ${link(ctx.reportUrl)}` : '',
@@ -172,17 +172,17 @@ function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string 
         : `${codeSpan(s.treatment)} vs ${codeSpan(s.baseline)}`
     const p = s.p_one_sided === null ? '' : ` (one-sided p = ${fmtP(s.p_one_sided)})`
     const rerun = s.rerun
-      ? `${formatEffect(s.rerun.projected)}; ${s.rerun.complete_blocks}/${s.rerun.planned_blocks} blocks, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
+      ? `${formatRerun(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
       : s.state === 'not_confirmable'
         ? 'not rerun: driven only by quarantined/unstable instances'
         : 'pending'
     // Rule, effects and rerun text are built here from numbers and ids, not quoted from a run.
-    return `| ${who} | ${METRIC_RULES[s.metric].label} | ${s.rule} | ${formatEffect(s.effect)}${p} | ${rerun} | **${s.state}** |`
+    return `| ${who} | ${METRIC_RULES[s.metric].label} | ${s.rule} | ${formatEffect(s.effect)} (n = ${s.effect.n})${p} | ${rerun} | **${s.state}** |`
   })
   return [
     '#### Threshold crossings',
     '',
-    '| comparison | metric | rule | first run (95% interval) | rerun (projected) | state |',
+    '| comparison | metric | rule | first run (95% interval) | rerun | state |',
     '|---|---|---|---|---|---|',
     ...rows,
     '',

@@ -5,7 +5,7 @@ import lockfile from 'proper-lockfile'
 import { aggregate, type WrittenReports } from '../compare/aggregate.js'
 import { type DetectStepResult, detectStep } from '../detect/step.js'
 import { HwError } from '../errors.js'
-import { defaultCacheDir } from '../harnesses/install.js'
+import { defaultCacheDir, readMarker } from '../harnesses/install.js'
 import { HARNESSES, isHarnessName } from '../harnesses/names.js'
 import { adapterFor } from '../harnesses/registry.js'
 import { type LoadedManifest, loadManifest } from '../manifest/load.js'
@@ -18,6 +18,7 @@ import type { ProgressReporter } from '../run/progress.js'
 import type { LegRecord } from '../run/records.js'
 import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
 import { strictJson } from '../util/json.js'
+import { quotePath } from '../util/paths.js'
 
 export interface LocalOptions {
   manifestFile: string
@@ -69,9 +70,9 @@ export interface LocalResult {
  */
 export async function runLocal(opts: LocalOptions): Promise<LocalResult> {
   const t0 = performance.now()
-  const loaded = await loadManifest(opts.manifestFile)
+  const loaded = await loadManifest(opts.manifestFile, { runnable: true })
   const m = loaded.manifest
-  const panel = await resolvePanel(m, loaded.dir, opts.manifestFile)
+  const panel = await resolvePanel(m, loaded.dir, opts.manifestFile, loaded.locate)
   const plan = buildPlan(loaded, panel)
   if (opts.concurrency !== undefined && (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)) {
     throw new HwError('usage', `--concurrency must be a whole number ≥ 1, got ${opts.concurrency}`)
@@ -204,7 +205,7 @@ async function lockOut(out: string): Promise<() => Promise<void>> {
     })
   } catch (e) {
     if ((e as { code?: string }).code !== 'ELOCKED') throw e
-    throw new HwError('out_locked', `another harness-watch run is writing to ${out}`, {
+    throw new HwError('out_locked', `another harness-watch run is writing to ${quotePath(out)}`, {
       help: 'wait for it to finish, or use another --out',
     })
   }
@@ -229,7 +230,7 @@ async function refuseOtherRun(planPath: string, plan: Plan): Promise<void> {
   if (!same) {
     throw new HwError(
       'out_mismatch',
-      `${path.dirname(planPath)} holds a run of another manifest version (sha256 ${String(old.manifest_sha256).slice(0, 12)}, now ${plan.manifest_sha256.slice(0, 12)})`,
+      `${quotePath(path.dirname(planPath))} holds a run of another manifest version (sha256 ${String(old.manifest_sha256).slice(0, 12)}, now ${plan.manifest_sha256.slice(0, 12)})`,
       { help: 'use another --out, or --fresh to move the old run aside' },
     )
   }
@@ -244,14 +245,19 @@ async function moveAside(out: string, log: (line: string) => void): Promise<void
   const dest = `${out.replace(/\/+$/, '')}.prev-${stamp}`
   try {
     await rename(out, dest)
-    log(`--fresh: moved the previous run to ${dest}`)
+    log(`--fresh: moved the previous run to ${quotePath(dest)}`)
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e
   }
 }
 
-/** Install every harness the plan uses, one after another (before legs start in parallel). */
-async function installAll(
+/**
+ * Install every harness the plan uses, one after another (before legs start in parallel). Logs
+ * `<harness>@<version> cached at <folder>` for a finished install found in the cache (a fresh install
+ * logs its own line with its time and size) and `<harness>@<version>: nothing to install` for a command
+ * cell. Throws HwError `harness_not_runnable` / `install_failed` / `aborted`.
+ */
+export async function installAll(
   loaded: LoadedManifest,
   cacheDir: string,
   log: (line: string) => void,
@@ -269,8 +275,11 @@ async function installAll(
         help: `${cell.harness} is a Python program; run this manifest on a runner with Python and PyPI access`,
       })
     }
-    const t = performance.now()
+    const started = Date.now()
     const installed = await adapterFor(cell.harness).install(cell.version, { cacheDir, log })
-    log(`installed ${key} (${((performance.now() - t) / 1000).toFixed(1)}s) at ${installed.root}`)
+    // A fresh install logs its own "installed … in N s" line; a cached one is reported here.
+    const marker = await readMarker(installed.root)
+    if (!marker) log(`${key}: nothing to install`)
+    else if (Date.parse(marker.installed_at) < started) log(`${key} cached at ${quotePath(installed.root)}`)
   }
 }

@@ -4,7 +4,8 @@ import { isMap, isScalar, isSeq, LineCounter, type Node, parseDocument } from 'y
 import type { z } from 'zod'
 import { HwError } from '../errors.js'
 import { canonicalJson, sha256 } from '../util/json.js'
-import { type Cell, cellApi, type Manifest, ManifestSchema } from './schema.js'
+import { quotePath } from '../util/paths.js'
+import { type Cell, cellApi, type Manifest, ManifestSchema, runnableProblems } from './schema.js'
 
 /** A manifest read from disk and validated: the text, its sha256, the typed value, and cell config hashes. */
 export interface LoadedManifest {
@@ -17,6 +18,20 @@ export interface LoadedManifest {
   manifest: Manifest
   /** cell id → sha256 hex of the cell's canonical {harness, version, api, config}. */
   configHashes: Record<string, string>
+  /**
+   * `file:line:column` of the field at `path` (of the deepest part of it present in the file), for
+   * messages about a field found wrong after loading. Absent when the manifest was not read from a file.
+   */
+  locate?: (path: readonly PropertyKey[]) => string
+}
+
+/** Options of {@link loadManifest} and {@link parseManifestText}. */
+export interface LoadOptions {
+  /**
+   * Also refuse pairings a leg cannot run (see `runnableProblems`: task-tests grading on an id list,
+   * an id list without benchmark.setup). Set by the commands that plan or run legs.
+   */
+  runnable?: boolean
 }
 
 /**
@@ -24,7 +39,7 @@ export interface LoadedManifest {
  * line per problem, each `file:line:column field.path: message`; `manifest_unreadable` when the file
  * cannot be read.
  */
-export async function loadManifest(file: string): Promise<LoadedManifest> {
+export async function loadManifest(file: string, opts: LoadOptions = {}): Promise<LoadedManifest> {
   let text: string
   try {
     text = await readFile(file, 'utf8')
@@ -33,52 +48,115 @@ export async function loadManifest(file: string): Promise<LoadedManifest> {
       'manifest_unreadable',
       `cannot read manifest: ${(e as NodeJS.ErrnoException).code ?? e}`,
       {
-        where: file,
+        where: quotePath(file),
         help: 'pass the path of a manifest file (YAML or JSON)',
       },
     )
   }
-  const manifest = parseManifestText(text, file)
+  const { manifest, locate } = parseManifest(text, file, opts)
   return {
     file,
     dir: path.resolve(path.dirname(file)),
     sha256: sha256(text),
     manifest,
     configHashes: Object.fromEntries(manifest.cells.map((c) => [c.id, configHash(c, manifest)])),
+    locate,
   }
 }
 
 /** Parse and validate manifest text; `file` is only used in messages. Throws HwError `manifest_invalid`. */
-export function parseManifestText(text: string, file: string): Manifest {
+export function parseManifestText(text: string, file: string, opts: LoadOptions = {}): Manifest {
+  return parseManifest(text, file, opts).manifest
+}
+
+function parseManifest(
+  text: string,
+  file: string,
+  opts: LoadOptions,
+): { manifest: Manifest; locate: (p: readonly PropertyKey[]) => string } {
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { lineCounter, uniqueKeys: true, prettyErrors: true })
   if (doc.errors.length > 0) {
     const details = doc.errors.map((e) => {
       const pos = e.linePos?.[0]
-      const where = pos ? `${file}:${pos.line}:${pos.col}` : file
+      const where = quotePath(pos ? `${file}:${pos.line}:${pos.col}` : file)
+      if (e.code === 'DUPLICATE_KEY')
+        return `${where} ${duplicateKeyMessage(doc.contents, e.pos[0], lineCounter)}`
       return `${where} ${(e.message.split('\n')[0] ?? '').replace(/ at line \d+, column \d+:?$/, '')}`
     })
-    throw new HwError('manifest_invalid', `${file}: not valid YAML/JSON`, {
+    throw new HwError('manifest_invalid', `${quotePath(file)}: not valid YAML/JSON`, {
       details,
       help: 'fix the syntax at the position shown',
     })
   }
   const value = doc.toJS({ maxAliasCount: 100 })
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    throw new HwError('manifest_invalid', `${file}: expected a mapping at the top level`, {
+    throw new HwError('manifest_invalid', `${quotePath(file)}: expected a mapping at the top level`, {
       help: 'a manifest starts with schema_version, experiment, model, benchmark, panel, cells, baseline',
     })
   }
+  const where = (p: readonly PropertyKey[]): string => {
+    const { line, col } = locate(doc.contents, p, lineCounter, text)
+    return quotePath(`${file}:${line}:${col}`)
+  }
   const result = ManifestSchema.safeParse(value, { reportInput: true })
-  if (result.success) return result.data
+  if (result.success) {
+    const problems = opts.runnable ? runnableProblems(result.data) : []
+    if (problems.length === 0) return { manifest: result.data, locate: where }
+    throw new HwError(
+      'manifest_invalid',
+      `${quotePath(file)}: ${problems.length} problem(s) in the manifest`,
+      {
+        details: problems.map((p) => `${where(p.path)} ${fieldPath(p.path)}: ${p.message}`),
+        help: 'task folders (panel.source tasks or builtin) grade with their tests; id lists need benchmark.setup and a command verifier',
+      },
+    )
+  }
   const details = result.error.issues.map((issue) => {
     const { line, col, source } = locate(doc.contents, issue.path, lineCounter, text)
-    return `${file}:${line}:${col} ${fieldPath(issue.path)}: ${describeIssue(issue, source)}`
+    return `${quotePath(`${file}:${line}:${col}`)} ${fieldPath(issue.path)}: ${describeIssue(issue, source)}`
   })
-  throw new HwError('manifest_invalid', `${file}: ${details.length} problem(s) in the manifest`, {
+  throw new HwError('manifest_invalid', `${quotePath(file)}: ${details.length} problem(s) in the manifest`, {
     details,
     help: 'see manifests/schema.json or the README manifest reference',
   })
+}
+
+/**
+ * `duplicate key "id" (first at line 3, column 3): …` for the repeated key starting at `offset`: the
+ * mapping holding it is found in the document and its earlier key of the same value is the first use.
+ */
+function duplicateKeyMessage(root: unknown, offset: number, lc: LineCounter): string {
+  const found = findDuplicate(root, offset)
+  if (!found) return 'duplicate key: keys in one mapping must be unique'
+  const first = found.first !== null ? lc.linePos(found.first) : null
+  return (
+    `duplicate key "${found.key}"${first ? ` (first at line ${first.line}, column ${first.col})` : ''}: ` +
+    'keys in one mapping must be unique'
+  )
+}
+
+/** The key whose node starts at `offset` and the offset of the same key's first use in its mapping. */
+function findDuplicate(node: unknown, offset: number): { key: string; first: number | null } | null {
+  if (isMap(node)) {
+    const at = node.items.findIndex((it) => (it.key as Node | null)?.range?.[0] === offset)
+    if (at >= 0) {
+      const key = node.items[at]?.key
+      const value = isScalar(key) ? String(key.value) : String(key)
+      const first = node.items.find((it, i) => i < at && isScalar(it.key) && String(it.key.value) === value)
+      return { key: value, first: (first?.key as Node | undefined)?.range?.[0] ?? null }
+    }
+    for (const it of node.items) {
+      const r = findDuplicate(it.value, offset)
+      if (r) return r
+    }
+  } else if (isSeq(node)) {
+    for (const it of node.items) {
+      const r = findDuplicate(it, offset)
+      if (r) return r
+    }
+  }
+  return null
 }
 
 /** `cells[1].harness` style path. */

@@ -166,10 +166,22 @@ export const RetriesSchema = z.strictObject({
   backoff_s: z.number().nonnegative().default(5).describe('first backoff; doubles each retry'),
 })
 
-export const ShardsSchema = z.union([
-  z.strictObject({ count: z.number().int().positive().describe('number of shards') }),
-  z.strictObject({ size: z.number().int().positive().describe('instances per shard') }),
-])
+export const ShardsSchema = z.union(
+  [
+    z.strictObject({ count: z.number().int().positive().describe('number of shards') }),
+    z.strictObject({ size: z.number().int().positive().describe('instances per shard') }),
+  ],
+  { error: (issue) => shardsMessage(issue.input) },
+)
+
+/** Why a `shards` value matches neither `{ count }` nor `{ size }`. */
+function shardsMessage(input: unknown): string {
+  if (input === null || typeof input !== 'object' || Array.isArray(input)) {
+    return 'expected a mapping: { count: N } (number of shards) or { size: N } (instances per shard)'
+  }
+  if ('count' in input && 'size' in input) return 'give either count or size, not both'
+  return 'give count (number of shards) or size (instances per shard)'
+}
 
 export const ThresholdsSchema = z.strictObject({
   resolved_deficit_pp: z
@@ -413,6 +425,27 @@ function checkPanel(p: z.output<typeof PanelSchema>, ctx: z.RefinementCtx): void
   }
   dupes(p.instances ?? [], ['panel', 'instances'], 'instance', ctx)
   dupes(p.quarantine, ['panel', 'quarantine'], 'quarantined instance', ctx)
+  // Other sources list their ids only once resolved (resolvePanel checks quarantine there).
+  if (p.source === 'inline' && p.instances && p.instances.length > 0) {
+    const inPanel = new Set(p.instances)
+    p.quarantine.forEach((id, i) => {
+      if (!inPanel.has(id)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['panel', 'quarantine', i],
+          message: `"${id}" is not in the panel (panel.instances)`,
+        })
+      }
+    })
+    const quarantined = new Set(p.quarantine)
+    if (p.instances.every((id) => quarantined.has(id))) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['panel', 'quarantine'],
+        message: 'the panel is empty after quarantine: every instance is quarantined, so nothing is compared',
+      })
+    }
+  }
 }
 
 function dupes(ids: string[], path: (string | number)[], what: string, ctx: z.RefinementCtx): void {
@@ -440,4 +473,39 @@ export function cellApi(cell: Cell, route: ModelRoute): z.infer<typeof WireApiSc
 /** Cells compared with the baseline, in manifest order. */
 export function treatmentIds(m: Manifest): string[] {
   return m.treatments ?? m.cells.map((c) => c.id).filter((id) => id !== m.baseline)
+}
+
+/** A problem with one field of a valid manifest: its path and what is wrong. */
+export interface FieldProblem {
+  path: (string | number)[]
+  message: string
+}
+
+/**
+ * Pairings the schema accepts but a leg cannot run (pure): task-tests grading needs task folders
+ * (panel source tasks or builtin), and an id-list panel (inline or file) needs `benchmark.setup` to
+ * prepare each workspace. Empty when the manifest can run. `validate`, `plan`, `run` and `local`
+ * refuse such a manifest before anything starts.
+ */
+export function runnableProblems(m: Manifest): FieldProblem[] {
+  const problems: FieldProblem[] = []
+  const idList = m.panel.source === 'inline' || m.panel.source === 'file'
+  if (!idList) return problems
+  if (m.benchmark.verifier.kind === 'task-tests') {
+    problems.push({
+      path: ['benchmark', 'verifier', 'kind'],
+      message:
+        `"task-tests" (the default kind) needs panel.source tasks or builtin (task folders); ` +
+        `for an id list (panel.source ${m.panel.source}) use kind: command with a grading command`,
+    })
+  }
+  if (!m.benchmark.setup) {
+    problems.push({
+      path: ['benchmark', 'setup'],
+      message:
+        `an id list (panel.source ${m.panel.source}) needs benchmark.setup: a command that fills ` +
+        '{workspace} for {instance} and writes the prompt to {out}/instruction.md',
+    })
+  }
+  return problems
 }

@@ -1,6 +1,7 @@
 import { HARNESSES, isHarnessName } from '../harnesses/names.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
 import type { Plan } from '../plan/schema.js'
+import { quotePath } from '../util/paths.js'
 import type { LoadedManifest } from './load.js'
 import { cellApi, treatmentIds } from './schema.js'
 
@@ -13,7 +14,7 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, 
     : 'unpriced (spend will be unknown)'
   const shards = 'count' in m.shards ? `${m.shards.count} shard(s)` : `shards of ${m.shards.size}`
   const lines = [
-    `${loaded.file}: valid (schema_version ${m.schema_version}, sha256 ${loaded.sha256.slice(0, 12)})`,
+    `${quotePath(loaded.file)}: valid (schema_version ${m.schema_version}, sha256 ${loaded.sha256.slice(0, 12)})`,
     `experiment  ${m.experiment.id}${m.experiment.description ? ` — ${m.experiment.description}` : ''}`,
     `model       ${r.id} via ${r.provider} (${r.api} API); ${prices}`,
     `benchmark   ${m.benchmark.family}@${m.benchmark.revision}; verifier ${m.benchmark.verifier.kind} (timeout ${m.benchmark.verifier.timeout_s}s)`,

@@ -2,7 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
 import { InstanceId, type Manifest } from '../manifest/schema.js'
-import { builtinPanelsDir } from '../util/paths.js'
+import { builtinPanelsDir, quotePath } from '../util/paths.js'
 
 /** Where a panel's instances come from, resolved to concrete locations. */
 export interface ResolvedPanel {
@@ -24,7 +24,14 @@ export async function resolvePanel(
   m: Manifest,
   manifestDir: string,
   manifestFile = 'manifest',
+  /** `file:line:column` of a manifest field (LoadedManifest.locate), to point at a bad list item. */
+  locate?: (path: readonly PropertyKey[]) => string,
 ): Promise<ResolvedPanel> {
+  const at = (field: 'instances' | 'quarantine', ids: readonly string[], bad: string[]): string[] =>
+    bad.map((id) => {
+      const p = ['panel', field, ids.indexOf(id)]
+      return `${locate ? `${locate(p)} ` : ''}panel.${field}[${ids.indexOf(id)}]: "${id}" is not in the panel`
+    })
   const p = m.panel
   let tasksDir: string | null = null
   let ids: string[]
@@ -54,9 +61,7 @@ export async function resolvePanel(
       throw new HwError(
         'panel_invalid',
         `panel.instances names ids not in the panel: ${missing.join(', ')}`,
-        {
-          where: manifestFile,
-        },
+        { where: quotePath(manifestFile), details: at('instances', p.instances, missing) },
       )
     }
     ids = p.instances
@@ -71,7 +76,14 @@ export async function resolvePanel(
   const strays = p.quarantine.filter((q) => !inPanel.has(q))
   if (strays.length > 0) {
     throw new HwError('panel_invalid', `panel.quarantine names ids not in the panel: ${strays.join(', ')}`, {
-      where: manifestFile,
+      where: quotePath(manifestFile),
+      details: at('quarantine', p.quarantine, strays),
+    })
+  }
+  if (ids.every((id) => p.quarantine.includes(id))) {
+    throw new HwError('panel_invalid', 'the panel is empty after quarantine: every instance is quarantined', {
+      where: locate ? locate(['panel', 'quarantine']) : quotePath(manifestFile),
+      help: 'quarantined instances run but are never compared: leave at least one instance out of panel.quarantine',
     })
   }
   return { source: p.source, tasksDir, instances: ids, quarantine: p.quarantine }

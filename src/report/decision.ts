@@ -1,4 +1,4 @@
-import { formatEffect } from '../detect/decide.js'
+import { formatEffect, formatRerun } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
@@ -73,13 +73,13 @@ export function decisionMarkdown(view: DecisionView): string {
   }
   if (d.signals.length > 0) {
     lines.push(
-      '| Signal | Rule | Effect [interval] | One-sided p | State | Rerun |',
+      '| Signal | Rule | First run [interval] | One-sided p | State | Rerun |',
       '|---|---|---|---:|---|---|',
     )
     for (const s of d.signals.slice(0, MAX_ROWS)) {
       // Rule, effect and rerun text are built from numbers and ids here, not quoted from a run.
       lines.push(
-        `| ${who(s, codeSpan)}: ${METRIC_RULES[s.metric].label} | ${s.rule} | ${formatEffect(s.effect)} | ${fmtP(s.p_one_sided)} | ${s.state.replace('_', ' ')} | ${rerunText(s, view)} |`,
+        `| ${who(s, codeSpan)}: ${METRIC_RULES[s.metric].label} | ${s.rule} | ${firstRun(s)} | ${fmtP(s.p_one_sided)} | ${s.state.replace('_', ' ')} | ${rerunText(s, view)} |`,
       )
     }
     lines.push(...more(d.signals.length, 'signal'), '')
@@ -145,10 +145,10 @@ export function decisionHtml(view: DecisionView): string {
   }
   if (d.signals.length > 0) {
     parts.push(
-      '<table><tr><th>Signal</th><th>Rule</th><th>Effect [interval]</th><th>One-sided p</th><th>State</th><th>Rerun</th></tr>',
+      '<table><tr><th>Signal</th><th>Rule</th><th>First run [interval]</th><th>One-sided p</th><th>State</th><th>Rerun</th></tr>',
       ...d.signals.map(
         (s) =>
-          `<tr><td>${e(`${who(s, plain)}: ${METRIC_RULES[s.metric].label}`)}</td><td>${e(s.rule)}</td><td>${e(formatEffect(s.effect))}</td><td>${e(fmtP(s.p_one_sided))}</td><td>${e(s.state.replace('_', ' '))}</td><td>${e(rerunText(s, view))}</td></tr>`,
+          `<tr><td>${e(`${who(s, plain)}: ${METRIC_RULES[s.metric].label}`)}</td><td>${e(s.rule)}</td><td>${e(firstRun(s))}</td><td>${e(fmtP(s.p_one_sided))}</td><td>${e(s.state.replace('_', ' '))}</td><td>${e(rerunText(s, view))}</td></tr>`,
       ),
       '</table>',
     )
@@ -183,9 +183,14 @@ function who(
     : `${code(x.treatment)} vs ${code(x.baseline)}`
 }
 
+/** The first run's effect with its block count: "2.26× [1.97, 2.59] (n = 16)". */
+function firstRun(s: Signal): string {
+  return `${formatEffect(s.effect)} (n = ${s.effect.n})`
+}
+
 function rerunText(s: Signal, view: DecisionView): string {
   if (s.rerun) {
-    return `round ${s.rerun.round}: ${formatEffect(s.rerun.projected)} projected; ${s.rerun.complete_blocks}/${s.rerun.planned_blocks} blocks, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
+    return `round ${s.rerun.round}: ${formatRerun(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
   }
   if (s.state === 'not_confirmable') return 'not rerun: driven only by quarantined/unstable instances'
   if (s.state !== 'unconfirmed') return '—'

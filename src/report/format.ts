@@ -5,23 +5,34 @@
 
 const DASH = '—'
 
-/** Integer with thin grouping: 1234567 → "1,234,567". Null → "—". */
+/** The minus sign we print (U+2212), never the hyphen-minus. */
+export const MINUS = '−'
+
+const group = (digits: string): string => digits.replace(/\B(?=(\d{3})+(?!\d))/g, ',')
+
+/** Integer with grouping and the U+2212 minus: -1234567 → "−1,234,567". Null → "—". */
 export function fmtInt(x: number | null | undefined): string {
   if (x === null || x === undefined) return DASH
   const r = Math.round(x)
-  const s = String(Math.abs(r)).replace(/\B(?=(\d{3})+(?!\d))/g, ',')
-  return r < 0 ? `-${s}` : s
+  const s = group(String(Math.abs(r)))
+  return r < 0 ? `${MINUS}${s}` : s
 }
 
-/** A number with `sig` significant digits, plain notation between 1e-4 and 1e7. Null → "—". */
+/**
+ * A number with `sig` significant digits, plain notation between 1e-4 and 1e7, the integer part
+ * grouped (6689.5 → "6,690" at 3 digits) and the U+2212 minus. Null → "—".
+ */
 export function fmtNum(x: number | null | undefined, sig = 3): string {
   if (x === null || x === undefined) return DASH
   if (x === 0) return '0'
   const a = Math.abs(x)
-  if (a >= 1e7 || a < 1e-4) return x.toExponential(sig - 1)
+  if (a >= 1e7 || a < 1e-4) return x.toExponential(sig - 1).replace(/^-/, MINUS)
   if (a >= 10 ** sig) return fmtInt(x)
-  const s = x.toPrecision(sig)
-  return s.includes('e') ? String(Number(s)) : s.includes('.') ? s.replace(/\.?0+$/, '') : s
+  const p = a.toPrecision(sig)
+  const plain = p.includes('e') ? String(Number(p)) : p.includes('.') ? p.replace(/\.?0+$/, '') : p
+  const [whole = '', frac] = plain.split('.')
+  const body = frac === undefined ? group(whole) : `${group(whole)}.${frac}`
+  return x < 0 ? `${MINUS}${body}` : body
 }
 
 /** A value in its metric's unit: USD with $ and 4 significant digits, tokens/requests grouped, seconds. */
@@ -32,7 +43,7 @@ export function fmtValue(
   if (x === null || x === undefined) return DASH
   switch (unit) {
     case 'usd':
-      return `$${fmtNum(x, 4)}`
+      return x < 0 ? `${MINUS}$${fmtNum(-x, 4)}` : `$${fmtNum(x, 4)}`
     case 'seconds':
       return `${fmtNum(x, 3)} s`
     default:
@@ -50,9 +61,6 @@ export function fmtP(p: number | null | undefined): string {
   if (p < 1e-4) return p.toExponential(2)
   return fmtNum(p, 3)
 }
-
-/** The minus sign we print (U+2212), never the hyphen-minus. */
-export const MINUS = '−'
 
 /**
  * `x` rounded to `digits` decimals, half away from zero on its decimal form (−18.75 → −18.8,
@@ -113,8 +121,15 @@ export function fmtCi(ci: readonly [number, number] | null | undefined, f: (x: n
 }
 
 /** A minimum detectable effect in points, unsigned: "12.3 pp"; "—" when none is reachable. */
-export function fmtMde(x: number | null | undefined): string {
-  return x === null || x === undefined ? DASH : fmtPoints(x, { sign: false })
+export function fmtMde(x: { n: number; mde_pp: number | null } | null | undefined): string {
+  if (!x || x.n === 0) return DASH
+  return x.mde_pp === null ? 'none at this n' : fmtPoints(x.mde_pp, { sign: false })
+}
+
+/** Why a comparison has no minimum detectable effect, with its n; null when it has one (or no blocks). */
+export function mdeNote(x: { n: number; mde_pp: number | null; reason: string | null }): string | null {
+  if (x.n === 0 || x.mde_pp !== null) return null
+  return `at n = ${x.n}, ${x.reason ?? 'no effect is detectable'}`
 }
 
 /**
@@ -128,4 +143,34 @@ export function mcnemarText(o: {
   if (o.n === 0) return `${DASH} (no blocks)`
   const m = o.mcnemar
   return `${fmtP(m.p_two_sided)} · ${fmtP(m.p_one_sided)} · ${fmtP(m.p_mid)}${m.note ? ` (${m.note})` : ''}`
+}
+
+/**
+ * The model route in words: "m via openai (chat API)"; parts the source does not state are left out
+ * ("m (provider and API not stated)"), never shown as "?". Null when no model is declared.
+ */
+export function routeText(m: {
+  declared: string | null
+  provider: string | null
+  api: string | null
+}): string | null {
+  if (!m.declared) return null
+  if (m.provider && m.api) return `${m.declared} via ${m.provider} (${m.api} API)`
+  if (m.provider) return `${m.declared} via ${m.provider} (API not stated)`
+  if (m.api) return `${m.declared} (${m.api} API; provider not stated)`
+  return `${m.declared} (provider and API not stated)`
+}
+
+/** The panel in words: "swe-bench@rev (builtin): 16 instances"; a missing family is left out, not "—". */
+export function panelText(p: {
+  family: string | null
+  revision: string | null
+  source: string | null
+  instances: number
+  quarantine: readonly string[]
+}): string {
+  const fam = p.family ? `${p.family}${p.revision ? `@${p.revision}` : ''}` : null
+  const where = fam && p.source ? `${fam} (${p.source})` : (fam ?? p.source ?? '—')
+  const q = p.quarantine.length ? `, ${p.quarantine.length} quarantined` : ''
+  return `${where}: ${p.instances} instances${q}`
 }

@@ -14,9 +14,12 @@ import {
   fmtRatio,
   fmtValue,
   mcnemarText,
+  mdeNote,
+  panelText,
+  routeText,
 } from './format.js'
 import { REPORT_APP_JS } from './html-app.js'
-import { blocksText, driftLines, METRIC_LABELS } from './markdown.js'
+import { blocksText, driftLines, METRIC_LABELS, telemetryText } from './markdown.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
 const MARK: Record<string, string> = {
@@ -99,9 +102,7 @@ function headerTable(c: Comparison): string {
     ])
   rows.push([
     'Model route',
-    s.model.declared
-      ? `${s.model.declared} via ${s.model.provider ?? '?'} (${s.model.api ?? '?'} API)${s.model.observed.length ? `; observed ${s.model.observed.join(', ')}` : ''}`
-      : '—',
+    `${routeText(s.model) ?? '—'}${s.model.observed.length ? `; observed ${s.model.observed.join(', ')}` : ''}`,
   ])
   for (const cell of c.cells) {
     rows.push([
@@ -110,19 +111,12 @@ function headerTable(c: Comparison): string {
     ])
   }
   const p = s.panel
-  rows.push([
-    'Panel',
-    `${p.family ?? '—'}${p.revision ? `@${p.revision}` : ''}${p.source ? ` (${p.source})` : ''}: ${p.instances} instances, ${p.quarantine.length} quarantined`,
-  ])
+  rows.push(['Panel', panelText(p)])
   if (s.verifier) rows.push(['Verifier', s.verifier])
   if (s.budgets) rows.push(['Limits and budgets', s.budgets])
   if (s.retries) rows.push(['Retries', s.retries])
   rows.push(['Trials', `k = ${s.trials}`])
-  const t = c.telemetry_coverage
-  rows.push([
-    'Telemetry',
-    `${s.telemetry_source ?? ''} ${t.complete} of ${t.attempts} attempts complete (${t.partial} partial, ${t.missing} missing, ${t.unknown} unknown)`,
-  ])
+  rows.push(['Telemetry', `${s.telemetry_source ? `${s.telemetry_source}; ` : ''}${telemetryText(c)}`])
   rows.push(['Blocks', blocksText(c)])
   for (const d of driftLines(c, (x) => x)) rows.push(['Config drift', d])
   rows.push([
@@ -144,9 +138,11 @@ function outcomeTable(c: Comparison): string {
     '<tr><th>Baseline → treatment</th><th>n</th><th>W / L / T</th><th>Baseline</th><th>Treatment</th><th>Δ resolve rate [CI]</th><th>McNemar p (two-sided · one-sided · mid-p)</th><th>MDE</th></tr>'
   const rows = c.comparisons.map((x) => {
     const o = x.outcome
-    return `<tr><td>${e(`${x.baseline} → ${x.treatment}`)}</td><td>${o.n}</td><td>${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`}</td><td>${fmtRate(o.baseline_rate)}</td><td>${fmtRate(o.treatment_rate)}</td><td>${e(`${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)}`)}</td><td>${e(mcnemarText(o))}</td><td>${fmtMde(x.mde.mde_pp)}</td></tr>`
+    return `<tr><td>${e(`${x.baseline} → ${x.treatment}`)}</td><td>${o.n}</td><td>${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`}</td><td>${fmtRate(o.baseline_rate)}</td><td>${fmtRate(o.treatment_rate)}</td><td>${e(`${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)}`)}</td><td>${e(mcnemarText(o))}</td><td>${e(fmtMde(x.mde))}</td></tr>`
   })
-  return `<section><h2>Outcome</h2><p class="rule">${e(c.rules.outcome ?? '')}</p><table>${head}${rows.join('')}</table></section>`
+  const notes = [...new Set(c.comparisons.map((x) => mdeNote(x.mde)).filter((x) => x !== null))]
+  const mde = notes.map((n) => `<p class="note">MDE: ${e(n)}</p>`).join('')
+  return `<section><h2>Outcome</h2><p class="rule">${e(c.rules.outcome ?? '')}</p><table>${head}${rows.join('')}</table>${mde}</section>`
 }
 
 function resourceTables(c: Comparison): string {

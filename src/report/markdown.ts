@@ -15,6 +15,9 @@ import {
   fmtRatio,
   fmtValue,
   mcnemarText,
+  mdeNote,
+  panelText,
+  routeText,
 } from './format.js'
 
 export interface MarkdownOptions {
@@ -118,9 +121,8 @@ function header(c: Comparison, h: string): string {
     )
   }
   lines.push('| | |', '|---|---|')
-  const model = s.model.declared
-    ? `${codeSpan(s.model.declared)} via ${escapeMarkdown(s.model.provider ?? '?')} (${escapeMarkdown(s.model.api ?? '?')} API)`
-    : '—'
+  const route = routeText(s.model)
+  const model = route ? escapeMarkdown(route) : '—'
   const observed = s.model.observed.length ? `; observed ${s.model.observed.map(codeSpan).join(', ')}` : ''
   lines.push(`| Model route | ${model}${observed} |`)
   for (const cell of c.cells) {
@@ -134,20 +136,13 @@ function header(c: Comparison, h: string): string {
       `| ${role} ${codeSpan(cell.id)} | ${codeSpan(cell.harness)} ${cell.version_declared ? codeSpan(cell.version_declared) : '—'}${versions}${hash}${m} |`,
     )
   }
-  const p = s.panel
-  const fam = p.family
-    ? `${escapeMarkdown(p.family)}${p.revision ? `@${escapeMarkdown(p.revision)}` : ''}`
-    : '—'
-  lines.push(
-    `| Panel | ${fam}${p.source ? ` (${escapeMarkdown(p.source)})` : ''}: ${p.instances} instances${p.quarantine.length ? `, ${p.quarantine.length} quarantined` : ''} |`,
-  )
+  lines.push(`| Panel | ${escapeMarkdown(panelText(s.panel))} |`)
   if (s.verifier) lines.push(`| Verifier | ${escapeMarkdown(s.verifier)} |`)
   if (s.budgets) lines.push(`| Limits and budgets | ${escapeMarkdown(s.budgets)} |`)
   if (s.retries) lines.push(`| Retries | ${escapeMarkdown(s.retries)} |`)
   lines.push(`| Trials | k = ${s.trials} |`)
-  const t = c.telemetry_coverage
   lines.push(
-    `| Telemetry | ${s.telemetry_source ? `${escapeMarkdown(s.telemetry_source)}; ` : ''}${t.complete} of ${t.attempts} attempts complete (${t.partial} partial, ${t.missing} missing, ${t.unknown} unknown) |`,
+    `| Telemetry | ${s.telemetry_source ? `${escapeMarkdown(s.telemetry_source)}; ` : ''}${escapeMarkdown(telemetryText(c))} |`,
   )
   lines.push(`| Blocks | ${blocksText(c)} |`)
   lines.push(
@@ -225,7 +220,7 @@ function outcomeSection(c: Comparison): string {
     for (const cmp of c.comparisons) {
       const o = cmp.outcome
       lines.push(
-        `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)} | ${o.n} | ${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)} | ${escapeMarkdown(mcnemarText(o))} | ${fmtMde(cmp.mde.mde_pp)} |`,
+        `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)} | ${o.n} | ${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)} | ${escapeMarkdown(mcnemarText(o))} | ${fmtMde(cmp.mde)} |`,
       )
     }
     lines.push('')
@@ -233,6 +228,12 @@ function outcomeSection(c: Comparison): string {
       '_W / L / T from the treatment’s side: W = treatment-only resolved (c), L = baseline-only (b). One-sided p is in the regression direction (treatment resolves less). A non-significant difference smaller than the MDE is not evidence of parity._',
       '',
     )
+    const notes = [...new Set(c.comparisons.map((x) => mdeNote(x.mde)).filter((x) => x !== null))]
+    for (const note of notes)
+      lines.push(
+        `_MDE: ${escapeMarkdown(note)}; a non-significant difference here says nothing about parity._`,
+        '',
+      )
   }
   const k = c.stamp.trials
   lines.push(
@@ -450,4 +451,18 @@ function instanceSection(c: Comparison): Section {
 
 function scopeSection(c: Comparison): string {
   return `## Scope\n\n${own(c.scope_statement)}\n`
+}
+
+/**
+ * Telemetry coverage of the attempts that were read, e.g. "40 of 40 recorded attempts complete (0
+ * partial, 0 missing, 0 unknown); 1 leg missing: its attempts are not counted".
+ */
+export function telemetryText(c: Comparison): string {
+  const t = c.telemetry_coverage
+  const legs = c.missing_legs.length
+  const missing =
+    legs > 0
+      ? `; ${legs} leg${legs === 1 ? '' : 's'} missing: ${legs === 1 ? 'its' : 'their'} attempts are not counted`
+      : ''
+  return `${t.complete} of ${t.attempts} recorded attempts complete (${t.partial} partial, ${t.missing} missing, ${t.unknown} unknown)${missing}`
 }

@@ -3,7 +3,7 @@ import path from 'node:path'
 import { HwError } from '../errors.js'
 import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
 import { strictJson } from '../util/json.js'
-import { safeSegment } from '../util/paths.js'
+import { quotePath, safeSegment } from '../util/paths.js'
 import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from './records.js'
 
 export const ATTEMPTS_FILE = 'attempts.jsonl'
@@ -121,7 +121,7 @@ async function readJsonl<T>(file: string, parse: (v: unknown) => T): Promise<{ v
       const isLast = lines.slice(i + 1).every((l) => l.trim() === '')
       if (!isLast) {
         throw new HwError('artifact_corrupt', `not a valid record: ${(e as Error).message.split('\n')[0]}`, {
-          where: `${file}:${i + 1}`,
+          where: quotePath(`${file}:${i + 1}`),
           help: 'rerun the leg with --fresh (the old folder is moved aside, not deleted)',
         })
       }

@@ -50,10 +50,10 @@ export function defaultRunId(env: NodeJS.ProcessEnv = process.env, now = new Dat
  * proxy, and the scripted model for a scripted route), run the leg with progress, close everything.
  */
 export async function runLegFromFiles(opts: RunLegFilesOptions): Promise<RunLegFilesResult> {
-  const loaded = await loadManifest(opts.manifestFile)
+  const loaded = await loadManifest(opts.manifestFile, { runnable: true })
   const plan = await loadPlan(opts.planFile)
   const { leg } = selectLeg(loaded, plan, opts.leg)
-  const panel = await resolvePanel(loaded.manifest, loaded.dir, opts.manifestFile)
+  const panel = await resolvePanel(loaded.manifest, loaded.dir, opts.manifestFile, loaded.locate)
   const runId = opts.runId ?? defaultRunId(opts.env)
   const journalFile = path.join(os.tmpdir(), `hw-proxy-${process.pid}-${leg.leg}.jsonl`)
   const telemetry = await openRunTelemetry({

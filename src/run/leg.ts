@@ -11,6 +11,7 @@ import type { LoadedManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import type { Plan } from '../plan/schema.js'
 import type { TelemetryCapture } from '../telemetry/capture.js'
+import { quotePath } from '../util/paths.js'
 import { LegArtifact } from './artifact.js'
 import { type LegContext, runAttempt } from './attempt.js'
 import { instanceSource } from './instances.js'
@@ -41,7 +42,23 @@ export type LegProgressEvent =
       /** A retry of this (instance, trial) follows. */
       retrying: boolean
     }
-  | { type: 'end'; leg: LegRecord; finals: AttemptRecord[] }
+  | {
+      type: 'end'
+      leg: LegRecord
+      finals: AttemptRecord[]
+      /** What this call did: attempts it ran and its wall time (s); `resumed` when earlier attempts were recorded. */
+      session: LegSession
+    }
+
+/** One call of runLeg on a leg folder, for the summary line (a resume may run nothing). */
+export interface LegSession {
+  /** Attempts recorded by this call (0 when every (instance, trial) was already done). */
+  attempts: number
+  /** Wall time of this call, seconds. */
+  seconds: number
+  /** Attempts of earlier calls were found in the folder. */
+  resumed: boolean
+}
 
 export interface RunLegOptions {
   /** The manifest as loaded (its sha256 must match the plan's). */
@@ -89,11 +106,12 @@ export interface RunLegOptions {
  * (status `failed` with `error`; `partial` when aborted or incomplete; `complete` otherwise).
  */
 export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
+  const sessionT0 = performance.now()
   const { loaded } = opts
   const m = loaded.manifest
   const sel = selectLeg(loaded, opts.plan, opts.leg)
   const { plan, leg, cell, configHash } = sel
-  const panel = await resolvePanel(m, loaded.dir, loaded.file)
+  const panel = await resolvePanel(m, loaded.dir, loaded.file, loaded.locate)
   const workRoot = path.resolve(opts.workRoot ?? path.join(os.tmpdir(), 'hw'))
   const source = instanceSource({
     manifest: m,
@@ -126,7 +144,7 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
       'resume_mismatch',
       'the output folder holds attempts made under another version of the manifest',
       {
-        where: artifact.legFile,
+        where: quotePath(artifact.legFile),
         help: 'use another --out folder, or --fresh to move the old results aside',
       },
     )
@@ -169,7 +187,9 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     status: 'partial',
     error: null,
   }
-  await artifact.writeLeg(legRecord)
+  // A resume with nothing left to run leaves leg.json as the run that did the work wrote it.
+  const nothingToRun = previous !== null && previous.ended_at !== null && finals.size >= total
+  if (!nothingToRun) await artifact.writeLeg(legRecord)
   opts.onProgress?.({
     type: 'start',
     leg: leg.leg,
@@ -187,8 +207,11 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     // --- install the pinned harness once for the leg ---
     let installed: InstalledHarness | null = null
     try {
-      installed = await adapter.install(cell.version, { cacheDir: opts.cacheDir ?? defaultCacheDir(), log })
-      legRecord.harness_version_observed = await adapter.probeVersion(installed).catch(() => null)
+      // Nothing left to run: no install (the loop below skips every pair).
+      if (!nothingToRun) {
+        installed = await adapter.install(cell.version, { cacheDir: opts.cacheDir ?? defaultCacheDir(), log })
+        legRecord.harness_version_observed = await adapter.probeVersion(installed).catch(() => null)
+      }
     } catch (e) {
       error = `install of ${cell.harness}@${cell.version} failed: ${messageOf(e).split('\n')[0]}`
       status = 'failed'
@@ -303,9 +326,28 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   legRecord.status = status
   legRecord.error = error
   legRecord.attempts = attemptsWritten
-  legRecord.ended_at = new Date().toISOString()
-  await artifact.writeLeg(legRecord)
-  opts.onProgress?.({ type: 'end', leg: legRecord, finals: [...finals.values()] })
+  const ran = attemptsWritten - existing.length
+  if (ran === 0 && previous && previous.ended_at !== null) {
+    // Nothing ran: the leg's timing (and the run that did the work) stay as recorded.
+    legRecord.run_id = previous.run_id
+    legRecord.started_at = previous.started_at
+    legRecord.ended_at = previous.ended_at
+    legRecord.harness_version_observed ??= previous.harness_version_observed
+  } else {
+    legRecord.ended_at = new Date().toISOString()
+  }
+  const unchanged =
+    previous !== null &&
+    previous.status === legRecord.status &&
+    previous.error === legRecord.error &&
+    previous.attempts === legRecord.attempts
+  if (!(nothingToRun && ran === 0 && unchanged)) await artifact.writeLeg(legRecord)
+  const session: LegSession = {
+    attempts: ran,
+    seconds: (performance.now() - sessionT0) / 1000,
+    resumed: existing.length > 0,
+  }
+  opts.onProgress?.({ type: 'end', leg: legRecord, finals: [...finals.values()], session })
   return legRecord
 }
 
@@ -375,7 +417,7 @@ async function moveAside(outDir: string, log: (line: string) => void): Promise<v
     await cp(abs, target, { recursive: true })
     await rm(abs, { recursive: true, force: true })
   }
-  log(`--fresh: moved the previous results of ${outDir} to ${target}`)
+  log(`--fresh: moved the previous results of ${quotePath(outDir)} to ${quotePath(target)}`)
 }
 
 function runnerInfo(env: NodeJS.ProcessEnv): LegRecord['runner'] {

@@ -3,6 +3,7 @@ import { HwError } from '../errors.js'
 import { fieldPath, type LoadedManifest } from '../manifest/load.js'
 import type { Cell } from '../manifest/schema.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
+import { quotePath } from '../util/paths.js'
 
 /**
  * Read and validate plan.json. Every instance id is checked by the schema (no `/`, no `..`: ids name
@@ -15,7 +16,7 @@ export async function loadPlan(file: string): Promise<Plan> {
     text = await readFile(file, 'utf8')
   } catch (e) {
     throw new HwError('plan_invalid', `cannot read plan.json (${(e as NodeJS.ErrnoException).code})`, {
-      where: file,
+      where: quotePath(file),
       help: 'pass the plan.json written by `harness-watch plan`',
     })
   }
@@ -23,7 +24,7 @@ export async function loadPlan(file: string): Promise<Plan> {
   try {
     value = JSON.parse(text)
   } catch (e) {
-    throw new HwError('plan_invalid', `not valid JSON: ${(e as Error).message}`, { where: file })
+    throw new HwError('plan_invalid', `not valid JSON: ${(e as Error).message}`, { where: quotePath(file) })
   }
   return parsePlan(value, file)
 }
@@ -58,9 +59,9 @@ export function selectLeg(loaded: LoadedManifest, planValue: unknown, legId: str
   if (plan.manifest_sha256 !== loaded.sha256) {
     throw new HwError(
       'plan_stale',
-      `the plan is stale: it was made from a manifest with sha256 ${plan.manifest_sha256.slice(0, 12)}…, but ${loaded.file} has ${loaded.sha256.slice(0, 12)}… (config drift)`,
+      `the plan is stale: it was made from a manifest with sha256 ${plan.manifest_sha256.slice(0, 12)}…, but ${quotePath(loaded.file)} has ${loaded.sha256.slice(0, 12)}… (config drift)`,
       {
-        where: loaded.file,
+        where: quotePath(loaded.file),
         help: 'run `harness-watch plan` again on this manifest, then run the legs of the new plan',
       },
     )
@@ -90,7 +91,7 @@ export function selectLeg(loaded: LoadedManifest, planValue: unknown, legId: str
       'plan_stale',
       `the plan is stale: cell "${leg.cell}" differs from the manifest (config drift)`,
       {
-        where: loaded.file,
+        where: quotePath(loaded.file),
         help: 'run `harness-watch plan` again on this manifest',
       },
     )

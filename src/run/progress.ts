@@ -1,5 +1,5 @@
 import cliProgress from 'cli-progress'
-import type { LegProgressEvent } from './leg.js'
+import type { LegProgressEvent, LegSession } from './leg.js'
 import type { AttemptRecord, LegRecord } from './records.js'
 
 /**
@@ -30,13 +30,31 @@ export function formatAttemptLine(done: number, total: number, r: AttemptRecord,
  * The per-leg summary line over its final attempts, e.g.
  * `leg pi-s0 complete: 2/3 resolved, 1 unresolved, 0 infra_error, 0 ungraded; 4 attempts; 52.0s;
  * 12 requests, $0.0123 (telemetry complete for 3/3)`. Totals over attempts with unknown telemetry are
- * given as lower bounds (`≥`). Pure.
+ * given as lower bounds (`≥`). With `session` (what this call of runLeg did) a resume is told apart:
+ * `leg pi-s0 already complete (nothing to run): …; 52.0s recorded; …` when it ran no attempt, and
+ * `…; 12.1s this session (2 attempts); …` when it ran some. Without it, the time is leg.json's
+ * started_at → ended_at. Pure.
  */
-export function formatLegSummary(leg: LegRecord, finals: readonly AttemptRecord[]): string {
+export function formatLegSummary(
+  leg: LegRecord,
+  finals: readonly AttemptRecord[],
+  session?: LegSession,
+): string {
   const count = (o: AttemptRecord['outcome']): number => finals.filter((r) => r.outcome === o).length
   const planned = leg.planned_instances.length
   const pairs = finals.length
-  const secs = leg.ended_at ? (Date.parse(leg.ended_at) - Date.parse(leg.started_at)) / 1000 : 0
+  const recorded = leg.ended_at ? (Date.parse(leg.ended_at) - Date.parse(leg.started_at)) / 1000 : 0
+  const idle = session?.resumed === true && session.attempts === 0
+  const state = idle
+    ? leg.status === 'complete'
+      ? 'already complete (nothing to run)'
+      : `${leg.status} (nothing run)`
+    : leg.status
+  const time = !session?.resumed
+    ? `${recorded.toFixed(1)}s`
+    : idle
+      ? `${recorded.toFixed(1)}s recorded`
+      : `${session.seconds.toFixed(1)}s this session (${session.attempts} attempt${session.attempts === 1 ? '' : 's'})`
   const complete = finals.filter((r) => r.telemetry.coverage === 'complete').length
   const known = finals.filter((r) => r.telemetry.proxy_requests !== null)
   const requests = known.reduce((s, r) => s + (r.telemetry.proxy_requests ?? 0), 0)
@@ -44,10 +62,10 @@ export function formatLegSummary(leg: LegRecord, finals: readonly AttemptRecord[
   const spend = priced.reduce((s, r) => s + (r.telemetry.spend_usd ?? 0), 0)
   const bound = (all: boolean): string => (all ? '' : '≥')
   const parts = [
-    `leg ${leg.leg} ${leg.status}: ${count('resolved')}/${pairs} resolved, ${count('unresolved')} unresolved, ` +
+    `leg ${leg.leg} ${state}: ${count('resolved')}/${pairs} resolved, ${count('unresolved')} unresolved, ` +
       `${count('infra_error')} infra_error, ${count('ungraded')} ungraded`,
     `${leg.attempts} attempt${leg.attempts === 1 ? '' : 's'} over ${planned} instance${planned === 1 ? '' : 's'}`,
-    `${secs.toFixed(1)}s`,
+    time,
     `${known.length > 0 ? `${bound(known.length === pairs)}${requests}` : 'unknown'} requests, ` +
       `${priced.length > 0 ? `${bound(priced.length === pairs)}$${spend.toFixed(4)}` : 'spend unknown'} ` +
       `(telemetry complete for ${complete}/${pairs})`,
@@ -78,7 +96,7 @@ export function createProgressReporter(
           stream.write(`leg ${e.leg}: resuming, ${e.done}/${e.total} already done\n`)
         if (e.type === 'attempt')
           stream.write(`${formatAttemptLine(e.done, e.total, e.record, e.retrying)}\n`)
-        if (e.type === 'end') stream.write(`${formatLegSummary(e.leg, e.finals)}\n`)
+        if (e.type === 'end') stream.write(`${formatLegSummary(e.leg, e.finals, e.session)}\n`)
       },
       stop() {},
     }
@@ -104,7 +122,7 @@ export function createProgressReporter(
         multi.log(`${formatAttemptLine(e.done, e.total, e.record, e.retrying)}\n`)
         bars.get(e.leg)?.update(e.done, { resolved: e.resolved })
       } else {
-        multi.log(`${formatLegSummary(e.leg, e.finals)}\n`)
+        multi.log(`${formatLegSummary(e.leg, e.finals, e.session)}\n`)
         bars.get(e.leg.leg)?.stop()
       }
     },

@@ -44,3 +44,12 @@ export function safeSegment(id: string): string {
   if (s === '' || s === '.' || s === '..' || s.startsWith('.')) return `_${s}`
   return s
 }
+
+/**
+ * A path (or `path:line:column`) as shown in messages: unchanged when it holds only characters that
+ * cannot be misread (letters, digits, `/ . _ - @ + , = : ~`), else in double quotes (JSON escaping),
+ * so a path with spaces reads as one token: `"/tmp/trial m/exp.yml:9:3"`.
+ */
+export function quotePath(p: string): string {
+  return /^[\w./@+,=:~-]+$/.test(p) ? p : JSON.stringify(p)
+}

@@ -79,7 +79,7 @@ describe('action: the aggregate step', () => {
     )
     expect(r.failed).toBe(true)
     expect(io.out).toContain(
-      `::error::aggregation failed: 2 duplicate result row(s) (F09) in ${legA.artifact}/attempts.jsonl:5, ${legA.artifact}/attempts.jsonl:6:`,
+      `::error::aggregation failed: 2 duplicate result row(s) in ${legA.artifact}/attempts.jsonl:5, ${legA.artifact}/attempts.jsonl:6:`,
     )
     // The outputs and the report are still written, with the duplicates listed.
     expect(r.outputs).toMatch(/comparison-path<</)

@@ -39,7 +39,7 @@ describe('harness-watch aggregate: field cases', () => {
       /^4 blocks planned: 3 outcome-complete, 3 complete, 1 incomplete; 0 missing leg\(s\), 1 input error\(s\)/,
     )
     expect(io.err).toBe(
-      `aggregation failed: 1 duplicate result row(s) (F09) in ${legB.artifact}/attempts.jsonl:5: each (cell, instance, trial, attempt) must appear once; the report lists them and counts none twice\n`,
+      `aggregation failed: 1 duplicate result row(s) in ${legB.artifact}/attempts.jsonl:5: each (cell, instance, trial, attempt) must appear once; the report lists them and counts none twice\n`,
     )
     // The outputs are still written, with the duplicate listed.
     const report = readFileSync(path.join(out, 'report.md'), 'utf8')
@@ -61,7 +61,7 @@ describe('harness-watch aggregate: field cases', () => {
     const r = await aggregate({ plan: writePlan(plan), artifacts: writeArtifacts(plan, atts), out: outDir() })
     const legA = plan.legs.find((l) => l.cell === 'a')!
     expect(aggregationFailure(r.comparison)).toMatch(
-      new RegExp(`^1 duplicate result row\\(s\\) \\(F09\\) in ${legA.artifact}/attempts\\.jsonl:\\d`),
+      new RegExp(`^1 duplicate result row\\(s\\) in ${legA.artifact}/attempts\\.jsonl:\\d`),
     )
     // Without duplicates there is nothing to fail on.
     const clean = await aggregate({
@@ -99,18 +99,22 @@ describe('harness-watch aggregate: field cases', () => {
     expect(withDecision).toContain('**Decision: inconclusive**')
   })
 
-  it('a plan with legs that recorded nothing: detect exits 1 (no legs executed)', async () => {
+  it('a plan with legs that recorded nothing: aggregate writes its report and exits 1, detect exits 1', async () => {
     const plan = await makePlan({ panel: { source: 'inline', instances: ids(3) } })
     const planFile = writePlan(plan)
     const out = outDir()
     const empty = mkdtempSync(path.join(tmpdir(), 'hw-cli-agg-none-'))
-    expect(await main(['aggregate', '--plan', planFile, '--artifacts', empty, '--out', out])).toBe(0)
+    expect(await main(['aggregate', '--plan', planFile, '--artifacts', empty, '--out', out])).toBe(1)
+    expect(io.err).toBe(
+      `aggregation failed: no attempt records were read: all ${plan.legs.length} planned legs are missing (${plan.legs.map((l) => l.artifact).join(', ')})\n`,
+    )
     expect(io.out).toMatch(/a → b: no outcome-complete blocks \(W\/L\/T —, McNemar p —\)/)
     const report = readFileSync(path.join(out, 'report.md'), 'utf8')
     expect(report).toContain('| `a` → `b` | 0 | — |')
     expect(report).toContain('— (no blocks)')
     expect(report).not.toMatch(/McNemar[^\n]*\n[^\n]*\n\| `a` → `b` \| 0 \|[^\n]*\| 1 ·/)
     io.out = ''
+    io.err = ''
     expect(
       await main(['detect', '--comparison', path.join(out, 'comparison.json'), '--plan', planFile]),
     ).toBe(1)

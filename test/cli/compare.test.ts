@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -18,16 +18,58 @@ function files(): { dir: string; a: string; b: string } {
 }
 
 describe('harness-watch compare', () => {
-  it('20 ids in neither file: no "W/L/T 0/0/20", the blocks are incomplete', async () => {
+  it('resolved lists over a 20-id --instances list: ids neither file resolves are ties (both unresolved)', async () => {
     const f = files()
+    const ids = Array.from({ length: 20 }, (_, i) => `i${i + 1}`)
+    const a = path.join(f.dir, 'a20.json')
+    const b = path.join(f.dir, 'b20.json')
+    writeFileSync(a, JSON.stringify({ system: 'A', resolved: ['i1', 'i2'], n_total: 20 }))
+    writeFileSync(b, JSON.stringify({ system: 'B', resolved: ['i2', 'i3'], n_total: 20 }))
+    const list = path.join(f.dir, 'ids.txt')
+    writeFileSync(list, ids.join('\n'))
+    const out = path.join(f.dir, 'out')
+    const args = ['compare', '--baseline', a, '--treatment', b, '--out', out, '--resamples', '200']
+    expect(await main([...args, '--instances', list])).toBe(0)
+    expect(io.out).toMatch(/^20 blocks planned: 20 outcome-complete, 0 complete, 20 incomplete;/)
+    expect(io.out).toMatch(/a20 → b20: W\/L\/T 1\/1\/18, Δ ±0\.0 pp, McNemar p 1,/)
+    expect(io.err).toBe('')
+
+    // Without the list the 17 instances neither system resolved are unknown: refused, exit 2.
+    io.out = ''
+    expect(await main(args)).toBe(2)
+    expect(io.out).toBe('')
+    expect(io.err).toContain(`error: ${a} n_total is 20 but the two files name only 3 instances`)
+    expect(io.err).toContain('help: pass --instances <file> listing the 20 instances of the benchmark')
+
+    // A file of a larger benchmark (n_total 500) compared on 20 of its ids: a warning line.
+    io.err = ''
+    expect(
+      await main(['compare', '--baseline', f.a, '--treatment', f.b, '--instances', list, '--out', out]),
+    ).toBe(0)
+    expect(io.err).toBe(
+      "warning: A: compared on the 20 --instances ids of the file's 500 (n_total)\nwarning: B: compared on the 20 --instances ids of the file's 500 (n_total)\n",
+    )
+  })
+
+  it('per-instance files: 20 ids in neither file are incomplete blocks, no "W/L/T 0/0/20"', async () => {
+    const f = files()
+    const oh = (name: string) => {
+      const file = path.join(f.dir, name, 'instance_results', 'x.json')
+      mkdirSync(path.dirname(file), { recursive: true })
+      writeFileSync(
+        file,
+        JSON.stringify({ i1: { resolved: true, cost: 1 }, i2: { resolved: false, cost: 1 } }),
+      )
+      return file
+    }
     const list = path.join(f.dir, 'ids.txt')
     writeFileSync(list, Array.from({ length: 20 }, (_, i) => `nowhere-${i}`).join('\n'))
     const code = await main([
       'compare',
       '--baseline',
-      f.a,
+      oh('sa'),
       '--treatment',
-      f.b,
+      oh('sb'),
       '--instances',
       list,
       '--out',
@@ -38,7 +80,7 @@ describe('harness-watch compare', () => {
     expect(code).toBe(0)
     expect(io.out).not.toContain('0/0/20')
     expect(io.out).toMatch(/^20 blocks planned: 0 outcome-complete, 0 complete, 20 incomplete;/)
-    expect(io.out).toMatch(/a → b: no outcome-complete blocks \(W\/L\/T —, McNemar p —\)/)
+    expect(io.out).toMatch(/sa → sb: no outcome-complete blocks \(W\/L\/T —, McNemar p —\)/)
   })
 
   it('usage errors are user messages (exit 2): --resamples 0, #system on a one-system file, a duplicate panel id', async () => {
@@ -60,6 +102,6 @@ describe('harness-watch compare', () => {
     expect(
       await main(['compare', '--baseline', f.a, '--treatment', f.b, '--instances', list, '--out', out]),
     ).toBe(2)
-    expect(io.err).toContain(`${list}:3 duplicate instance id "i1" (first at ${list}:1) (F09)`)
+    expect(io.err).toContain(`${list}:3 duplicate instance id "i1" (first at ${list}:1)`)
   })
 })

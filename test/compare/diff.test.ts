@@ -89,6 +89,54 @@ describe('harness-watch diff', () => {
     expect(md.out).toContain('| `t-007` | fix (unresolved → resolved) |')
   })
 
+  it('refuses to diff different experiments or runs with no instance in common (exit 2) unless --allow-different-experiments', async () => {
+    const oldFile = await runOnce({ both: 6, bOnly: 1, cOnly: 1, neither: 2 })
+    const same = await cli(['diff', oldFile, oldFile])
+    expect([same.code, same.err]).toEqual([0, ''])
+    const dir = mkdtempSync(path.join(tmpdir(), 'hw-diff-'))
+    const c = JSON.parse(readFileSync(oldFile, 'utf8'))
+    const sha = String(c.stamp.manifest_sha256).slice(0, 12)
+    const other = path.join(dir, 'other.json')
+    writeFileSync(other, JSON.stringify({ ...c, experiment_id: 'another-experiment' }))
+    const r = await cli(['diff', oldFile, other])
+    expect(r.code).toBe(2)
+    expect(r.out).toBe('')
+    expect(r.err).toContain(
+      `error: the two comparisons are not runs of one experiment: different experiments: old ${c.experiment_id} (manifest ${sha}), new another-experiment (manifest ${sha})`,
+    )
+    expect(r.err).toContain('--allow-different-experiments')
+
+    // Same experiment id, no instance in common: every row has n = 0, so no McNemar p at all.
+    const renamed = path.join(dir, 'renamed.json')
+    writeFileSync(
+      renamed,
+      JSON.stringify({
+        ...c,
+        instances: c.instances.map((x: { instance: string }) => ({ ...x, instance: `u-${x.instance}` })),
+      }),
+    )
+    const none = await cli(['diff', oldFile, renamed])
+    expect(none.code).toBe(2)
+    expect(none.err).toMatch(/no instance in both runs \(old 10, new 10\): nothing to pair/)
+    const forced = await cli(['diff', oldFile, renamed, '--allow-different-experiments'])
+    expect(forced.code).toBe(0)
+    expect(forced.err).toBe(
+      'warning: no instance in both runs (old 10, new 10): nothing to pair; diffed anyway (--allow-different-experiments)\n',
+    )
+    expect(forced.out).toContain('| `a` | 0 | 0 | 0 | — → — | — | — · — |')
+    const json = ComparisonDiffSchema.parse(
+      JSON.parse((await cli(['diff', oldFile, renamed, '--allow-different-experiments', '--json'])).out),
+    )
+    expect(json.cells.map((x) => x.mcnemar)).toEqual(
+      ['a', 'b'].map(() => ({
+        p_two_sided: null,
+        p_one_sided: null,
+        p_mid: null,
+        note: 'no instance graded in both runs',
+      })),
+    )
+  })
+
   it('rejects a file that is not a comparison.json with a message, exit 2', async () => {
     const bad = path.join(mkdtempSync(path.join(tmpdir(), 'hw-diff-')), 'x.json')
     writeFileSync(bad, '{"schema_version": 1}')
@@ -106,7 +154,7 @@ describe('harness-watch aggregate / compare front doors', () => {
     expect(r.err).toMatch(/cannot read plan/)
   })
 
-  it('an empty artifacts folder lists every leg as missing and still writes the three files', async () => {
+  it('an empty artifacts folder lists every leg as missing, still writes the three files, and exits 1', async () => {
     const plan = await makePlan({ panel: { source: 'inline', instances: ids(3) } })
     const out = mkdtempSync(path.join(tmpdir(), 'hw-agg-'))
     const r = await cli([
@@ -118,7 +166,7 @@ describe('harness-watch aggregate / compare front doors', () => {
       '--out',
       out,
     ])
-    expect(r.code).toBe(0)
+    expect(r.code).toBe(1)
     expect(r.out).toMatch(/3 blocks planned: 0 outcome-complete.*2 missing leg/)
     for (const f of ['comparison.json', 'report.md', 'report.html'])
       expect(existsSync(path.join(out, f))).toBe(true)

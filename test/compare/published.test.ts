@@ -140,6 +140,38 @@ describe('compare: self-written files of each published format', () => {
     })
     await expect(readPublished('/nonexistent.json')).rejects.toMatchObject({ code: 'published_unreadable' })
   })
+
+  it('a malformed file names the field, what was expected and what it holds', async () => {
+    const dir = tmp()
+    const cases: Array<[unknown, string]> = [
+      [{ resolved: 'abc' }, 'resolved: expected an array of instance ids, got a string ("abc")'],
+      [
+        { resolved: ['i1', 3], n_total: 'x' },
+        'resolved[1]: expected an instance id (a string), got a number (3); n_total: expected the panel size (a whole number), got a string ("x")',
+      ],
+      [
+        { resolved: ['i1'], cost_usd: [] },
+        'cost_usd: expected an object {instance id: cost in USD}, got an array',
+      ],
+      [
+        { i1: { resolved: 'yes' }, i2: 3 },
+        'i1.resolved: expected true, false or null, got a string ("yes"); i2: expected an instance record {resolved, cost}, got a number (3)',
+      ],
+    ]
+    for (const [value, msg] of cases) {
+      const f = write(dir, 'bad.json', value)
+      await expect(readPublished(f)).rejects.toMatchObject({
+        code: 'published_invalid',
+        where: f,
+        message: `does not match the schema: ${msg}`,
+      })
+    }
+    const f = write(dir, 'other.json', { hello: 1 })
+    await expect(readPublished(f)).rejects.toMatchObject({
+      message:
+        'not a per-instance results file this command knows: expected a top-level "resolved" array, a "systems" object, or {instance id: {resolved, cost}} records; got keys "hello"',
+    })
+  })
 })
 
 describe('compare: the panel list and system selectors', () => {
@@ -150,41 +182,142 @@ describe('compare: the panel list and system selectors', () => {
     return { a, b }
   }
 
-  it('ids in neither file are incomplete blocks ("not in either file"), never ties', async () => {
+  it('resolved lists cover the whole --instances panel: an id neither file names is unresolved on both sides', async () => {
     const dir = tmp()
-    const { a, b } = twoLists(dir)
-    const ghost = Array.from({ length: 20 }, (_, i) => `ghost-${i + 1}`)
+    const a = write(dir, 'a.json', { system: 'A', resolved: ['i1', 'i2', 'i3'], n_total: 10 })
+    const b = write(dir, 'b.json', { system: 'B', resolved: ['i2', 'i3', 'i4', 'i5'], n_total: 10 })
     const list = path.join(dir, 'panel.txt')
-    writeFileSync(list, `${ghost.join('\n')}\n`)
-    const { parsed } = await compareFiles(a, b, { instances: list })
+    writeFileSync(list, `${ids.join('\n')}\n`)
+    const { parsed, warnings } = await compareFiles(a, b, { instances: list })
     const o = parsed.comparisons[0]!.outcome
-    expect([o.n, o.wins, o.losses, o.ties]).toEqual([0, 0, 0, 0])
-    expect(parsed.blocks).toMatchObject({ planned: 20, outcome_complete: 0 })
-    expect(parsed.blocks.incomplete).toHaveLength(20)
-    for (const blk of parsed.blocks.incomplete) {
-      expect(blk.reasons).toEqual([
-        { code: 'missing_attempt', cell: 'a', trial: null, attempt: null, detail: 'not in either file' },
-        { code: 'missing_attempt', cell: 'b', trial: null, attempt: null, detail: 'not in either file' },
-      ])
-    }
-    expect(parsed.notes).toContainEqual(
-      expect.stringMatching(
-        /^20 panel instance\(s\) are in neither file \(incomplete blocks, not ties\): ghost-1, /,
-      ),
+    expect(o).toMatchObject({ n: 10, both: 2, baseline_only: 1, treatment_only: 2, neither: 5 })
+    expect([o.baseline_rate, o.treatment_rate]).toEqual([0.3, 0.4])
+    expect(o.diff_pp).toBeCloseTo(10, 12)
+    expect(parsed.blocks).toMatchObject({ planned: 10, outcome_complete: 10 })
+    // No per-instance cost: every block lacks telemetry, and the cost denominator says 0.
+    expect(parsed.comparisons[0]!.denominators).toEqual({ outcome: 10, coverage: 10, cost: 0 })
+    expect(parsed.blocks.incomplete.map((x) => x.reasons.map((r) => r.code))).toEqual(
+      ids.map(() => ['telemetry_missing', 'telemetry_missing']),
     )
+    expect(warnings).toEqual([])
 
-    // Mixed: ids either file names keep the resolved-list meaning; the ghosts stay out.
-    writeFileSync(list, ['i1', 'i2', 'i3', 'i4', 'ghost-1'].join('\n'))
-    const mixed = (await compareFiles(a, b, { instances: list })).parsed
-    expect(mixed.comparisons[0]!.outcome).toMatchObject({
-      n: 4,
-      both: 2,
+    // Without --instances the ids neither file resolved are unknown: refused, naming n_total.
+    await expect(compareFiles(a, b)).rejects.toMatchObject({
+      code: 'published_panel',
+      where: a,
+      message:
+        'n_total is 10 but the two files name only 5 instances: a resolved list does not name the instances it left unresolved, so they cannot be counted',
+      help: 'pass --instances <file> listing the 10 instances of the benchmark (a JSON array or one id per line)',
+    })
+  })
+
+  it("a resolved list's n_total must agree with --instances: fewer is an error, more a warning (a sub-panel)", async () => {
+    const dir = tmp()
+    const list = path.join(dir, 'panel.json')
+    writeFileSync(list, JSON.stringify(ids))
+    const b = write(dir, 'b.json', { system: 'B', resolved: ['i2'], n_total: 10 })
+    const small = write(dir, 'small.json', { system: 'S', resolved: ['i1'], n_total: 8 })
+    await expect(compareFiles(small, b, { instances: list })).rejects.toMatchObject({
+      code: 'published_panel',
+      where: small,
+      message:
+        'n_total is 8 but --instances lists 10 instances: the file does not say which of them it attempted',
+    })
+    const other = write(dir, 'other.json', { system: 'O', resolved: ['i1', 'x1', 'x2'], n_total: 10 })
+    await expect(compareFiles(other, b, { instances: list })).rejects.toMatchObject({
+      code: 'published_panel',
+      where: other,
+      message:
+        "n_total is 10, as many as --instances lists, but the file names 2 id(s) not in that list (x1, x2): the file's panel is not the --instances list",
+    })
+    const big = write(dir, 'big.json', { system: 'G', resolved: ['i1', 'x1'], n_total: 500 })
+    const r = await compareFiles(big, b, { instances: list })
+    const want =
+      "G: compared on the 10 --instances ids of the file's 500 (n_total); 1 id(s) it names are outside the panel and left out"
+    expect(r.warnings).toEqual([want])
+    expect(r.parsed.notes).toContain(want)
+    expect(r.parsed.comparisons[0]!.outcome).toMatchObject({ n: 10, baseline_only: 1, treatment_only: 1 })
+  })
+
+  it("per-instance files cover only the ids they name: an absent id is that system's missing attempt, never a loss", async () => {
+    const dir = tmp()
+    const res = (named: string[], resolved: string[]) =>
+      Object.fromEntries(named.map((id) => [id, { resolved: resolved.includes(id), cost: 1 }]))
+    const a = write(dir, 'a/instance_results/x.json', res(['i1', 'i2', 'i3', 'i4'], ['i1', 'i2']))
+    const b = write(dir, 'b/instance_results/x.json', res(['i1', 'i2', 'i3', 'i5'], ['i1', 'i3']))
+    const list = path.join(dir, 'panel.txt')
+    writeFileSync(list, ['i1', 'i2', 'i3', 'i4', 'i5', 'ghost-1'].join('\n'))
+    const { parsed } = await compareFiles(a, b, { instances: list })
+    expect(parsed.comparisons[0]!.outcome).toMatchObject({
+      n: 3,
+      both: 1,
       baseline_only: 1,
       treatment_only: 1,
+      neither: 0,
     })
-    expect(mixed.instances.filter((x) => x.status === 'incomplete').map((x) => x.instance)).toEqual([
-      'ghost-1',
+    const reasons = Object.fromEntries(parsed.blocks.incomplete.map((x) => [x.instance, x.reasons]))
+    const missing = (cell: string, detail: string) => ({
+      code: 'missing_attempt',
+      cell,
+      trial: null,
+      attempt: null,
+      detail,
+    })
+    expect(reasons).toEqual({
+      i4: [missing('b', 'not in the file')],
+      i5: [missing('a', 'not in the file')],
+      'ghost-1': [missing('a', 'not in either file'), missing('b', 'not in either file')],
+    })
+    expect(parsed.notes).toEqual(
+      expect.arrayContaining([
+        '1 panel instance(s) are in neither file (incomplete blocks, not ties): ghost-1',
+        'a: 1 panel instance(s) not in the file (missing attempts, incomplete blocks): i5',
+        'b: 1 panel instance(s) not in the file (missing attempts, incomplete blocks): i4',
+      ]),
+    )
+
+    // Mixed formats: the resolved list covers every panel id, the OpenHands file only its own.
+    const rl = write(dir, 'rl.json', { system: 'R', resolved: ['i1', 'i4'], n_total: 6 })
+    const mixed = (await compareFiles(rl, b, { instances: list })).parsed
+    expect(mixed.comparisons[0]!.outcome).toMatchObject({
+      n: 4,
+      both: 1,
+      baseline_only: 0,
+      treatment_only: 1,
+      neither: 2,
+    })
+    expect(
+      mixed.blocks.incomplete
+        .filter((x) => x.reasons.some((r) => r.code === 'missing_attempt'))
+        .map((x) => [x.instance, x.reasons.filter((r) => r.code === 'missing_attempt').map((r) => r.cell)]),
+    ).toEqual([
+      ['ghost-1', ['b']],
+      ['i4', ['b']],
     ])
+  })
+
+  it('an A/A-type pair of resolved lists over 500 ids: the 345 neither-resolved instances are ties, McNemar p ≈ 1.9e-4', async () => {
+    const dir = tmp()
+    const panel = Array.from({ length: 500 }, (_, i) => `inst-${String(i + 1).padStart(3, '0')}`)
+    const both = panel.slice(0, 70)
+    const a = write(dir, 'run-a.json', {
+      system: 'A',
+      resolved: [...both, ...panel.slice(70, 130)],
+      n_total: 500,
+    })
+    const b = write(dir, 'run-b.json', {
+      system: 'B',
+      resolved: [...both, ...panel.slice(130, 155)],
+      n_total: 500,
+    })
+    const list = path.join(dir, 'panel.json')
+    writeFileSync(list, JSON.stringify(panel))
+    const { parsed } = await compareFiles(a, b, { instances: list })
+    const o = parsed.comparisons[0]!.outcome
+    expect(o).toMatchObject({ n: 500, both: 70, baseline_only: 60, treatment_only: 25, neither: 345 })
+    expect([o.baseline_rate, o.treatment_rate]).toEqual([0.26, 0.19])
+    expect(o.mcnemar.p_two_sided).toBeGreaterThan(1.8e-4)
+    expect(o.mcnemar.p_two_sided).toBeLessThan(2.0e-4)
   })
 
   it('the --instances file: a duplicate id names its line (F09); an id like ../x breaks the instance-id rule', async () => {
@@ -195,7 +328,7 @@ describe('compare: the panel list and system selectors', () => {
     await expect(compareFiles(a, b, { instances: list })).rejects.toMatchObject({
       code: 'instances_invalid',
       where: `${list}:5`,
-      message: `duplicate instance id "i1" (first at ${list}:1) (F09)`,
+      message: `duplicate instance id "i1" (first at ${list}:1)`,
     })
     writeFileSync(list, 'i1\n../x\n')
     await expect(compareFiles(a, b, { instances: list })).rejects.toMatchObject({
@@ -312,6 +445,22 @@ describe.skipIf(!haveShared)('compare: reproduces published paired examples (../
     } else {
       expect(got).toEqual(expected)
     }
+  })
+
+  it('resolved lists without costs over instance_ids.json: the published scores, n = 500', async () => {
+    const a = path.join(D, 'mini-swe-agent__kimi-k2-thinking.json')
+    const b = path.join(D, 'codex-acp__GPT-5.4.json')
+    const { parsed, warnings } = await compareFiles(a, b, { instances: path.join(D, 'instance_ids.json') })
+    const o = parsed.comparisons[0]!.outcome
+    expect(o.n).toBe(500)
+    expect(o.baseline_rate! * 100).toBeCloseTo(63.4, 10)
+    expect(o.treatment_rate! * 100).toBeCloseTo(73.8, 10)
+    expect(o.diff_pp!).toBeCloseTo(10.4, 10)
+    expect(o.neither).toBe(103)
+    expect(parsed.blocks.outcome_complete).toBe(500)
+    expect(parsed.comparisons[0]!.denominators.cost).toBe(0)
+    expect(warnings).toEqual([])
+    await expect(compareFiles(a, b)).rejects.toMatchObject({ code: 'published_panel', where: a })
   })
 
   it('the OpenHands index instance_results give the same figures as the SWE-bench export', async () => {

@@ -60,6 +60,36 @@ describe('harness-watch detect / confirm', () => {
     )
   })
 
+  it('detect with a plan of another experiment or round names both, exit 2, and writes nothing', async () => {
+    const f = await firstRun()
+    const plan = JSON.parse(await readFile(f.plan, 'utf8'))
+    const other = path.join(f.dir, 'other-plan.json')
+    await writeFile(other, strictJson({ ...plan, experiment_id: 'another-experiment' }))
+    expect(await main(['detect', '--comparison', f.comparison, '--plan', other])).toBe(2)
+    const sha = `${plan.manifest_sha256.slice(0, 12)}…`
+    expect(io.err).toContain(`error: ${other} plan.json and comparison.json belong to different experiments`)
+    expect(io.err).toContain(`plan:       experiment another-experiment, manifest sha256 ${sha} (${other})`)
+    expect(io.err).toContain(`comparison: experiment canary, manifest sha256 none (${f.comparison})`)
+    expect(io.err).not.toMatch(/--cells/)
+    await expect(readFile(path.join(f.dir, 'hw-out', 'decision.json'))).rejects.toThrow()
+
+    io.err = ''
+    const round1 = path.join(f.dir, 'round1-plan.json')
+    await writeFile(round1, strictJson({ ...plan, round: 1 }))
+    expect(await main(['detect', '--comparison', f.comparison, '--plan', round1])).toBe(2)
+    expect(io.err).toContain('plan.json is round 1 (plan) of experiment canary, comparison.json round 0')
+
+    io.err = ''
+    const c = JSON.parse(await readFile(f.comparison, 'utf8'))
+    const edited = path.join(f.dir, 'edited-comparison.json')
+    await writeFile(edited, strictJson({ ...c, stamp: { ...c.stamp, manifest_sha256: 'f'.repeat(64) } }))
+    expect(await main(['detect', '--comparison', edited, '--plan', f.plan])).toBe(2)
+    expect(io.err).toContain(
+      'plan.json and comparison.json are of experiment canary but of different manifest versions',
+    )
+    expect(io.err).toContain(`comparison: manifest sha256 ffffffffffff… (${edited})`)
+  })
+
   it('confirm decides the rerun; on a first-run plan it is a usage error (exit 2)', async () => {
     const f = await firstRun()
     await main(['detect', '--comparison', f.comparison, '--plan', f.plan])
@@ -78,7 +108,9 @@ describe('harness-watch detect / confirm', () => {
       0,
     )
     expect(io.out).toMatch(/^confirmed regression: head vs base −33\.3 pp/)
-    expect(io.out).toMatch(/confirmed {7}head vs base: resolved .*; rerun −33\.3 pp/)
+    expect(io.out).toMatch(
+      /confirmed {7}head vs base: resolved .*; rerun decided on combined: rerun blocks replaced in the full panel \(n = 6\): −33\.3 pp/,
+    )
 
     expect(
       await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', f.plan]),

@@ -48,7 +48,7 @@ describe('report.md and report.html state the decision once it is made', () => {
     const md = await read(path.join(f.out, 'report.md'))
     expect(md).toContain('**Decision: breach (unconfirmed)** — a threshold was crossed on this run only;')
     expect(md).toMatch(
-      /\| `c` vs `a`: resolve rate \| resolve-rate deficit ≥ 10 points \(treatment − baseline ≤ −10 pp\) \| −20\.0 pp \[−\d+\.\d, −\d+\.\d\] \| 0\.0156 \| unconfirmed \| pending \|/,
+      /\| `c` vs `a`: resolve rate \| resolve-rate deficit ≥ 10 points \(treatment − baseline ≤ −10 pp\) \| −20\.0 pp \[−\d+\.\d, −\d+\.\d\] \(n = 30\) \| 0\.0156 \| unconfirmed \| pending \|/,
     )
     const blocks = ['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05', 'inst-06']
     const planned = md.split('\n').find((l) => l.startsWith('A confirmation rerun is planned'))!
@@ -84,7 +84,7 @@ describe('report.md and report.html state the decision once it is made', () => {
       '**Decision: confirmed** — a threshold was crossed and held on the targeted rerun.',
     )
     expect(rerunMd).toMatch(
-      /\| confirmed \| round 1: −\d+\.\d pp \[[^\]]*\] projected; 6\/6 blocks, b′ = 5, c′ = 0 \|/,
+      /\| confirmed \| round 1: decided on combined: rerun blocks replaced in the full panel \(n = 30\): −16\.7 pp \[[^\]]*\]; also rerun blocks only \(n = 6\): −83\.3 pp \[[^\]]*\]; 6 of 6 rerun blocks complete, b′ = 5, c′ = 0 \|/,
     )
     expect(rerunMd).toContain('First run’s report: `../../report.md`.')
     const firstMd = await read(path.join(f.out, 'report.md'))

@@ -58,7 +58,13 @@ describe('harness-watch publish', () => {
     expect(code).toBe(1)
     expect(io.out).toContain('Confirmed regression')
     expect(io.out).toContain('Dry run: nothing was written to GitHub.')
-    expect(io.out.trimEnd().split('\n').at(-1)).toBe('confirmed: nothing written to GitHub')
+    expect(io.out.trimEnd().split('\n').at(-1)).toBe(
+      'confirmed: nothing written to GitHub; exp/a-vs-b: would search for the marker, then create or update the tracking issue',
+    )
+    // Without --pr the body shown is the tracking issue's, not the PR comment's.
+    expect(io.out).toContain('#### Tracking issue body: `exp/a-vs-b`')
+    expect(io.out).toContain('\n<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->\n')
+    expect(io.out).not.toContain('Harness Watch PR check')
     expect(gh.writes()).toEqual([])
 
     process.env.GITHUB_TOKEN = 't'
@@ -66,5 +72,31 @@ describe('harness-watch publish', () => {
     expect(await main(['publish', '--comparison', path.join(dir, 'comparison.json'), '--verbose'])).toBe(1)
     expect(io.out).toContain('Confirmed regression')
     expect(io.out.trimEnd().split('\n').at(-1)).toMatch(/^confirmed: exp\/a-vs-b: tracking issue #1 created/)
+  })
+
+  it('--dry-run --pr describes the PR comment and prints its body, not a tracking issue', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hw-cli-publish-'))
+    await writeFile(path.join(dir, 'comparison.json'), strictJson(breachingComparison))
+    await writeFile(path.join(dir, 'decision.json'), strictJson(DecisionSchema.parse(confirmedRun())))
+    delete process.env.GITHUB_TOKEN
+    const code = await main([
+      'publish',
+      '--comparison',
+      path.join(dir, 'comparison.json'),
+      '--dry-run',
+      '--pr',
+      '42',
+    ])
+    expect(code).toBe(1)
+    expect(io.out).toContain(
+      '- `PR #42`: would search the comments of pull request #42 for the marker `<!-- harness-watch:v1 kind=pr-report key=exp -->`, then update that comment, or create it when there is none',
+    )
+    expect(io.out).toContain('#### PR comment body: `PR #42`')
+    expect(io.out).toContain('### Harness Watch PR check: `exp`')
+    expect(io.out).not.toContain('kind=tracking')
+    expect(io.out.trimEnd().split('\n').at(-1)).toBe(
+      'confirmed: nothing written to GitHub; PR #42: would create or update the Harness Watch comment',
+    )
+    expect(gh.writes()).toEqual([])
   })
 })

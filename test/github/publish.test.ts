@@ -6,7 +6,7 @@ import type { Decision } from '../../src/detect/schema.js'
 import { DecisionSchema } from '../../src/detect/schema.js'
 import { isHwError } from '../../src/errors.js'
 import { HwOctokit } from '../../src/github/octokit.js'
-import { failureOf, publish, runUrl } from '../../src/github/publish.js'
+import { failureOf, planPublish, publish, publishLine, runUrl } from '../../src/github/publish.js'
 import { BODY_BUDGET, prCommentBody, trackingIssueBody } from '../../src/github/render.js'
 import { strictJson } from '../../src/util/json.js'
 import { makeComparison, rows } from '../detect/fixtures.js'
@@ -199,5 +199,95 @@ describe('F13: bodies stay under 65,536 characters', () => {
     })
     expect(body).not.toMatch(/left out/)
     expect(body).toContain('`inst-30`')
+  })
+})
+
+describe('dry run: says what would be created, updated or skipped, with the body it would write', () => {
+  const opts = { labels: ['harness-watch', 'nightly'], recoveredAfter: 2, closeOnRecovery: true }
+
+  it('confirmed, no --pr: would create the tracking issue (title, labels) or update the one found; its body is shown', async () => {
+    const file = await onDisk(confirmedRun())
+    const r = await publish({ comparison: file, token: '', dryRun: true })
+    expect(r.issues).toEqual([])
+    expect(r.comment).toBeNull()
+    expect(r.planned.map((a) => [a.target, a.kind])).toEqual([['exp/a-vs-b', 'create_or_update']])
+    expect(r.summary).toContain(
+      '- `exp/a-vs-b`: would search the issues labelled `harness-watch` (open and closed) for the marker ' +
+        '`<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->`, then create tracking issue ' +
+        '“Harness Watch: b regressed vs a (exp)” with labels `harness-watch` when there is none, or update the one found',
+    )
+    const body = r.summary.split('#### Tracking issue body: `exp/a-vs-b`\n\n')[1]!
+    expect(body.split('\n')[0]).toBe('<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->')
+    expect(body).toContain('❌ **Confirmed regression**')
+    expect(r.summary).not.toContain('Harness Watch PR check')
+    expect(r.summary.trimEnd().endsWith('Dry run: nothing was written to GitHub.')).toBe(true)
+    expect(publishLine(r)).toBe(
+      'confirmed: nothing written to GitHub; exp/a-vs-b: would search for the marker, then create or update the tracking issue',
+    )
+  })
+
+  it('unconfirmed: would skip, no body', async () => {
+    const r = await publish({ comparison: await onDisk(firstRun()), token: '', dryRun: true })
+    expect(r.planned).toEqual([
+      {
+        target: 'exp/a-vs-b',
+        kind: 'skip',
+        short: 'would skip: no confirmed breach',
+        text: 'would skip: no confirmed breach (this breach is unconfirmed; the targeted rerun decides) — tracking issues open only on a confirmed breach',
+        body: null,
+      },
+    ])
+    expect(r.summary).toContain('_No body would be written._')
+    expect(r.summary).not.toContain('kind=tracking')
+    expect(r.summary).not.toContain('Harness Watch PR check')
+    expect(publishLine(r)).toBe(
+      'breach (unconfirmed): nothing written to GitHub; exp/a-vs-b: would skip: no confirmed breach',
+    )
+  })
+
+  it('cleared: creates nothing; an open tracking issue would count a clean run (recovered after 2, then closed)', () => {
+    const [a] = planPublish(ctx(confirmedRun(false)), { pr: null, ...opts })
+    expect(a!.kind).toBe('update_if_open')
+    expect(a!.body).toBeNull()
+    expect(a!.text).toBe(
+      'would create nothing: no confirmed breach — tracking issues open only on a confirmed breach; ' +
+        'would search the issues labelled `harness-watch` (open and closed) for the marker ' +
+        '`<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->` and, if an open tracking issue is found, ' +
+        'count this clean run (after 2 in a row it is labelled `recovered`, then closed)',
+    )
+  })
+
+  it('inconclusive: would skip (an evaluation failure is not evidence)', () => {
+    const d = confirmedRun()
+    d.comparisons = d.comparisons.map((v) => ({ ...v, status: 'inconclusive' as const }))
+    const [a] = planPublish(ctx(d), { pr: null, ...opts })
+    expect(a!.kind).toBe('skip')
+    expect(a!.text).toMatch(/^would skip: the comparison is inconclusive \(the evaluation failed\)/)
+  })
+
+  it('all labels are named for a new issue; with --pr only the PR comment is planned, with its body', () => {
+    const c = ctx(confirmedRun())
+    expect(planPublish(c, { pr: null, ...opts })[0]!.text).toContain('with labels `harness-watch`, `nightly`')
+    const [pr] = planPublish(c, { pr: 9, ...opts })
+    expect(pr!.target).toBe('PR #9')
+    expect(pr!.kind).toBe('pr_comment')
+    expect(pr!.body).toBe(prCommentBody(c, 'exp'))
+  })
+
+  it('a first run whose confirmation round is decided points to that round', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'hw-publish-'))
+    await mkdir(path.join(dir, 'confirm-1'))
+    await writeFile(path.join(dir, 'comparison.json'), strictJson(breachingComparison))
+    await writeFile(path.join(dir, 'decision.json'), strictJson(DecisionSchema.parse(firstRun())))
+    const confirmed = confirmedRun()
+    confirmed.runs = confirmed.runs.map((x) =>
+      x.round === 0 ? { ...x, comparison: '../comparison.json' } : { ...x, comparison: 'comparison.json' },
+    )
+    await writeFile(path.join(dir, 'confirm-1', 'decision.json'), strictJson(DecisionSchema.parse(confirmed)))
+    const r = await publish({ comparison: path.join(dir, 'comparison.json'), token: '', dryRun: true })
+    expect(r.summary).toContain(
+      `Note: confirmation round 1 has been decided (confirmed) in \`${path.join(dir, 'confirm-1', 'decision.json')}\`; ` +
+        `this first run is not the final decision. Publish that round: \`--comparison ${path.join(dir, 'confirm-1', 'comparison.json')}\`.`,
+    )
   })
 })

@@ -1,11 +1,13 @@
-import { existsSync, readdirSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HwError } from '../../src/errors.js'
-import { runLocal } from '../../src/local/pipeline.js'
-import { writeManifest } from '../support/manifests.js'
+import { installDir, MARKER } from '../../src/harnesses/install.js'
+import { installAll, runLocal } from '../../src/local/pipeline.js'
+import { loadManifest } from '../../src/manifest/load.js'
+import { baseManifest, writeManifest } from '../support/manifests.js'
 
 // `local` with `command` cells (real child processes, no harness install) on two built-in tasks.
 function manifest(command: string, seed = 1, passEnv: string[] = []): string {
@@ -89,4 +91,39 @@ describe('harness-watch local: the output folder is guarded', () => {
       expect(attempts(out, cell).map((a) => a.exit.class)).toEqual(['clean', 'clean'])
     }
   }, 90_000)
+})
+
+describe('harness-watch local: harness installs', () => {
+  it('says a cached harness is cached (no install time) and a command cell has nothing to install', async () => {
+    const cacheDir = await mkdtemp(path.join(tmpdir(), 'hw-cache '))
+    const pkg = '@mariozechner/pi-coding-agent'
+    const root = installDir(cacheDir, pkg, '0.73.1')
+    const bin = path.join(root, 'node_modules', '@mariozechner', 'pi-coding-agent', 'dist', 'cli.js')
+    mkdirSync(path.dirname(bin), { recursive: true })
+    writeFileSync(bin, '')
+    const marker = {
+      package: pkg,
+      version: '0.73.1',
+      installed_at: '2026-01-01T00:00:00.000Z',
+      seconds: 41.2,
+      bytes: 1,
+      bin,
+    }
+    writeFileSync(path.join(root, MARKER), JSON.stringify(marker))
+    const loaded = await loadManifest(
+      writeManifest({
+        ...JSON.parse(JSON.stringify(baseManifest())),
+        cells: [
+          { id: 'a', harness: 'pi', version: '0.73.1' },
+          { id: 'b', harness: 'command', version: '1.0.0', config: { command: 'true' } },
+        ],
+      }),
+    )
+    const lines: string[] = []
+    await installAll(loaded, cacheDir, (l) => lines.push(l))
+    expect(lines).toEqual([
+      `pi@0.73.1 cached at ${JSON.stringify(root)}`,
+      'command@1.0.0: nothing to install',
+    ])
+  })
 })

@@ -7,6 +7,7 @@ import {
   fmtPointsCi,
   fmtPp,
   mcnemarText,
+  mdeNote,
   roundHalfAway,
 } from '../../src/report/format.js'
 
@@ -22,8 +23,19 @@ describe('points print one way', () => {
     expect(fmtPp(0)).toBe('±0.0 pp')
     expect(fmtPoints(-18.75, { unit: false })).toBe('−18.8')
     expect(fmtPointsCi([-30.05, 0])).toBe('[−30.1, 0.0]')
-    expect(fmtMde(12.25)).toBe('12.3 pp')
-    expect(fmtMde(null)).toBe('—')
+    expect(fmtMde({ n: 400, mde_pp: 12.25 })).toBe('12.3 pp')
+    expect(fmtMde({ n: 0, mde_pp: null })).toBe('—')
+    // Not detectable at this n: said, with the reason beside the table, never a bare dash.
+    const none = {
+      n: 16,
+      mde_pp: null,
+      reason: 'not detectable: even with every discordant pair in one direction the power is 0.3736',
+    }
+    expect(fmtMde(none)).toBe('none at this n')
+    expect(mdeNote(none)).toBe(
+      'at n = 16, not detectable: even with every discordant pair in one direction the power is 0.3736',
+    )
+    expect(mdeNote({ n: 400, mde_pp: 12.25, reason: null })).toBeNull()
     // The decision stage prints the same figure the report does.
     expect(
       formatEffect({ estimate: -18.75, ci: [-30.05, -7.45], unit: 'pp', method: 'x', n: 80, reason: null }),

@@ -2,8 +2,9 @@ import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'no
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { HwError } from '../../src/errors.js'
-import { runLeg } from '../../src/run/leg.js'
+import { type LegProgressEvent, runLeg } from '../../src/run/leg.js'
 import { loadPlan } from '../../src/run/plan-file.js'
+import { formatLegSummary } from '../../src/run/progress.js'
 import type { AttemptTelemetry, TelemetryCapture } from '../../src/telemetry/capture.js'
 import {
   manifestAndPlan,
@@ -243,16 +244,43 @@ describe('runLeg: resume and --fresh', () => {
     const first = readAttempts(dir)
     expect(first).toHaveLength(3)
 
-    // Nothing to do on a rerun of a complete leg.
-    const again = await runLeg(opts)
+    const firstLeg = readLegJson(dir)
+    const legText = readFileSync(path.join(dir, 'leg.json'), 'utf8')
+
+    // Nothing to do on a rerun of a complete leg: leg.json (its timing) is left as it was.
+    const ends: Extract<LegProgressEvent, { type: 'end' }>[] = []
+    const onProgress = (e: LegProgressEvent): void => {
+      if (e.type === 'end') ends.push(e)
+    }
+    await new Promise((r) => setTimeout(r, 50))
+    const again = await runLeg({ ...opts, runId: 'run-idle', onProgress })
     expect(again.status).toBe('complete')
     expect(readAttempts(dir)).toEqual(first)
+    expect(readFileSync(path.join(dir, 'leg.json'), 'utf8')).toBe(legText)
+    expect(again).toEqual(firstLeg)
+    const idle = ends[0]
+    expect(idle?.session).toMatchObject({ attempts: 0, resumed: true })
+    const recorded = (Date.parse(firstLeg.ended_at ?? '') - Date.parse(firstLeg.started_at)) / 1000
+    expect(formatLegSummary(idle!.leg, idle!.finals, idle!.session)).toMatch(
+      new RegExp(
+        `^leg solver-s0 already complete \\(nothing to run\\): 3/3 resolved.*; ${recorded.toFixed(1)}s recorded;`,
+      ),
+    )
 
     // A crash after the first attempt, mid-way through writing the second line.
     const lines = readFileSync(path.join(dir, 'attempts.jsonl'), 'utf8').split('\n')
     writeFileSync(path.join(dir, 'attempts.jsonl'), `${lines[0]}\n${lines[1]?.slice(0, 40)}`)
-    const resumed = await runLeg({ ...opts, runId: 'run-2' })
+    const resumed = await runLeg({ ...opts, runId: 'run-2', onProgress })
     expect(resumed.status).toBe('complete')
+    // The leg started when the first session did; the summary times this session's two attempts.
+    expect(resumed.started_at).toBe(firstLeg.started_at)
+    expect(Date.parse(resumed.ended_at ?? '')).toBeGreaterThan(Date.parse(firstLeg.ended_at ?? ''))
+    const work = ends[1]
+    expect(work?.session).toMatchObject({ attempts: 2, resumed: true })
+    expect(work!.session.seconds).toBeLessThan((Date.now() - Date.parse(firstLeg.started_at)) / 1000)
+    expect(formatLegSummary(work!.leg, work!.finals, work!.session)).toContain(
+      `; ${work!.session.seconds.toFixed(1)}s this session (2 attempts);`,
+    )
     const after = readAttempts(dir)
     expect(after).toHaveLength(3)
     expect(after[0]).toEqual(first[0])

@@ -276,6 +276,20 @@ describe('progress lines', () => {
       'leg pi-s0 complete: 1/2 resolved, 1 unresolved, 0 infra_error, 0 ungraded; 3 attempts over 2 instances; ' +
         '60.0s; ≥6 requests, ≥$0.0031 (telemetry complete for 1/2)',
     )
+    // A resume that ran nothing: the recorded time, never the time since the leg first started.
+    expect(formatLegSummary(leg, finals, { attempts: 0, seconds: 0.4, resumed: true })).toBe(
+      'leg pi-s0 already complete (nothing to run): 1/2 resolved, 1 unresolved, 0 infra_error, 0 ungraded; ' +
+        '3 attempts over 2 instances; 60.0s recorded; ≥6 requests, ≥$0.0031 (telemetry complete for 1/2)',
+    )
+    // A resume that ran some attempts: this session's wall time, labelled.
+    expect(formatLegSummary(leg, finals, { attempts: 1, seconds: 12.34, resumed: true })).toContain(
+      'leg pi-s0 complete: 1/2 resolved, 1 unresolved, 0 infra_error, 0 ungraded; 3 attempts over 2 instances; ' +
+        '12.3s this session (1 attempt); ',
+    )
+    // A first run: the leg's own time.
+    expect(formatLegSummary(leg, finals, { attempts: 3, seconds: 59.9, resumed: false })).toContain(
+      '; 60.0s; ',
+    )
   })
 })
 

@@ -130,15 +130,22 @@ describe('the reusable workflow follows the pack’s rules', () => {
         /^\$\{\{ fromJSON\(needs\.(plan|aggregate)\.outputs\.(matrix|confirm-matrix)\) \}\}$/,
       )
       const upload = j.steps?.find((s) => s.uses?.startsWith('actions/upload-artifact@'))
-      expect(upload?.with).toMatchObject({ name: '${{ matrix.artifact }}', 'if-no-files-found': 'error' })
+      expect(upload?.with).toMatchObject({
+        name: '${{ matrix.artifact }}',
+        'if-no-files-found': 'error',
+        overwrite: true,
+      })
     }
     expect(wf.jobs.run?.if).toBe("needs.plan.outputs.has-work == 'true'")
     expect(wf.jobs.aggregate?.if).toBe("always() && needs.plan.outputs.has-work == 'true'")
     expect(wf.jobs['confirm-run']?.if).toMatch(/needs\.aggregate\.outputs\.breach == 'true'/)
     for (const [, j] of Object.entries(wf.jobs)) {
       for (const s of j.steps ?? []) {
-        if (s.uses?.startsWith('actions/upload-artifact@'))
+        if (s.uses?.startsWith('actions/upload-artifact@')) {
           expect(s.with?.['if-no-files-found']).toBe('error')
+          // F10: a re-run of failed jobs uploads the same name again in the same run.
+          expect(s.with?.overwrite).toBe(true)
+        }
         if (s.uses?.startsWith('actions/download-artifact@') && s.with?.pattern)
           expect(s.with['merge-multiple']).toBe(false)
       }

@@ -22,7 +22,7 @@ export function registerCompare(program: Command): void {
     .option('--out <dir>', 'folder to write comparison.json, report.md and report.html into', 'hw-out')
     .option(
       '--instances <file>',
-      'the panel: JSON array or one id per line (default: every id either file names)',
+      'the panel: JSON array or one id per line (default: every id either file names; a resolved list with n_total needs it to count instances neither system resolved)',
     )
     .option(
       '--ungraded <policy>',
@@ -45,6 +45,7 @@ export function registerCompare(program: Command): void {
           throw new HwError('usage', `--ungraded must be "unresolved" or "exclude", got "${opts.ungraded}"`)
         }
         const r = await comparePublished({ ...opts, ungraded: opts.ungraded })
+        for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`)
         process.stdout.write(
           `${aggregateSummaryLine(r.comparison)}\nwrote ${r.comparisonPath}, ${r.reportPath}, ${r.htmlPath}\n`,
         )

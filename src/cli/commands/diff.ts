@@ -12,8 +12,21 @@ export function registerDiff(program: Command): void {
     .argument('<old>', 'comparison.json of the earlier run')
     .argument('<new>', 'comparison.json of the later run')
     .option('--json', 'print the diff as JSON instead of Markdown')
-    .action(async (oldFile: string, newFile: string, opts: { json?: boolean }) => {
-      const d = diffComparisons(await readComparison(oldFile), await readComparison(newFile))
-      process.stdout.write(opts.json ? strictJson(d) : renderDiffMarkdown(d))
-    })
+    .option(
+      '--allow-different-experiments',
+      'diff comparisons of different experiments or with no instance in common (a warning instead of an error)',
+    )
+    .action(
+      async (
+        oldFile: string,
+        newFile: string,
+        opts: { json?: boolean; allowDifferentExperiments?: boolean },
+      ) => {
+        const d = diffComparisons(await readComparison(oldFile), await readComparison(newFile), {
+          allowDifferentExperiments: opts.allowDifferentExperiments === true,
+        })
+        for (const n of d.notes) process.stderr.write(`warning: ${n}\n`)
+        process.stdout.write(opts.json ? strictJson(d) : renderDiffMarkdown(d))
+      },
+    )
 }

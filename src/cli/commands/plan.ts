@@ -6,6 +6,7 @@ import { loadManifest } from '../../manifest/load.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
 import { strictJson } from '../../util/json.js'
+import { quotePath } from '../../util/paths.js'
 
 export function registerPlan(program: Command): void {
   program
@@ -17,8 +18,8 @@ export function registerPlan(program: Command): void {
     .option('--cells <ids>', 'comma-separated cells to plan (others are skipped)')
     .option('--matrix', 'print the matrix JSON on stdout')
     .action(async (file: string, opts: { out: string; seed?: number; cells?: string; matrix?: boolean }) => {
-      const loaded = await loadManifest(file)
-      const panel = await resolvePanel(loaded.manifest, loaded.dir, file)
+      const loaded = await loadManifest(file, { runnable: true })
+      const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
       const plan = buildPlan(loaded, panel, {
         seed: opts.seed,
         cells: opts.cells
@@ -37,7 +38,7 @@ export function registerPlan(program: Command): void {
         const note = plan.shards.note ? ` (${plan.shards.note})` : ''
         process.stdout.write(
           `planned ${plan.legs.length} legs: ${plan.cells.length} cells × ${plan.shards.count} shards, ` +
-            `${plan.panel.instances.length} instances × ${plan.trials} trial(s)${note}\nwrote ${out}\n`,
+            `${plan.panel.instances.length} instances × ${plan.trials} trial(s)${note}\nwrote ${quotePath(out)}\n`,
         )
       }
     })

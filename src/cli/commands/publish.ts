@@ -15,7 +15,10 @@ export function registerPublish(program: Command): void {
     .option('--repo <owner/repo>', 'repository (default: $GITHUB_REPOSITORY)')
     .option('--report-url <url>', 'link to the full report (default: this workflow run)')
     .option('--keep-open', 'label recovered tracking issues `recovered` without closing them')
-    .option('--dry-run', 'write nothing to GitHub; print the body that would be published')
+    .option(
+      '--dry-run',
+      'write nothing to GitHub; say which tracking issue (or, with --pr, PR comment) would be created, updated or skipped, and print its body',
+    )
     .action(async function (
       this: Command,
       opts: {

@@ -11,8 +11,8 @@ export function registerValidate(program: Command): void {
     .argument('<manifest>', 'manifest file (YAML or JSON)')
     .option('--json', 'print the resolved manifest as JSON instead of the summary')
     .action(async (file: string, opts: { json?: boolean }) => {
-      const loaded = await loadManifest(file)
-      const panel = await resolvePanel(loaded.manifest, loaded.dir, file)
+      const loaded = await loadManifest(file, { runnable: true })
+      const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
       // Planning is part of validation: a matrix that cannot fit 256 jobs is a manifest problem.
       const plan = buildPlan(loaded, panel)
       if (opts.json) {

@@ -3,7 +3,7 @@ import { HwError } from '../../errors.js'
 import { InstanceId } from '../../manifest/schema.js'
 import { type WrittenReports, writeReports } from '../aggregate.js'
 import { checkResamples } from '../options.js'
-import { publishedInput } from './input.js'
+import { checkPanel, publishedInput } from './input.js'
 import { readPublished } from './read.js'
 
 export interface ComparePublishedOptions {
@@ -19,10 +19,14 @@ export interface ComparePublishedOptions {
 
 /**
  * `harness-watch compare`: two published systems' per-instance files → comparison.json, report.md and
- * report.html, through the same blocks and statistics as an experiment. Throws HwError for unreadable
- * or unknown files (see readPublished) and an unreadable instance list.
+ * report.html, through the same blocks and statistics as an experiment. Returns the written reports
+ * and `warnings`: panel disagreements short of an error (also in the report's notes), for the terminal.
+ * Throws HwError for unreadable or unknown files (see readPublished), an unreadable instance list, and
+ * `published_panel` when a resolved list's n_total disagrees with the panel (see checkPanel).
  */
-export async function comparePublished(opts: ComparePublishedOptions): Promise<WrittenReports> {
+export async function comparePublished(
+  opts: ComparePublishedOptions,
+): Promise<WrittenReports & { warnings: string[] }> {
   checkResamples(opts.resamples)
   const a = await readPublished(opts.baseline)
   const b = await readPublished(opts.treatment)
@@ -31,6 +35,8 @@ export async function comparePublished(opts: ComparePublishedOptions): Promise<W
     { path: a.file.split(/[\\/]/).pop() ?? a.file, sha256: a.sha256 },
     { path: b.file.split(/[\\/]/).pop() ?? b.file, sha256: b.sha256 },
   ]
+  const panel = instances ?? [...new Set([...a.system.instances.keys(), ...b.system.instances.keys()])].sort()
+  const { warnings } = checkPanel([a.system, b.system], panel, instances !== undefined)
   const input = publishedInput(a.system, b.system, {
     instances,
     ungraded: opts.ungraded,
@@ -38,13 +44,13 @@ export async function comparePublished(opts: ComparePublishedOptions): Promise<W
     seed: opts.seed,
     inputs,
   })
-  return writeReports(input, opts.out)
+  return { ...(await writeReports(input, opts.out)), warnings }
 }
 
 /**
  * The panel for `compare --instances`: a JSON array of ids, or one id per line (blank lines and `#`
  * comments skipped). Every id must follow the instance-id rule (no "/", no "..": ids name folders)
- * and appear once (F09). Returns the ids sorted. Throws HwError `instances_unreadable`, or
+ * and appear once. Returns the ids sorted. Throws HwError `instances_unreadable`, or
  * `instances_invalid` naming the line (or array index) of a bad or repeated id.
  */
 export async function readInstanceList(file: string): Promise<string[]> {
@@ -103,7 +109,7 @@ export async function readInstanceList(file: string): Promise<string[]> {
     }
     const first = seen.get(id)
     if (first !== undefined) {
-      throw new HwError('instances_invalid', `duplicate instance id "${id}" (first at ${first}) (F09)`, {
+      throw new HwError('instances_invalid', `duplicate instance id "${id}" (first at ${first})`, {
         where,
         help: 'list each instance once',
       })

@@ -45,6 +45,21 @@ export interface PublishedSystem {
   notes: string[]
 }
 
+/** What a bad value is, in an error message: "missing", "null", "an array", "a string", … */
+function got(v: unknown): string {
+  if (v === undefined) return 'missing'
+  if (v === null) return 'null'
+  if (Array.isArray(v)) return 'an array'
+  return typeof v === 'object' ? 'an object' : `a ${typeof v} (${JSON.stringify(v).slice(0, 40)})`
+}
+const expected = (what: string) => ({
+  error: (i: { input: unknown }) => `expected ${what}, got ${got(i.input)}`,
+})
+const instanceIds = z.array(
+  z.string(expected('an instance id (a string)')),
+  expected('an array of instance ids'),
+)
+
 export const SwebenchResolvedListSchema = z.looseObject({
   system: z.string().nullish(),
   harness: z.string().nullish(),
@@ -52,16 +67,34 @@ export const SwebenchResolvedListSchema = z.looseObject({
   harness_version: z.string().nullish(),
   model: z.string().nullish(),
   date: z.string().nullish(),
-  resolved: z.array(z.string()),
-  resolved_null: z.array(z.string()).nullish(),
-  cost_usd: z.record(z.string(), z.number().nonnegative().nullable()).nullish(),
-  api_calls: z.record(z.string(), z.number().int().nonnegative().nullable()).nullish(),
-  n_total: z.number().int().positive().nullish(),
+  resolved: instanceIds,
+  resolved_null: instanceIds.nullish(),
+  cost_usd: z
+    .record(
+      z.string(),
+      z.number(expected('a cost in USD (a number) or null')).nonnegative().nullable(),
+      expected('an object {instance id: cost in USD}'),
+    )
+    .nullish(),
+  api_calls: z
+    .record(
+      z.string(),
+      z.number(expected('a request count or null')).int().nonnegative().nullable(),
+      expected('an object {instance id: request count}'),
+    )
+    .nullish(),
+  n_total: z.number(expected('the panel size (a whole number)')).int().positive().nullish(),
 })
 
 export const OpenHandsInstanceResultsSchema = z.record(
   z.string(),
-  z.looseObject({ resolved: z.boolean().nullable(), cost: z.number().nonnegative().nullable().optional() }),
+  z.looseObject(
+    {
+      resolved: z.boolean(expected('true, false or null')).nullable(),
+      cost: z.number(expected('a cost in USD (a number) or null')).nonnegative().nullable().optional(),
+    },
+    expected('an instance record {resolved, cost}'),
+  ),
 )
 
 export const OpenHandsMetadataSchema = z.looseObject({
@@ -88,15 +121,14 @@ export const TerminalBenchSchema = z.looseObject({
 export function detectFormat(json: unknown): PublishedFormat | null {
   if (!json || typeof json !== 'object' || Array.isArray(json)) return null
   const o = json as Record<string, unknown>
-  if (Array.isArray(o.resolved)) return 'swebench-resolved-list'
-  if (o.systems && typeof o.systems === 'object') return 'terminal-bench-per-task'
+  const isRecord = (v: unknown) => v !== null && typeof v === 'object' && !Array.isArray(v)
+  const isInstanceRecord = (v: unknown) => isRecord(v) && 'resolved' in (v as object)
+  // A top-level `resolved` that is not itself an instance record is a resolved list, valid or not:
+  // its schema then names what is wrong with it.
+  if ('resolved' in o && !isInstanceRecord(o.resolved)) return 'swebench-resolved-list'
+  if ('systems' in o && !isInstanceRecord(o.systems)) return 'terminal-bench-per-task'
   const values = Object.values(o)
-  if (
-    values.length > 0 &&
-    values.every((v) => v !== null && typeof v === 'object' && 'resolved' in (v as object))
-  ) {
-    return 'openhands-instance-results'
-  }
+  if (values.length > 0 && values.some(isInstanceRecord)) return 'openhands-instance-results'
   return null
 }
 

@@ -1,9 +1,10 @@
+import { HwError } from '../../errors.js'
 import type { Coverage } from '../../telemetry/ledger.js'
 import { type CellInput, type ComparisonInput, emptyMetrics, type Observation } from '../observations.js'
 import type { PublishedSystem } from './formats.js'
 
 export interface PublishedOptions {
-  /** The panel; default the union of the ids both files name. */
+  /** The panel (from `--instances`); default the union of the ids both files name. */
   instances?: string[]
   /** A null grade in the source: `unresolved` as the publishers' own scores count it (default), or `exclude`. */
   ungraded?: 'unresolved' | 'exclude'
@@ -14,10 +15,88 @@ export interface PublishedOptions {
 }
 
 /**
- * Two published systems → the shared ComparisonInput (pure), so published results go through exactly
- * the blocks and statistics our own runs do. Each system is one cell; each of its trials is one
+ * What each file covers on the panel, by its format's meaning, and the panel's consistency with it.
+ * - A resolved list (`absentIsUnresolved`) covers the benchmark it declares: every panel id, absent =
+ *   an unresolved attempt. Its `n_total` must agree with the panel: fewer than the panel, or (with an
+ *   explicit `--instances` of the same size) resolved ids outside it, means the panel is not the file's
+ *   → HwError `published_panel`. Without `--instances`, a union of named ids smaller than `n_total`
+ *   cannot count the instances neither system resolved → HwError `published_panel` asking for the list.
+ *   More than the panel (a sub-panel) is a warning.
+ * - Per-instance formats (OpenHands, Terminal-Bench) cover exactly the ids they name: a panel id absent
+ *   from the file is that system's missing attempt (an incomplete block), never a loss.
+ * Returns warnings (also worth showing on the terminal) and notes for the report.
+ */
+export function checkPanel(
+  systems: ReadonlyArray<PublishedSystem>,
+  panel: ReadonlyArray<string>,
+  explicit: boolean,
+): { warnings: string[] } {
+  const warnings: string[] = []
+  const inPanel = new Set(panel)
+  const P = panel.length
+  for (const s of systems) {
+    if (!s.absentIsUnresolved) continue
+    const where = s.source
+    const N = s.declaredTotal
+    const outside = [...s.instances.keys()].filter((i) => !inPanel.has(i)).sort()
+    if (N === null) {
+      if (!explicit) {
+        warnings.push(
+          `${s.name}: the file declares no n_total; the panel is the ${P} ids the files name, so instances neither system resolved are not counted (pass --instances with the benchmark's ids)`,
+        )
+      } else if (outside.length > 0) {
+        warnings.push(
+          `${s.name}: ${outside.length} id(s) the file names are not in --instances and are left out: ${list(outside)}`,
+        )
+      }
+      continue
+    }
+    if (!explicit && N > P) {
+      throw new HwError(
+        'published_panel',
+        `n_total is ${N} but the two files name only ${P} instances: a resolved list does not name the instances it left unresolved, so they cannot be counted`,
+        {
+          where,
+          help: `pass --instances <file> listing the ${N} instances of the benchmark (a JSON array or one id per line)`,
+        },
+      )
+    }
+    if (N < P) {
+      throw new HwError(
+        'published_panel',
+        explicit
+          ? `n_total is ${N} but --instances lists ${P} instances: the file does not say which of them it attempted`
+          : `n_total is ${N} but the two files name ${P} instances: the file does not say which of them it attempted`,
+        {
+          where,
+          help: `pass --instances <file> listing the ${N} instances the file covers`,
+        },
+      )
+    }
+    if (N === P && outside.length > 0) {
+      throw new HwError(
+        'published_panel',
+        `n_total is ${N}, as many as --instances lists, but the file names ${outside.length} id(s) not in that list (${list(outside, 5)}): the file's panel is not the --instances list`,
+        { where, help: 'pass the --instances list of the benchmark the file was scored on' },
+      )
+    }
+    if (N > P) {
+      warnings.push(
+        `${s.name}: compared on the ${P} --instances ids of the file's ${N} (n_total)${outside.length > 0 ? `; ${outside.length} id(s) it names are outside the panel and left out` : ''}`,
+      )
+    }
+  }
+  return { warnings }
+}
+
+/**
+ * Two published systems → the shared ComparisonInput, so published results go through exactly the
+ * blocks and statistics our own runs do. Each system is one cell; each of its trials is one
  * observation; the published per-instance cost is the spend, `api_calls` the request count; an
- * instance without a cost has `missing` telemetry (never a zero). Identity checks do not apply (no plan).
+ * instance without a cost has `missing` telemetry (never a zero). A resolved-list file covers every
+ * panel id (absent = unresolved); for the per-instance formats an id absent from the file is that
+ * cell's missing attempt (see checkPanel). Identity checks do not apply (no plan).
+ * Throws HwError `published_panel` when a resolved list's n_total disagrees with the panel.
  */
 export function publishedInput(
   a: PublishedSystem,
@@ -27,26 +106,17 @@ export function publishedInput(
   const ungraded = opts.ungraded ?? 'unresolved'
   const [idA, idB] = cellIds(a, b)
   const panel = opts.instances ?? [...new Set([...a.instances.keys(), ...b.instances.keys()])].sort()
-  const notes: string[] = [...a.notes, ...b.notes]
+  const { warnings } = checkPanel([a, b], panel, opts.instances !== undefined)
+  const notes: string[] = [...a.notes, ...b.notes, ...warnings]
   const trials = (s: PublishedSystem) => Math.max(1, ...[...s.instances.values()].map((x) => x.trials.length))
   const cells: CellInput[] = [cellOf(a, idA, 'baseline', trials(a)), cellOf(b, idB, 'treatment', trials(b))]
   const observations: Observation[] = []
-  // A panel id neither file names is not a tie (nothing says either system ran it): its block is
-  // incomplete, even where a resolved list would read an absent id as unresolved.
-  const inNeither = new Set(panel.filter((i) => !a.instances.has(i) && !b.instances.has(i)))
   const preReasons: ComparisonInput['preReasons'] = []
-  for (const instance of inNeither) {
-    for (const cell of [idA, idB]) {
-      preReasons.push({
-        instance,
-        reason: { code: 'missing_attempt', cell, trial: null, attempt: null, detail: 'not in either file' },
-      })
-    }
-  }
-  if (inNeither.size > 0) {
-    const listed = [...inNeither].slice(0, 20).join(', ')
+  const covers = (s: PublishedSystem, instance: string) => s.absentIsUnresolved || s.instances.has(instance)
+  const inNeither = panel.filter((i) => !covers(a, i) && !covers(b, i))
+  if (inNeither.length > 0) {
     notes.push(
-      `${inNeither.size} panel instance(s) are in neither file (incomplete blocks, not ties): ${listed}${inNeither.size > 20 ? `, … ${inNeither.size - 20} more` : ''}`,
+      `${inNeither.length} panel instance(s) are in neither file (incomplete blocks, not ties): ${list(inNeither)}`,
     )
   }
   for (const [sys, id] of [
@@ -54,15 +124,23 @@ export function publishedInput(
     [b, idB],
   ] as const) {
     let nulls = 0
-    let absent = 0
+    const absent: string[] = []
     for (const instance of panel) {
-      if (inNeither.has(instance)) continue
       let x = sys.instances.get(instance)
-      if (!x && sys.absentIsUnresolved && (sys.declaredTotal === null || sys.declaredTotal >= panel.length)) {
-        x = { trials: ['unresolved'], costUsd: null, requests: null }
-      }
+      if (!x && sys.absentIsUnresolved) x = { trials: ['unresolved'], costUsd: null, requests: null }
       if (!x) {
-        absent++
+        // Nothing says this system ran the instance: its attempt is missing, the block incomplete.
+        absent.push(instance)
+        preReasons.push({
+          instance,
+          reason: {
+            code: 'missing_attempt',
+            cell: id,
+            trial: null,
+            attempt: null,
+            detail: covers(sys === a ? b : a, instance) ? 'not in the file' : 'not in either file',
+          },
+        })
         continue
       }
       x.trials.forEach((t, trial) => {
@@ -108,7 +186,12 @@ export function publishedInput(
           : `${sys.name}: ${nulls} trial(s) with a null grade left out as ungraded (their blocks are incomplete)`,
       )
     }
-    if (absent > 0) notes.push(`${sys.name}: ${absent} panel instance(s) not in the file (missing)`)
+    const only = absent.filter((i) => covers(sys === a ? b : a, i))
+    if (only.length > 0) {
+      notes.push(
+        `${sys.name}: ${only.length} panel instance(s) not in the file (missing attempts, incomplete blocks): ${list(only)}`,
+      )
+    }
   }
   if (a.model && b.model && a.model !== b.model) {
     notes.push(
@@ -138,7 +221,7 @@ export function publishedInput(
       panel: {
         family: a.benchmark ?? b.benchmark,
         revision: null,
-        source: `published: ${a.format}, ${b.format}`,
+        source: `published: ${a.format === b.format ? a.format : `${a.format}, ${b.format}`}`,
       },
       verifier: 'as published',
       budgets: null,
@@ -189,4 +272,9 @@ function path(s: PublishedSystem): string {
     if (i > 0) return parts[i - 1]!
   }
   return base.replace(/\.json$/i, '')
+}
+
+/** Up to `max` ids, then how many more. */
+function list(ids: ReadonlyArray<string>, max = 20): string {
+  return `${ids.slice(0, max).join(', ')}${ids.length > max ? `, … ${ids.length - max} more` : ''}`
 }

@@ -80,7 +80,9 @@ export async function readPublished(
           meta = null
         }
       }
-      const name = meta ? path.basename(systemDir) : base
+      // Named by its system folder (<system>/instance_results/…), the file's base name otherwise.
+      const inIndex = path.basename(path.dirname(path.resolve(file))) === 'instance_results'
+      const name = meta || inIndex ? path.basename(systemDir) : base
       return { system: fromOpenHands(v.data, meta, spec, name, base), sha256: sha256(text), file }
     }
     case 'terminal-bench-per-task': {
@@ -103,6 +105,20 @@ export async function readPublished(
       return { system: fromTerminalBench(v.data, selector, spec), sha256: sha256(text), file }
     }
     default:
-      throw invalid('not a per-instance results file this command knows')
+      throw invalid(
+        `not a per-instance results file this command knows: expected a top-level "resolved" array, a "systems" object, or {instance id: {resolved, cost}} records; ${describeTop(json)}`,
+      )
   }
+}
+
+/** The top level of a JSON value, for an error message: its keys or its type. */
+function describeTop(json: unknown): string {
+  if (json === null || typeof json !== 'object') return `got ${json === null ? 'null' : typeof json}`
+  if (Array.isArray(json)) return `got an array of ${json.length}`
+  const keys = Object.keys(json)
+  if (keys.length === 0) return 'got an empty object'
+  return `got keys ${keys
+    .slice(0, 8)
+    .map((k) => JSON.stringify(k))
+    .join(', ')}${keys.length > 8 ? `, … ${keys.length - 8} more` : ''}`
 }
