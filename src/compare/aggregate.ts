@@ -3,7 +3,7 @@ import path from 'node:path'
 import { writeReportFiles } from '../report/write.js'
 import { readLegArtifacts, readPlan } from './artifacts.js'
 import { buildComparison } from './build.js'
-import { DUPLICATE_ROW, observationsFromArtifacts } from './from-artifacts.js'
+import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from './from-artifacts.js'
 import type { ComparisonInput } from './observations.js'
 import { checkResamples } from './options.js'
 import type { Comparison } from './schema.js'
@@ -62,6 +62,8 @@ export async function writeReports(input: ComparisonInput, out: string): Promise
  * - duplicate result rows: two rows for one (cell, instance, trial, attempt), or two final attempts
  *   of one trial. They are listed and never counted twice, but the run's data cannot be trusted as a
  *   whole. The message names every file and line (first 10, then a count).
+ * - rows or files that could not be read or did not validate (not JSON, a schema error, an unknown
+ *   instance, a missing leg.json): each named with file, line and message (first 10, then a count).
  * - legs were planned and not one attempt record was read (every leg artifact missing): there is
  *   nothing to compare, which is a failed evaluation, not a result.
  */
@@ -71,6 +73,18 @@ export function aggregationFailure(c: Comparison): string | null {
     const shown = dups.slice(0, 10).map((e) => `${e.file}${e.line ? `:${e.line}` : ''}`)
     const more = dups.length > 10 ? `, … ${dups.length - 10} more` : ''
     return `${dups.length} duplicate result row(s) in ${shown.join(', ')}${more}: each (cell, instance, trial, attempt) must appear once; the report lists them and counts none twice`
+  }
+  // Rows that could not be read or did not validate were left out of the blocks they belong to:
+  // listed in the report, and the aggregation fails so nobody takes the figures for the whole run.
+  // (Config drift is not one of them: its blocks are incomplete by design and named in the header.)
+  const unreadable = c.input_errors.filter((e) => !e.message.endsWith(CONFIG_DRIFT_SUFFIX))
+  if (unreadable.length > 0) {
+    const shown = unreadable.slice(0, 10).map((e) => `${e.file}${e.line ? `:${e.line}` : ''}: ${e.message}`)
+    const more =
+      unreadable.length > 10
+        ? `\n  … ${unreadable.length - 10} more (listed in comparison.json input_errors)`
+        : ''
+    return `${unreadable.length} input error(s); the rows or files named are not counted:\n  ${shown.join('\n  ')}${more}`
   }
   if (c.missing_legs.length > 0 && c.telemetry_coverage.attempts === 0) {
     const n = c.missing_legs.length

@@ -20,6 +20,8 @@ export interface ArtifactOptions {
 
 /** How an input error about a duplicate result row begins (F09; aggregationFailure looks for it). */
 export const DUPLICATE_ROW = 'duplicate result row'
+/** Ends the input-error message of a leg run under another manifest version or cell config. */
+export const CONFIG_DRIFT_SUFFIX = 'its blocks are config_drift'
 
 /** Worst first: the coverage of a trial is that of its worst attempt. */
 const COVERAGE_RANK: Record<Coverage, number> = { complete: 0, unknown: 1, partial: 2, missing: 3 }
@@ -92,7 +94,7 @@ export function observationsFromArtifacts(
   for (const d of drift) {
     const leg = read.legs.find((l) => l.leg.leg === d.leg)!
     const what = driftText(plan, d)
-    inputErrors.push({ file: d.file, line: null, message: `${what}; its blocks are config_drift` })
+    inputErrors.push({ file: d.file, line: null, message: `${what}; ${CONFIG_DRIFT_SUFFIX}` })
     for (const instance of leg.leg.instances) {
       preReasons.push({
         instance,

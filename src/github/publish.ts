@@ -3,6 +3,7 @@ import path from 'node:path'
 import { type Comparison, ComparisonSchema } from '../compare/schema.js'
 import type { Decision } from '../detect/schema.js'
 import { readDecision } from '../detect/step.js'
+import { HwError } from '../errors.js'
 import { STATUS_LABEL } from '../report/decision.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { type UpsertResult, upsertPrComment } from './comment.js'
@@ -68,28 +69,19 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     recoveredAfter: decision.policy.reporting.recovered_after,
     closeOnRecovery: opts.closeOnRecovery ?? true,
   }
+  if (later && !opts.dryRun) {
+    // Posting this run would put a superseded state (an unconfirmed breach, a pending rerun) on the
+    // issue or pull request after the confirmation has decided.
+    throw new HwError('publish_superseded', later.trim().replace(/^Note: /, ''), { where: opts.comparison })
+  }
   if (opts.dryRun || (!opts.token && !opts.client)) {
     const planned = planPublish(ctx, { pr: opts.pr ?? null, ...trackingOpts })
-    if (opts.dryRun) {
-      return {
-        decision,
-        issues,
-        comment,
-        planned,
-        failure: failureOf(decision),
-        summary: `${dryRunView(ctx, planned)}\n\n${later}Dry run: nothing was written to GitHub.`,
-      }
-    }
     const note =
       'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
-    return {
-      decision,
-      issues,
-      comment,
-      planned,
-      failure: failureOf(decision),
-      summary: `${summaryOf(ctx, issues, comment)}\n\n#### Not published\n\n${plannedLines(planned)}\n\n${later}${note}`,
-    }
+    const summary = opts.dryRun
+      ? `${dryRunView(ctx, planned)}\n\n${later}Dry run: nothing was written to GitHub.`
+      : `${summaryOf(ctx, issues, comment)}\n\n#### Not published\n\n${plannedLines(planned)}\n\n${later}${note}`
+    return { decision, issues, comment, planned, failure: failureOf(decision), summary }
   }
   const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
   const repo = opts.repo ?? repoFromEnv()

@@ -140,7 +140,11 @@ export const TelemetrySummarySchema = z.strictObject({
     .describe('rows whose logged spend differs from the recomputed one (the recomputed one is used)'),
   reconciliation: z
     .strictObject({
-      rows_fetched: z.number().int().nonnegative(),
+      rows_fetched: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe('distinct rows (by request_id) fetched for the window, before the attempt filter'),
       duplicates_dropped: z.number().int().nonnegative(),
       rows_spend_usd: z.number().nonnegative().describe('Σ logged spend of the rows'),
       key_spend_usd: z

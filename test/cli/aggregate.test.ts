@@ -49,6 +49,25 @@ describe('harness-watch aggregate: field cases', () => {
     expect(c.cells[1].intent_to_treat.attempts).toBe(4)
   })
 
+  it('a truncated row is named with file:line, its block is incomplete, and the aggregation exits 1', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
+    const atts = pairedOutcomes(plan, { both: 4, bOnly: 0, cOnly: 0, neither: 0 })
+    const legA = plan.legs.find((l) => l.cell === 'a')!
+    const broken = JSON.stringify(atts.find((a) => a.cell_id === 'a')).slice(0, 120)
+    const dir = writeArtifacts(plan, atts, { extraLines: { [legA.leg]: [broken] } })
+    const out = outDir()
+    const code = await main(['aggregate', '--plan', writePlan(plan), '--artifacts', dir, '--out', out])
+    expect(code).toBe(1)
+    expect(io.out).toMatch(
+      /^4 blocks planned: 4 outcome-complete, 4 complete, 0 incomplete; 0 missing leg\(s\), 1 input error\(s\)/,
+    )
+    expect(io.err).toMatch(
+      new RegExp(
+        `^aggregation failed: 1 input error\\(s\\); the rows or files named are not counted:\\n  ${legA.artifact}/attempts\\.jsonl:5: not valid JSON`,
+      ),
+    )
+  })
+
   it('F09: two attempts of one trial both marked final fail the aggregation too', async () => {
     const plan = await makePlan({ panel: { source: 'inline', instances: ids(2) } })
     const atts = [

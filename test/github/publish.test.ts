@@ -289,5 +289,21 @@ describe('dry run: says what would be created, updated or skipped, with the body
       `Note: confirmation round 1 has been decided (confirmed) in \`${path.join(dir, 'confirm-1', 'decision.json')}\`; ` +
         `this first run is not the final decision. Publish that round: \`--comparison ${path.join(dir, 'confirm-1', 'comparison.json')}\`.`,
     )
+    // Publishing it for real would post a superseded state: refused before any request.
+    const calls: string[] = []
+    const client = new Proxy({}, { get: (_t, k) => calls.push(String(k)) }) as never
+    await expect(
+      publish({
+        comparison: path.join(dir, 'comparison.json'),
+        token: 't',
+        client,
+        pr: 5,
+        repo: { owner: 'o', repo: 'r' },
+      }),
+    ).rejects.toMatchObject({
+      code: 'publish_superseded',
+      message: expect.stringMatching(/^confirmation round 1 has been decided \(confirmed\)/),
+    })
+    expect(calls).toEqual([])
   })
 })

@@ -126,7 +126,7 @@ describe('LiteLLMClient', () => {
 })
 
 describe('F04: /spend/logs/v2 count capped at 10,000', () => {
-  it('pages past total_pages until a short page: 10,037 rows fetched', async () => {
+  it('pages past total_pages until an empty page (page 102): 10,037 rows fetched', async () => {
     const h = sha256('sk-PLACEHOLDER-F04')
     fake.seedRows(h, 10_037, T0)
     const first = await client.spendLogsPage({ ...WINDOW, apiKeyHash: h, pageSize: 100 }, 1)
@@ -134,7 +134,7 @@ describe('F04: /spend/logs/v2 count capped at 10,000', () => {
     const got = await client.fetchSpendLogs({ ...WINDOW, apiKeyHash: h, pageSize: 100 })
     expect(got.rows).toHaveLength(10_037)
     expect(new Set(got.rows.map((r) => r.request_id)).size).toBe(10_037)
-    expect(got.pages).toBe(101)
+    expect(got.pages).toBe(102)
     expect(got).toMatchObject({ totalReported: 10_000, capped: true, duplicatesDropped: 0 })
   })
 

@@ -15,19 +15,22 @@ export function registerPlan(program: Command): void {
     .argument('<manifest>', 'manifest file (YAML or JSON)')
     .option('--out <dir>', 'folder to write plan.json into', 'hw-out')
     .option('--seed <n>', 'override the manifest seed (integer ≥ 0)', parseSeedOption)
-    .option('--cells <ids>', 'comma-separated cells to plan (others are skipped)')
+    .option('--cells <ids>', 'comma-separated cells to plan (others are skipped; "" plans none)')
     .option('--matrix', 'print the matrix JSON on stdout')
     .action(async (file: string, opts: { out: string; seed?: number; cells?: string; matrix?: boolean }) => {
       const loaded = await loadManifest(file, { runnable: true })
       const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
       const plan = buildPlan(loaded, panel, {
         seed: opts.seed,
-        cells: opts.cells
-          ? opts.cells
-              .split(',')
-              .map((s) => s.trim())
-              .filter(Boolean)
-          : undefined,
+        // An explicit but empty --cells (a "changed cells only" filter that matched none) plans no
+        // cell, never every cell.
+        cells:
+          opts.cells !== undefined
+            ? opts.cells
+                .split(',')
+                .map((s) => s.trim())
+                .filter(Boolean)
+            : undefined,
       })
       await mkdir(opts.out, { recursive: true })
       const out = path.join(opts.out, 'plan.json')
@@ -36,6 +39,13 @@ export function registerPlan(program: Command): void {
         process.stdout.write(`${JSON.stringify(plan.matrix)}\n`)
       } else {
         const note = plan.shards.note ? ` (${plan.shards.note})` : ''
+        if (plan.legs.length === 0) {
+          process.stdout.write(
+            `no cells scheduled: --cells selected none of ${loaded.manifest.cells.map((c) => c.id).join(', ')}; ` +
+              `the matrix is empty (guard the run job on has-work)\nwrote ${quotePath(out)}\n`,
+          )
+          return
+        }
         process.stdout.write(
           `planned ${plan.legs.length} legs: ${plan.cells.length} cells × ${plan.shards.count} shards, ` +
             `${plan.panel.instances.length} instances × ${plan.trials} trial(s)${note}\nwrote ${quotePath(out)}\n`,

@@ -11,7 +11,7 @@ export function registerPublish(program: Command): void {
         'breach), or with --pr the one PR comment. Token from $GITHUB_TOKEN, repository from $GITHUB_REPOSITORY',
     )
     .requiredOption('--comparison <file>', 'comparison.json with decision.json beside it')
-    .option('--pr <number>', 'pull request number: update its Harness Watch comment instead', parseIntOption)
+    .option('--pr <number>', 'pull request number: update its Harness Watch comment instead', parsePrOption)
     .option('--repo <owner/repo>', 'repository (default: $GITHUB_REPOSITORY)')
     .option('--report-url <url>', 'link to the full report (default: this workflow run)')
     .option('--keep-open', 'label recovered tracking issues `recovered` without closing them')
@@ -61,4 +61,11 @@ export function registerPublish(program: Command): void {
         process.exitCode = 1
       }
     })
+}
+
+/** A pull request number: a whole number ≥ 1. */
+function parsePrOption(v: string): number {
+  const n = parseIntOption(v)
+  if (n < 1) throw new HwError('usage', `--pr is a pull request number (1 or more), got ${n}`)
+  return n
 }

@@ -116,5 +116,11 @@ export async function readInstanceList(file: string): Promise<string[]> {
     }
     seen.set(id, where)
   }
+  if (seen.size === 0) {
+    throw new HwError('instances_invalid', 'lists no instances: a comparison needs at least one', {
+      where: file,
+      help: 'a JSON array of instance ids, or one id per line',
+    })
+  }
   return [...seen.keys()].sort()
 }

@@ -55,10 +55,22 @@ function got(v: unknown): string {
 const expected = (what: string) => ({
   error: (i: { input: unknown }) => `expected ${what}, got ${got(i.input)}`,
 })
-const instanceIds = z.array(
-  z.string(expected('an instance id (a string)')),
-  expected('an array of instance ids'),
-)
+const instanceIds = z
+  .array(z.string(expected('an instance id (a string)')), expected('an array of instance ids'))
+  .superRefine((ids, ctx) => {
+    // A repeated id is a broken export, never silently folded into one.
+    const first = new Map<string, number>()
+    ids.forEach((id, i) => {
+      const at = first.get(id)
+      if (at === undefined) first.set(id, i)
+      else
+        ctx.addIssue({
+          code: 'custom',
+          path: [i],
+          message: `duplicate instance id "${id}" (first at [${at}])`,
+        })
+    })
+  })
 
 export const SwebenchResolvedListSchema = z.looseObject({
   system: z.string().nullish(),
@@ -164,7 +176,15 @@ export function fromResolvedList(
     date: v.date ?? null,
     instances,
     declaredTotal: v.n_total ?? null,
-    absentIsUnresolved: true,
+    // A per-instance cost for all n_total instances enumerates what the system ran: an id outside it
+    // (a typo, another benchmark's id) is not one of its attempts. Otherwise, by the format's meaning,
+    // an id not in `resolved` is unresolved.
+    absentIsUnresolved: !(
+      v.cost_usd &&
+      v.n_total !== null &&
+      v.n_total !== undefined &&
+      Object.keys(v.cost_usd).length === v.n_total
+    ),
     notes,
   }
 }

@@ -213,7 +213,7 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
       const rowsSpend = round(rows.reduce((s, r) => s + (r.spend_logged_usd ?? 0), 0))
       const keySpend = mode === 'virtual-key' ? (await client.keyInfo(a.key)).spend : null
       reconciliation = {
-        rows_fetched: fetched.received,
+        rows_fetched: fetched.rows.length,
         duplicates_dropped: fetched.duplicatesDropped,
         rows_spend_usd: rowsSpend,
         key_spend_usd: keySpend,

@@ -175,7 +175,7 @@ export class LiteLLMClient {
   }
 
   /**
-   * Every row matching `q`: pages until a short or empty page — never trusting `total_pages`, which
+   * Every row matching `q`: pages until an empty page — never trusting `total_pages`, which
    * under-counts once `total` is capped at 10 000 (F04) — and de-duplicates by `request_id` (offset
    * paging repeats a row when one arrives mid-way). A page that still fails after retries throws
    * {@link SpendLogsPagingError} carrying the rows fetched so far (F04: never a silent truncation).
@@ -220,7 +220,9 @@ export class LiteLLMClient {
         rows.push(r)
       }
       onPage?.(page, p.data.length)
-      if (p.data.length < q.pageSize) break
+      // Only an empty page ends the pass: a short page may be a server-side page-size cap, and
+      // rows arriving mid-pass shift later pages (F04).
+      if (p.data.length === 0) break
     }
     if (page > MAX_PAGES)
       throw new Error(`spend logs did not end after ${MAX_PAGES} pages: narrow the window`)

@@ -1,0 +1,87 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { main } from '../../src/cli/index.js'
+import { captureOutput } from '../support/capture.js'
+
+const io = captureOutput()
+const dir = () => mkdtempSync(path.join(tmpdir(), 'hw-cli-edges-'))
+
+describe('edges of the command line', () => {
+  it('plan --cells "" (a filter that matched nothing) plans no cell and says so, never every cell', async () => {
+    const out = dir()
+    expect(await main(['plan', 'manifests/demo.yml', '--cells', '', '--out', out])).toBe(0)
+    expect(io.out).toMatch(/^no cells scheduled: --cells selected none of pi, opencode;/)
+    const plan = JSON.parse(readFileSync(path.join(out, 'plan.json'), 'utf8'))
+    expect(plan.legs).toEqual([])
+    expect(plan.matrix).toEqual({ include: [] })
+  })
+
+  it('publish --pr takes a pull request number ≥ 1', async () => {
+    for (const bad of ['0', '-3']) {
+      io.err = ''
+      expect(
+        await main(['publish', '--comparison', 'nowhere/comparison.json', '--dry-run', '--pr', bad]),
+      ).toBe(2)
+      expect(io.err).toContain(`--pr is a pull request number (1 or more), got ${bad}`)
+    }
+  })
+
+  it('compare --instances with an empty list is a usage error naming the file', async () => {
+    const d = dir()
+    const a = path.join(d, 'a.json')
+    writeFileSync(a, JSON.stringify({ resolved: ['i1'], n_total: 2 }))
+    const list = path.join(d, 'ids.json')
+    writeFileSync(list, '[]')
+    expect(
+      await main([
+        'compare',
+        '--baseline',
+        a,
+        '--treatment',
+        a,
+        '--instances',
+        list,
+        '--out',
+        path.join(d, 'o'),
+      ]),
+    ).toBe(2)
+    expect(io.err).toContain(`${list} lists no instances: a comparison needs at least one`)
+  })
+
+  it('a resolved list naming one id twice is an error at its index, never folded into one', async () => {
+    const d = dir()
+    const a = path.join(d, 'a.json')
+    const b = path.join(d, 'b.json')
+    writeFileSync(a, JSON.stringify({ resolved: ['i1', 'i2', 'i1'], n_total: 3 }))
+    writeFileSync(b, JSON.stringify({ resolved: ['i2'], n_total: 3 }))
+    expect(await main(['compare', '--baseline', a, '--treatment', b, '--out', path.join(d, 'o')])).toBe(2)
+    expect(io.err).toContain(
+      `${a} does not match the schema: resolved[2]: duplicate instance id "i1" (first at [0])`,
+    )
+  })
+
+  it('a resolved list with a cost for each of its n_total instances enumerates them: an unknown --instances id is incomplete', async () => {
+    const d = dir()
+    const a = path.join(d, 'a.json')
+    const b = path.join(d, 'b.json')
+    const cost = { i1: 0.5, i2: 0.25, i3: 0.75 }
+    writeFileSync(a, JSON.stringify({ resolved: ['i1', 'i2'], cost_usd: cost, n_total: 3 }))
+    writeFileSync(b, JSON.stringify({ resolved: ['i2'], cost_usd: cost, n_total: 3 }))
+    const list = path.join(d, 'ids.txt')
+    writeFileSync(list, 'i1\ni2\ni3\ni-typo\n')
+    const out = path.join(d, 'o')
+    await main(['compare', '--baseline', a, '--treatment', b, '--instances', list, '--out', out])
+    expect(io.out).toMatch(/^4 blocks planned: 3 outcome-complete/)
+    const c = JSON.parse(readFileSync(path.join(out, 'comparison.json'), 'utf8'))
+    expect(c.comparisons[0].outcome).toMatchObject({
+      n: 3,
+      both: 1,
+      baseline_only: 1,
+      treatment_only: 0,
+      neither: 1,
+    })
+    expect(c.blocks.incomplete.map((x: { instance: string }) => x.instance)).toEqual(['i-typo'])
+  })
+})
