@@ -282,10 +282,19 @@ export async function loadRef(file: string, decisionDir: string): Promise<Compar
 
 /** Read decision.json beside a comparison.json (or at the path given). */
 export async function readDecision(fileOrDir: string): Promise<{ decision: Decision; path: string }> {
-  const p =
-    fileOrDir.endsWith('.json') && !fileOrDir.endsWith('comparison.json')
-      ? fileOrDir
-      : path.join(fileOrDir.endsWith('comparison.json') ? path.dirname(fileOrDir) : fileOrDir, DECISION_FILE)
+  let p = fileOrDir.endsWith('.json') ? fileOrDir : path.join(fileOrDir, DECISION_FILE)
+  if (p.endsWith('comparison.json')) p = path.join(path.dirname(p), DECISION_FILE)
+  else if (p !== fileOrDir || !fileOrDir.endsWith(DECISION_FILE)) {
+    // Another name: a comparison.json under another name stands for the decision.json beside it.
+    const text = await readText(p, 'the decision or comparison file')
+    let value: unknown = null
+    try {
+      value = JSON.parse(text)
+    } catch {}
+    if (value !== null && typeof value === 'object' && 'comparisons' in value && 'stamp' in value) {
+      p = path.join(path.dirname(p), DECISION_FILE)
+    }
+  }
   return { decision: await readJson(p, DecisionSchema, DECISION_FILE), path: p }
 }
 

@@ -20,6 +20,7 @@ import {
 } from './format.js'
 import { REPORT_APP_JS } from './html-app.js'
 import { blocksText, driftLines, METRIC_LABELS, telemetryText } from './markdown.js'
+import { isAaPair, noiseFloorLines } from './noise-floor.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
 const MARK: Record<string, string> = {
@@ -138,10 +139,13 @@ function outcomeTable(c: Comparison): string {
     '<tr><th>Baseline → treatment</th><th>n</th><th>W / L / T</th><th>Baseline</th><th>Treatment</th><th>Δ resolve rate [CI]</th><th>McNemar p (two-sided · one-sided · mid-p)</th><th>MDE</th></tr>'
   const rows = c.comparisons.map((x) => {
     const o = x.outcome
-    return `<tr><td>${e(`${x.baseline} → ${x.treatment}`)}</td><td>${o.n}</td><td>${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`}</td><td>${fmtRate(o.baseline_rate)}</td><td>${fmtRate(o.treatment_rate)}</td><td>${e(`${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)}`)}</td><td>${e(mcnemarText(o))}</td><td>${e(fmtMde(x.mde))}</td></tr>`
+    return `<tr><td>${e(`${x.baseline} → ${x.treatment}${isAaPair(c, x) ? ' (A/A)' : ''}`)}</td><td>${o.n}</td><td>${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`}</td><td>${fmtRate(o.baseline_rate)}</td><td>${fmtRate(o.treatment_rate)}</td><td>${e(`${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)}`)}</td><td>${e(mcnemarText(o))}</td><td>${e(fmtMde(x.mde))}</td></tr>`
   })
   const notes = [...new Set(c.comparisons.map((x) => mdeNote(x.mde)).filter((x) => x !== null))]
-  const mde = notes.map((n) => `<p class="note">MDE: ${e(n)}</p>`).join('')
+  const mde = [
+    ...noiseFloorLines(c).map((n) => `<p class="note"><strong>Noise floor.</strong> ${e(n)}</p>`),
+    ...notes.map((n) => `<p class="note">MDE: ${e(n)}</p>`),
+  ].join('')
   return `<section><h2>Outcome</h2><p class="rule">${e(c.rules.outcome ?? '')}</p><table>${head}${rows.join('')}</table>${mde}</section>`
 }
 

@@ -19,6 +19,7 @@ import {
   panelText,
   routeText,
 } from './format.js'
+import { isAaPair, noiseFloorLines } from './noise-floor.js'
 
 export interface MarkdownOptions {
   /** Where the full report lives (a URL or a file name next to report.md). */
@@ -220,7 +221,7 @@ function outcomeSection(c: Comparison): string {
     for (const cmp of c.comparisons) {
       const o = cmp.outcome
       lines.push(
-        `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)} | ${o.n} | ${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)} | ${escapeMarkdown(mcnemarText(o))} | ${fmtMde(cmp.mde)} |`,
+        `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)}${isAaPair(c, cmp) ? ' (A/A)' : ''} | ${o.n} | ${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)} | ${escapeMarkdown(mcnemarText(o))} | ${fmtMde(cmp.mde)} |`,
       )
     }
     lines.push('')
@@ -228,6 +229,7 @@ function outcomeSection(c: Comparison): string {
       '_W / L / T from the treatment’s side: W = treatment-only resolved (c), L = baseline-only (b). One-sided p is in the regression direction (treatment resolves less). A non-significant difference smaller than the MDE is not evidence of parity._',
       '',
     )
+    for (const line of noiseFloorLines(c)) lines.push(`**Noise floor.** ${escapeMarkdown(line)}`, '')
     const notes = [...new Set(c.comparisons.map((x) => mdeNote(x.mde)).filter((x) => x !== null))]
     for (const note of notes)
       lines.push(
