@@ -63,7 +63,7 @@ export function decisionMarkdown(view: DecisionView): string {
   }
   if (view.firstRunReport) lines.push(`First run’s report: ${link(view.firstRunReport)}.`, '')
   if (d.comparisons.length > 0) {
-    lines.push('| Comparison | Status | Outcome-complete blocks | Note |', '|---|---|---:|---|')
+    lines.push(`| Comparison | Status | ${blocksHeader(d)} | Note |`, '|---|---|---:|---|')
     for (const v of d.comparisons.slice(0, MAX_ROWS)) {
       lines.push(
         `| ${who(v, codeSpan)} | ${STATUS_LABEL[v.status]} | ${v.coverage.outcome} of ${v.coverage.planned} | ${v.reason ? escapeMarkdown(v.reason) : ''} |`,
@@ -135,7 +135,7 @@ export function decisionHtml(view: DecisionView): string {
   if (view.firstRunReport) parts.push(`<p>First run’s report: ${htmlLink(view.firstRunReport)}.</p>`)
   if (d.comparisons.length > 0) {
     parts.push(
-      '<table><tr><th>Comparison</th><th>Status</th><th>Outcome-complete blocks</th><th>Note</th></tr>',
+      `<table><tr><th>Comparison</th><th>Status</th><th>${e(blocksHeader(d))}</th><th>Note</th></tr>`,
       ...d.comparisons.map(
         (v) =>
           `<tr><td>${e(who(v, plain))}</td><td>${e(STATUS_LABEL[v.status])}</td><td>${v.coverage.outcome} of ${v.coverage.planned}</td><td>${e(v.reason ?? '')}</td></tr>`,
@@ -239,4 +239,9 @@ function htmlLink(target: string): string {
   const t = target.replace(/report\.md$/, 'report.html')
   const safe = /^https?:\/\/[^\s<>()]+$/.test(t) || !/^[A-Za-z][A-Za-z0-9+.-]*:/.test(t)
   return safe ? `<a href="${escapeHtml(t)}">${escapeHtml(t)}</a>` : escapeHtml(t)
+}
+
+/** The block-count column's header: on a confirmation round the counts are the first run's panel. */
+function blocksHeader(d: { round: number }): string {
+  return d.round > 0 ? 'Outcome-complete blocks (first run)' : 'Outcome-complete blocks'
 }

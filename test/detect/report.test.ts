@@ -87,7 +87,10 @@ describe('report.md and report.html state the decision once it is made', () => {
       /\| confirmed \| round 1: decided on combined: rerun blocks replaced in the full panel \(n = 30\): −16\.7 pp \[[^\]]*\]; also rerun blocks only \(n = 6\): −83\.3 pp \[[^\]]*\]; 6 of 6 rerun blocks complete, b′ = 5, c′ = 0 \|/,
     )
     expect(rerunMd).toContain('First run’s report: `../../report.md`.')
+    // The rerun's block counts in the decision table are the first run's panel, and say so.
+    expect(rerunMd).toContain('| Comparison | Status | Outcome-complete blocks (first run) | Note |')
     const firstMd = await read(path.join(f.out, 'report.md'))
+    expect(firstMd).toContain('| Comparison | Status | Outcome-complete blocks | Note |')
     expect(firstMd).toContain('**Decision: breach (unconfirmed)**')
     expect(firstMd).toContain(
       '**Confirmation round 1: confirmed.** The final decision is in `confirm-1/result/report.md`.',

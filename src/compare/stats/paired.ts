@@ -40,6 +40,8 @@ export function ratioOfMeans(baseline: Numbers, treatment: Numbers): Maybe<numbe
     sb += baseline[i]!
     st += treatment[i]!
   }
+  if (!Number.isFinite(sb) || !Number.isFinite(st))
+    return undefinedBecause('a sum is not finite: values too large to add in double precision')
   if (sb === 0) return undefinedBecause('Σbaseline = 0: the ratio of means is undefined')
   return defined(st / sb)
 }

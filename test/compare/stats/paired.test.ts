@@ -43,6 +43,11 @@ describe('ratios: the worked example of statistics.md', () => {
   it('undefined cases are null with a reason, never NaN', () => {
     expect(ratioOfMeans([], [])).toEqual({ value: null, reason: 'no blocks' })
     expect(ratioOfMeans([0, 0], [1, 2]).reason).toMatch(/Σbaseline = 0/)
+    // Sums past the largest double are Infinity: no ratio, never 0 or Infinity.
+    expect(ratioOfMeans([1e308, 1e308], [1, 2])).toEqual({
+      value: null,
+      reason: 'a sum is not finite: values too large to add in double precision',
+    })
     expect(geometricMeanOfRatios([0, 0], [0, 0])).toEqual({
       value: null,
       included: 0,
