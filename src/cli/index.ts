@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { Command, CommanderError } from 'commander'
+import { Command, CommanderError, Help } from 'commander'
 import { stopWorker } from '../compare/worker.js'
 import { EXIT, isHwError } from '../errors.js'
 import { packageRoot } from '../util/paths.js'
@@ -26,6 +26,13 @@ export function buildProgram(): Command {
     .option('--verbose', 'show stack traces and debug output')
     .showHelpAfterError('(run with --help for usage)')
     .exitOverride()
+    // Options a command cannot run without say so in its help (subcommands inherit this).
+    .configureHelp({
+      optionDescription(option) {
+        const text = Help.prototype.optionDescription.call(this, option)
+        return option.mandatory ? `(required) ${text}` : text
+      },
+    })
   registerValidate(program)
   registerPlan(program)
   registerRun(program)

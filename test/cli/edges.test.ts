@@ -84,4 +84,10 @@ describe('edges of the command line', () => {
     })
     expect(c.blocks.incomplete.map((x: { instance: string }) => x.instance)).toEqual(['i-typo'])
   })
+
+  it('help marks the options a command cannot run without', async () => {
+    expect(await main(['detect', '--help'])).toBe(0)
+    expect(io.out).toMatch(/--comparison <file>\s+\(required\) comparison\.json written by/)
+    expect(io.out).toMatch(/--previous <file>\s+an earlier run/)
+  })
 })
