@@ -1,3 +1,5 @@
+import { quotePath } from './util/paths.js'
+
 /**
  * The one error type for mistakes a person can fix (bad manifest, missing file, wrong flag).
  * `code` is stable and machine-readable; `where` points at the file (and line:column when known);
@@ -26,9 +28,7 @@ export class HwError extends Error {
   format(): string {
     // A location with white space (a path like "/tmp/my runs/x.yml") is quoted, so it reads as one.
     const where =
-      this.where && /\s/.test(this.where) && !this.where.startsWith('"')
-        ? JSON.stringify(this.where)
-        : this.where
+      this.where && /\s/.test(this.where) && !this.where.startsWith('"') ? quotePath(this.where) : this.where
     const head = where ? `${where} ${this.message}` : this.message
     const lines = [head, ...this.details.map((d) => `  ${d}`)]
     if (this.help) lines.push(`  help: ${this.help}`)

@@ -284,16 +284,17 @@ export async function loadRef(file: string, decisionDir: string): Promise<Compar
 export async function readDecision(fileOrDir: string): Promise<{ decision: Decision; path: string }> {
   let p = fileOrDir.endsWith('.json') ? fileOrDir : path.join(fileOrDir, DECISION_FILE)
   if (p.endsWith('comparison.json')) p = path.join(path.dirname(p), DECISION_FILE)
-  else if (p !== fileOrDir || !fileOrDir.endsWith(DECISION_FILE)) {
+  else if (p === fileOrDir && !fileOrDir.endsWith(DECISION_FILE)) {
     // Another name: a comparison.json under another name stands for the decision.json beside it.
     const text = await readText(p, 'the decision or comparison file')
     let value: unknown = null
     try {
       value = JSON.parse(text)
     } catch {}
-    if (value !== null && typeof value === 'object' && 'comparisons' in value && 'stamp' in value) {
-      p = path.join(path.dirname(p), DECISION_FILE)
-    }
+    const isComparison =
+      value !== null && typeof value === 'object' && 'comparisons' in value && 'stamp' in value
+    if (!isComparison) return { decision: parse(text, p, DecisionSchema, DECISION_FILE), path: p }
+    p = path.join(path.dirname(p), DECISION_FILE)
   }
   return { decision: await readJson(p, DecisionSchema, DECISION_FILE), path: p }
 }

@@ -72,15 +72,16 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   if (later && !opts.dryRun) {
     // Posting this run would put a superseded state (an unconfirmed breach, a pending rerun) on the
     // issue or pull request after the confirmation has decided.
-    throw new HwError('publish_superseded', later.trim().replace(/^Note: /, ''), { where: opts.comparison })
+    throw new HwError('publish_superseded', later, { where: opts.comparison })
   }
   if (opts.dryRun || (!opts.token && !opts.client)) {
     const planned = planPublish(ctx, { pr: opts.pr ?? null, ...trackingOpts })
+    const laterNote = later ? `Note: ${later}\n\n` : ''
     const note =
       'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
     const summary = opts.dryRun
-      ? `${dryRunView(ctx, planned)}\n\n${later}Dry run: nothing was written to GitHub.`
-      : `${summaryOf(ctx, issues, comment)}\n\n#### Not published\n\n${plannedLines(planned)}\n\n${later}${note}`
+      ? `${dryRunView(ctx, planned)}\n\n${laterNote}Dry run: nothing was written to GitHub.`
+      : `${summaryOf(ctx, issues, comment)}\n\n#### Not published\n\n${plannedLines(planned)}\n\n${laterNote}${note}`
     return { decision, issues, comment, planned, failure: failureOf(decision), summary }
   }
   const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
@@ -104,9 +105,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     comment,
     planned: [],
     failure: failureOf(decision),
-    summary: later
-      ? `${summaryOf(ctx, issues, comment)}\n\n${later.trimEnd()}`
-      : summaryOf(ctx, issues, comment),
+    summary: summaryOf(ctx, issues, comment),
   }
 }
 
@@ -299,7 +298,7 @@ function summaryOf(ctx: RenderContext, issues: TrackingResult[], comment: Upsert
 }
 
 /**
- * A note when this is a first run's breach whose confirmation round has already been decided (its
+ * A sentence when this is a first run's breach whose confirmation round has already been decided (its
  * decision.json sits beside the confirmation plan): that round holds the final decision. "" if none.
  */
 async function laterRound(d: Decision, decisionPath: string): Promise<string> {
@@ -314,8 +313,8 @@ async function laterRound(d: Decision, decisionPath: string): Promise<string> {
       return r === '' || r.startsWith('..') || path.isAbsolute(r) ? p : r
     }
     return (
-      `Note: confirmation round ${next.round} has been decided (${STATUS_LABEL[next.status]}) in ${codeSpan(rel(file))}; ` +
-      `this first run is not the final decision. Publish that round: ${codeSpan(`--comparison ${rel(path.resolve(dir, rerun.comparison))}`)}.\n\n`
+      `confirmation round ${next.round} has been decided (${STATUS_LABEL[next.status]}) in ${codeSpan(rel(file))}; ` +
+      `this first run is not the final decision. Publish that round: ${codeSpan(`--comparison ${rel(path.resolve(dir, rerun.comparison))}`)}.`
     )
   } catch {
     return ''

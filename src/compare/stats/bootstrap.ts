@@ -15,6 +15,7 @@
  * bias the interval silently.
  */
 
+import { sum8 } from '../sum-kernel.js'
 import { bcaInterval, jackknifeAcceleration, percentileInterval } from './bootstrap-intervals.js'
 import { forEachReplicateChunk, getResamplePlan, type ResamplePlan } from './resample-plan.js'
 import { assertSeed } from './rng.js'
@@ -260,61 +261,6 @@ function sumRows4(
   }
 }
 
-/**
- * Eight interleaved columns (block i's values at inter[8i .. 8i + 7]) summed per replicate in one
- * pass: one index load feeds eight accumulators. Each column is summed in the same order as by the
- * single-column kernels, so the sums are bit-identical.
- */
-function sumRows8Interleaved(
-  idx: Uint32Array,
-  n: number,
-  firstRow: number,
-  rowCount: number,
-  inter: Float64Array,
-  o: readonly Float64Array[],
-): void {
-  const o0 = o[0]!
-  const o1 = o[1]!
-  const o2 = o[2]!
-  const o3 = o[3]!
-  const o4 = o[4]!
-  const o5 = o[5]!
-  const o6 = o[6]!
-  const o7 = o[7]!
-  for (let k = 0; k < rowCount; k++) {
-    let s0 = 0
-    let s1 = 0
-    let s2 = 0
-    let s3 = 0
-    let s4 = 0
-    let s5 = 0
-    let s6 = 0
-    let s7 = 0
-    const off = k * n
-    const end = off + n
-    for (let j = off; j < end; j++) {
-      const b = idx[j]! * 8
-      s0 += inter[b]!
-      s1 += inter[b + 1]!
-      s2 += inter[b + 2]!
-      s3 += inter[b + 3]!
-      s4 += inter[b + 4]!
-      s5 += inter[b + 5]!
-      s6 += inter[b + 6]!
-      s7 += inter[b + 7]!
-    }
-    const r = firstRow + k
-    o0[r] = s0
-    o1[r] = s1
-    o2[r] = s2
-    o3[r] = s3
-    o4[r] = s4
-    o5[r] = s5
-    o6[r] = s6
-    o7[r] = s7
-  }
-}
-
 /** A sum statistic ready for replicates: its full-sample totals and defined estimate. */
 interface Prepared {
   readonly n: number
@@ -473,10 +419,13 @@ export function bootstrapRatiosOfMeans(
   for (let g = 0; g < pending.length; g += 4) {
     const group = pending.slice(g, g + 4)
     const inter = new Float64Array(n * 8)
+    // Eight rows of B sums, one per interleaved column (sum8's layout).
+    const sums = new Float64Array(8 * r.B)
     const targets: Float64Array[] = []
     for (let slot = 0; slot < 4; slot++) {
       const m = group[slot]
-      const pair = [new Float64Array(r.B), new Float64Array(r.B)]
+      const row = (s: number) => sums.subarray(s * r.B, (s + 1) * r.B)
+      const pair = [row(2 * slot), row(2 * slot + 1)]
       if (m !== undefined) {
         const [t, b] = stats[m]!.columns
         for (let i = 0; i < n; i++) {
@@ -491,7 +440,8 @@ export function bootstrapRatiosOfMeans(
     forEachReplicateChunk(planOf(r, n), (idx, firstRow, rowCount) => {
       if (single !== null)
         sumRows2(idx, n, firstRow, rowCount, single[0]!, single[1]!, targets[0]!, targets[1]!)
-      else sumRows8Interleaved(idx, n, firstRow, rowCount, inter, targets)
+      // idx holds this chunk's rows only: row 0 is replicate firstRow.
+      else sum8(idx, n, 0, rowCount, inter, sums.subarray(firstRow), r.B)
     })
   }
   return prepared.map((p, m) => (isPrepared(p) ? completeSums(stats[m]!, r, p, outs.get(m)!) : p))
