@@ -123,6 +123,20 @@ export function sseInterest(
   }
 }
 
+/**
+ * Substrings without which a streamed event cannot matter to {@link sseInterest} (besides `error` and
+ * the first event); an event holding none is dropped unparsed. Absent: every event is parsed.
+ */
+const SSE_MARKERS: Partial<Record<ObservedApi, string[]>> = {
+  chat: ['"usage"'],
+  gemini: ['"usageMetadata"'],
+  responses: ['response.completed', 'response.incomplete', 'response.failed', 'response.created'],
+  anthropic: ['"message_start"', '"message_delta"'],
+}
+
+/** An SSE answer up to this size is held and read once it ends; past it, it is read as it passes. */
+export const SSE_HOLD_BYTES = 1024 * 1024
+
 function dropNulls(o: Obj): Obj {
   const out: Obj = {}
   for (const [k, v] of Object.entries(o)) if (v !== null && v !== undefined) out[k] = v
@@ -164,19 +178,40 @@ export function observeResponse(
       if (o) absorb(api, s, o)
       else if (event === 'error') s.error = 'stream_error'
     }
-    const parser = new SseParser((ev) => {
-      if (ev.data === '[DONE]') return
-      const what = sseInterest(api, ev.data, ev.event, first)
-      first = false
-      if (what === 'parse') take(ev.data, ev.event)
-      else if (what === 'defer') {
-        if (deferred !== null) take(deferred, '')
-        deferred = ev.data
+    const markers = SSE_MARKERS[api]
+    const parser = new SseParser(
+      (ev) => {
+        if (ev.data === '[DONE]') return
+        const what = sseInterest(api, ev.data, ev.event, first)
+        first = false
+        if (what === 'parse') take(ev.data, ev.event)
+        else if (what === 'defer') {
+          if (deferred !== null) take(deferred, '')
+          deferred = ev.data
+        }
+      },
+      markers && ((raw) => first || raw.includes('error') || markers.some((m) => raw.includes(m))),
+    )
+    // Chunks are held (not copied) and read at the end, off the forwarding path; a stream longer than
+    // SSE_HOLD_BYTES is read as it passes from then on, so memory stays bounded.
+    let held: Buffer[] | null = []
+    let heldBytes = 0
+    const read = (c: Buffer): void => parser.feed(text.decode(c, { stream: true }))
+    sink = (c) => {
+      if (held === null) return read(c)
+      held.push(c)
+      heldBytes += c.length
+      if (heldBytes > SSE_HOLD_BYTES) {
+        for (const h of held) read(h)
+        held = null
       }
-    })
-    sink = (c) => parser.feed(text.decode(c, { stream: true }))
+    }
     finishSink = () => {
-      parser.feed(text.decode())
+      // Held whole: one decode (the decoder holds no partial character yet).
+      if (held !== null)
+        parser.feed(text.decode(held.length === 1 ? (held[0] as Buffer) : Buffer.concat(held)))
+      else parser.feed(text.decode())
+      held = null
       parser.end()
       if (deferred !== null) take(deferred, '')
     }

@@ -12,7 +12,7 @@ import { hasTokens, NULL_TOKENS, normalizeUsage, projectUsage } from './normaliz
 import { type Observation, observeResponse, type ResponseObserver } from './observe.js'
 import { chooseProxySpend, type Prices } from './prices.js'
 import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
-import { classifyPath, inspectRequest, type PathInfo } from './request-shape.js'
+import { classifyPath, decodeSafe, inspectRequest, type PathInfo } from './request-shape.js'
 
 /** The model route as the proxy needs it: provider (for cache semantics) and prices (for spend). */
 export interface ProxyRoute {
@@ -141,6 +141,8 @@ export const ANSWERED_BY_PROXY = 'answered_by_proxy'
  * The recording proxy: forwards every request and answer unchanged (SSE chunks are written as they
  * arrive), swaps the per-attempt key for the real upstream key, enforces per-attempt budgets, and
  * writes one ledger row per request — an allowlisted projection: never bodies, headers or keys.
+ * A row is built once its answer is on the way to the client, off the forwarding path (within the
+ * same turn of the event loop): {@link ProxyAttempt.idle} resolves once the attempt's rows are in.
  * Listens on 127.0.0.1 only. Start with {@link RecordingProxy.start}.
  */
 export class RecordingProxy {
@@ -233,7 +235,7 @@ export class RecordingProxy {
     let pathToken: string | null = null
     const prefixed = /^\/a\/([^/]+)(\/.*)?$/.exec(pathname)
     if (prefixed) {
-      pathToken = decodeURIComponent(prefixed[1] ?? '')
+      pathToken = decodeSafe(prefixed[1] ?? '')
       pathname = prefixed[2] ?? '/'
     }
     const method = req.method ?? 'GET'
@@ -254,6 +256,8 @@ export class RecordingProxy {
       req.on('data', (c: Buffer) => chunks.push(c))
       req.once('end', () => {
         reqEnded = true
+        // One buffer from here on: sent upstream and read for the row.
+        if (chunks.length > 1) chunks.splice(0, chunks.length, Buffer.concat(chunks))
         resolve()
       })
       req.once('close', resolve)
@@ -269,14 +273,23 @@ export class RecordingProxy {
       observed ??= observer ? observer.end() : Promise.resolve(null)
       return observed
     }
-    const record = async (o: Outcome): Promise<void> => {
+    /**
+     * Record the exchange once, however it ended. The answer is read and the row built after the
+     * answer is handed to the socket and after other ready I/O in this turn of the event loop, so a
+     * burst of answers is forwarded before any of their rows is built.
+     */
+    const record = async (outcome: (observation: Observation | null) => Outcome): Promise<void> => {
       if (done) return
       done = true
+      const t1 = performance.now()
       await reqDone
+      await new Promise((resolve) => setImmediate(resolve))
+      const o = outcome(await finishObservation())
       const row = this.buildRow({
         path,
         startedAt,
         t0,
+        t1,
         firstByte,
         chunks,
         req,
@@ -290,14 +303,14 @@ export class RecordingProxy {
     const reject = (kind: ProxyErrorKind, errorClass: string): void => {
       const send = (): void => {
         const status = answerProviderError(res, path.api, kind)
-        void record({
+        void record(() => ({
           httpStatus: status,
           errorClass,
           errorCode: kind,
           observation: null,
           noCharge: true,
           local: true,
-        })
+        }))
       }
       // Answer after the body is read, so the client is not cut off mid-upload.
       void reqDone.then(send)
@@ -361,15 +374,14 @@ export class RecordingProxy {
       if (res.writableFinished || done || upstreamGone) return
       clientGone = true
       up.destroy()
-      void finishObservation().then((observation) =>
-        record({
-          httpStatus: res.headersSent ? res.statusCode : null,
-          errorClass: 'client_aborted',
-          errorCode: null,
-          observation,
-          noCharge: false,
-        }),
-      )
+      const httpStatus = res.headersSent ? res.statusCode : null
+      void record((observation) => ({
+        httpStatus,
+        errorClass: 'client_aborted',
+        errorCode: null,
+        observation,
+        noCharge: false,
+      }))
     })
 
     up.on('error', (err) => {
@@ -380,24 +392,25 @@ export class RecordingProxy {
         // Mid-answer: the client sees a broken stream, as it would from the upstream itself.
         upstreamGone = true
         res.destroy()
-        void record({
-          httpStatus: res.statusCode,
+        const httpStatus = res.statusCode
+        void record(() => ({
+          httpStatus,
           errorClass: timeout ? 'upstream_timeout' : 'upstream_aborted',
           errorCode: null,
           observation: null,
           noCharge: false,
-        })
+        }))
         return
       }
       const status = answerProviderError(res, path.api, kind)
-      void record({
+      void record(() => ({
         httpStatus: status,
         errorClass: kind,
         errorCode: null,
         observation: null,
         noCharge: true,
         local: !timeout,
-      })
+      }))
     })
 
     up.on('response', (upRes) => {
@@ -412,17 +425,35 @@ export class RecordingProxy {
       }
       res.writeHead(status, upRes.statusMessage, out)
       const sse = (upRes.headers['content-type'] ?? '').includes('text/event-stream')
-      if (sse) res.flushHeaders()
+      // SSE headers go out at once when the upstream holds back its first event (first-token latency
+      // is preserved); when events came in the same read they carry the headers in one write.
+      let forwarded = false
+      if (sse)
+        setImmediate(() => {
+          if (!forwarded && !res.destroyed) res.flushHeaders()
+        })
       // A complete, sized answer goes out in one write with its headers; anything else (SSE, chunked
-      // JSON arrays) is written chunk by chunk as it arrives.
+      // JSON arrays) is written as it arrives.
       const sized = upRes.headers['content-length'] !== undefined && !sse
       const held: Buffer[] = []
+      let corked = false
       upRes.on('data', (chunk: Buffer) => {
         firstByte ??= performance.now()
+        forwarded = true
         obs.write(chunk)
         if (sized) {
           held.push(chunk)
           return
+        }
+        // Chunks that arrive in the same turn of the event loop leave in one write; nothing is held
+        // past that turn, so no chunk waits for the next one.
+        if (!corked) {
+          corked = true
+          res.cork()
+          setImmediate(() => {
+            corked = false
+            res.uncork()
+          })
         }
         if (!res.write(chunk)) {
           upRes.pause()
@@ -432,36 +463,24 @@ export class RecordingProxy {
       upRes.once('end', () => {
         if (sized) res.end(held.length === 1 ? held[0] : Buffer.concat(held))
         else res.end()
-        void finishObservation().then((observation) => {
-          if (!observation) return
-          const failed = status >= 400 || observation.error !== null
-          const errorClass = !failed
-            ? null
-            : status >= 400
-              ? classOfError(status, observation.error)
-              : 'upstream_stream_error'
-          return record({
-            httpStatus: status,
-            errorClass,
-            errorCode: observation.error,
-            observation,
-            noCharge: status >= 400,
-          })
+        void record((observation) => {
+          const error = observation?.error ?? null
+          const errorClass =
+            status >= 400 ? classOfError(status, error) : error !== null ? 'upstream_stream_error' : null
+          return { httpStatus: status, errorClass, errorCode: error, observation, noCharge: status >= 400 }
         })
       })
       const upstreamBroke = (): void => {
         if (done || clientGone) return
         upstreamGone = true
         res.destroy()
-        void finishObservation().then((observation) =>
-          record({
-            httpStatus: status,
-            errorClass: 'upstream_aborted',
-            errorCode: null,
-            observation,
-            noCharge: false,
-          }),
-        )
+        void record((observation) => ({
+          httpStatus: status,
+          errorClass: 'upstream_aborted',
+          errorCode: null,
+          observation,
+          noCharge: false,
+        }))
       }
       upRes.once('aborted', upstreamBroke)
       upRes.once('error', upstreamBroke)
@@ -471,7 +490,7 @@ export class RecordingProxy {
     void reqDone.then(() => {
       if (!reqEnded)
         up.destroy() // the client left mid-upload; its 'close' records the row
-      else up.end(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks))
+      else up.end(chunks[0] ?? Buffer.alloc(0))
     })
   }
 
@@ -507,6 +526,8 @@ export class RecordingProxy {
     path: PathInfo
     startedAt: Date
     t0: number
+    /** When the exchange ended (the row is built a little later). */
+    t1: number
     firstByte: number | null
     chunks: Buffer[]
     req: http.IncomingMessage
@@ -514,9 +535,9 @@ export class RecordingProxy {
     attribution: Attribution | null
     outcome: Outcome
   }): LedgerRow {
-    const { path, outcome } = x
-    const t1 = performance.now()
-    const info = inspectRequest(path, Buffer.concat(x.chunks), header(x.req, 'content-encoding'))
+    const { path, outcome, t1 } = x
+    const body = x.chunks.length === 1 ? (x.chunks[0] as Buffer) : Buffer.concat(x.chunks)
+    const info = inspectRequest(path, body, header(x.req, 'content-encoding'))
     const rule = cacheRuleFor(this.opts.route.provider, path.api, this.opts.route.cacheSemantics)
     const usage = outcome.observation?.usage ?? null
     const norm = usage
@@ -579,9 +600,7 @@ export class RecordingProxy {
     try {
       this.ledger?.append(row)
     } catch (e) {
-      process.stderr.write(
-        `harness-watch: ledger write failed: ${e instanceof Error ? e.message : String(e)}\n`,
-      )
+      reportLedgerFailure(e)
     }
     if (attempt) {
       attempt.rows.push(row)
@@ -593,6 +612,10 @@ export class RecordingProxy {
     }
     this.opts.onRow?.(row)
   }
+}
+
+function reportLedgerFailure(e: unknown): void {
+  process.stderr.write(`harness-watch: ledger write failed: ${e instanceof Error ? e.message : String(e)}\n`)
 }
 
 class TimeoutMark extends Error {

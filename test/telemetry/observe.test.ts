@@ -1,6 +1,6 @@
 import zlib from 'node:zlib'
 import { describe, expect, it } from 'vitest'
-import { type ObservedApi, observeResponse } from '../../src/telemetry/observe.js'
+import { type ObservedApi, observeResponse, SSE_HOLD_BYTES } from '../../src/telemetry/observe.js'
 
 async function observe(
   api: ObservedApi,
@@ -113,5 +113,29 @@ describe('observeResponse', () => {
     const o = observeResponse('chat', 'application/json', 'zstd')
     o.write(Buffer.from([1, 2, 3]))
     expect(await o.end()).toMatchObject({ usage: null, unreadable: true })
+  })
+
+  it('a stream longer than it holds is read as it passes: the last usage still counts', async () => {
+    const delta = { model: 'gpt-long', choices: [{ delta: { content: 'z'.repeat(1000) } }] }
+    const events: [string | null, unknown][] = [[null, delta]]
+    const n = Math.ceil((2 * SSE_HOLD_BYTES) / 1000)
+    for (let i = 0; i < n; i++) events.push([null, delta])
+    events.push([null, { model: 'gpt-long', choices: [], usage: { prompt_tokens: 7, completion_tokens: n } }])
+    events.push([null, '[DONE]'])
+    const text = sse(events).replaceAll('\n', '\r\n')
+    expect(text.length).toBeGreaterThan(2 * SSE_HOLD_BYTES)
+    expect(await observe('chat', text, { cut: 4096 })).toEqual({
+      usage: { prompt_tokens: 7, completion_tokens: n },
+      model: 'gpt-long',
+      error: null,
+      unreadable: false,
+    })
+  })
+
+  it('a multi-byte character split across chunks is decoded whole', async () => {
+    const text = sse([
+      [null, { model: 'gpt-ü', choices: [], usage: { prompt_tokens: 1, completion_tokens: 1 } }],
+    ])
+    for (let cut = 1; cut < 12; cut++) expect((await observe('chat', text, { cut })).model).toBe('gpt-ü')
   })
 })

@@ -349,6 +349,29 @@ describe('streaming pass-through', () => {
   })
 })
 
+describe('streaming headers', () => {
+  it('passes on a stream’s headers while the upstream holds back its first event', async () => {
+    const t = await capture.begin(attribution('inst-headers'), {})
+    const gap = 400
+    const start = performance.now()
+    const res = await chat(
+      t.endpoint.origin,
+      t.endpoint.apiKey,
+      { 'x-test-mode': 'headers-first', 'x-test-gap-ms': String(gap) },
+      { stream: true, stream_options: { include_usage: true } },
+    )
+    const headersAt = performance.now() - start
+    expect(res.headers.get('content-type')).toBe('text/event-stream')
+    const text = await res.text()
+    const endAt = performance.now() - start
+    expect(headersAt).toBeLessThan(gap / 2)
+    expect(endAt).toBeGreaterThanOrEqual(gap)
+    expect(text).toContain('"content":"do"')
+    const { rows } = await t.finish()
+    expect(rows[0]?.tokens.output).toBe(20)
+  })
+})
+
 describe('the ledger holds no body, header or key', () => {
   it('keeps only the allowlisted projection', async () => {
     const t = await capture.begin(attribution('inst-secret'), {})
@@ -403,6 +426,22 @@ describe('attribution', () => {
       url.startsWith('/a/') ? '/v1/chat/completions' : url.replace(t.endpoint.apiKey, UPSTREAM_KEY),
     )
     expect(JSON.stringify(call?.headers)).not.toContain(t.endpoint.apiKey)
+  })
+
+  it('answers a path prefix with malformed percent-encoding as an unknown key and keeps serving', async () => {
+    const bad = await fetch(`${capture.origin}/a/%E0%A4%A/v1/chat/completions`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test-model', messages: [] }),
+    })
+    expect(bad.status).toBe(401)
+    await bad.text()
+    const t = await capture.begin(attribution('inst-after'), {})
+    const ok = await chat(t.endpoint.origin, t.endpoint.apiKey, {})
+    expect(ok.status).toBe(200)
+    await ok.text()
+    expect((await t.finish()).rows).toHaveLength(1)
+    expect(capture.proxy.unattributedRows.map((r) => r.error?.class)).toEqual(['unknown_key'])
   })
 
   it('answers an unknown key with 401 in each provider shape and records it unattributed', async () => {

@@ -9,7 +9,8 @@ import zlib from 'node:zlib'
  * - anthropic: input_tokens 60 + cache_read 30 + cache_creation 10, output 20;
  * - gemini: prompt 100 (40 cached), candidates 15 + thoughts 5.
  * Behaviour per request through the `x-test-mode` header: `error500`, `error429`, `abort-mid`
- * (destroys the socket after the first chunk), `hang` (never answers), `gzip`, `no-usage`;
+ * (destroys the socket after the first chunk), `hang` (never answers), `gzip`, `no-usage`,
+ * `headers-first` (a stream's headers, then the `x-test-gap-ms` pause before its first event);
  * `x-test-gap-ms` sets the pause after the first streamed chunk; `x-test-model` overrides the model
  * named in the answer.
  */
@@ -102,6 +103,10 @@ export async function startUpstream(): Promise<TestUpstream> {
     }
     const stream = async (events: { event?: string; data: unknown }[]): Promise<void> => {
       res.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' })
+      if (mode === 'headers-first') {
+        res.flushHeaders()
+        await sleep(gap)
+      }
       let i = 0
       for (const ev of events) {
         const data = typeof ev.data === 'string' ? ev.data : JSON.stringify(ev.data)
@@ -112,7 +117,7 @@ export async function startUpstream(): Promise<TestUpstream> {
             res.socket?.destroy()
             return
           }
-          if (gap > 0) await sleep(gap)
+          if (gap > 0 && mode !== 'headers-first') await sleep(gap)
         }
         i++
       }
