@@ -15,7 +15,11 @@ import { ConfirmationSchema, ReportingSchema, ThresholdsSchema } from '../manife
  * - `runs` lists every run the decision rests on (the first run and, after confirmation, the rerun).
  * Units: `pp` = percentage points of resolve rate (treatment − baseline); `ratio` = treatment/baseline.
  */
-export const DECISION_SCHEMA_VERSION = 1
+/**
+ * 2: a confirmation carries its rerun-only and combined figures, each with its n, and `decided_on`
+ * (1 had a single `projected` figure).
+ */
+export const DECISION_SCHEMA_VERSION = 2
 
 const Interval = z.tuple([z.number(), z.number()])
 const Count = z.number().int().nonnegative()

@@ -12,6 +12,7 @@ import { buildConfirmationPlan, selectConfirmation } from './confirm-plan.js'
 import { type ComparisonRef, detect } from './decide.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
+  DECISION_SCHEMA_VERSION,
   type ConfirmationSidecar,
   ConfirmationSidecarSchema,
   type Decision,
@@ -323,6 +324,14 @@ function parse<S extends z.ZodType>(text: string, file: string, schema: S, what:
     value = JSON.parse(text)
   } catch (e) {
     throw new HwError('detect_input_invalid', `${what} is not JSON: ${(e as Error).message}`, { where: file })
+  }
+  const version = (value as { schema_version?: unknown } | null)?.schema_version
+  if (schema === (DecisionSchema as z.ZodType) && typeof version === 'number' && version !== DECISION_SCHEMA_VERSION) {
+    throw new HwError(
+      'detect_input_invalid',
+      `${what} has schema_version ${version}; this version of harness-watch reads ${DECISION_SCHEMA_VERSION}`,
+      { where: file, help: 'run `harness-watch detect` again on its comparison.json to write it anew' },
+    )
   }
   const r = schema.safeParse(value)
   if (!r.success) {

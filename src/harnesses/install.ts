@@ -6,6 +6,7 @@ import { execa } from 'execa'
 import lockfile from 'proper-lockfile'
 import { HwError } from '../errors.js'
 import { EXACT_VERSION } from '../manifest/schema.js'
+import { quotePath } from '../util/paths.js'
 import type { InstallContext, InstalledHarness } from './contract.js'
 import type { HarnessName } from './names.js'
 
@@ -96,7 +97,7 @@ export async function installNpm(
     const again = await reuse(spec, root)
     if (again) return { harness: spec.harness, version, bin: again, root }
     const t0 = Date.now()
-    ctx.log(`installing ${spec.package}@${version} into ${root}`)
+    ctx.log(`installing ${spec.package}@${version} into ${quotePath(root)}`)
     // npm writes node_modules/.package-lock.json at the end of a complete install; a folder without it
     // is wiped, one with it is reconciled in place by npm (cheap when nothing is missing).
     if (!existsSync(path.join(root, 'node_modules', '.package-lock.json'))) {
@@ -192,7 +193,7 @@ export async function installPip(
     const again = await readMarker(root)
     if (again) return { harness: spec.harness, version, bin: again.bin, root }
     const t0 = Date.now()
-    ctx.log(`installing ${spec.package}==${version} (PyPI) into ${root}`)
+    ctx.log(`installing ${spec.package}==${version} (PyPI) into ${quotePath(root)}`)
     await rm(root, { recursive: true, force: true })
     await mkdir(root, { recursive: true })
     const python = opts.python ?? 'python3'

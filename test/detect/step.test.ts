@@ -1,8 +1,9 @@
-import { readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { DecisionSchema } from '../../src/detect/schema.js'
-import { detectStep } from '../../src/detect/step.js'
+import { detectStep, readDecision } from '../../src/detect/step.js'
+import { HwError } from '../../src/errors.js'
 import { PlanSchema } from '../../src/plan/schema.js'
 import { strictJson } from '../../src/util/json.js'
 import { type CellSpec, makeComparison, rows, writeThreeCellPlan } from './fixtures.js'
@@ -129,5 +130,29 @@ describe('detectStep: decision.json, confirmation plan, then the confirmation de
     await expect(
       detectStep({ comparison: rerunPath, plan: res.confirmPlanPath!, out: path.join(out, 'x') }),
     ).rejects.toThrow(/changed since it was decided/)
+  })
+})
+
+describe('readDecision', () => {
+  it('names the schema version of a decision.json from an earlier version, and how to rewrite it', async () => {
+    const { out, planPath } = await setup()
+    const first = makeComparison({
+      cells: ['a', 'b', 'c'],
+      rows: rows(30, (i) => ({ a: r(), b: r(), c: i < 6 ? u() : r() })),
+    })
+    const cPath = path.join(out, 'comparison.json')
+    await mkdir(out, { recursive: true })
+    await writeFile(cPath, strictJson(first))
+    const res = await detectStep({ comparison: cPath, plan: planPath })
+    expect((await readDecision(out)).decision.schema_version).toBe(2)
+    const old = { ...JSON.parse(await readFile(res.decisionPath, 'utf8')), schema_version: 1 }
+    await writeFile(res.decisionPath, JSON.stringify(old))
+    const err = await readDecision(out).then(
+      () => null,
+      (e: unknown) => e as HwError,
+    )
+    expect(err).toBeInstanceOf(HwError)
+    expect(err?.message).toBe('decision.json has schema_version 1; this version of harness-watch reads 2')
+    expect(err?.where).toBe(res.decisionPath)
   })
 })
