@@ -12,9 +12,9 @@ import { buildConfirmationPlan, selectConfirmation } from './confirm-plan.js'
 import { type ComparisonRef, detect } from './decide.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
-  DECISION_SCHEMA_VERSION,
   type ConfirmationSidecar,
   ConfirmationSidecarSchema,
+  DECISION_SCHEMA_VERSION,
   type Decision,
   DecisionSchema,
 } from './schema.js'
@@ -326,7 +326,11 @@ function parse<S extends z.ZodType>(text: string, file: string, schema: S, what:
     throw new HwError('detect_input_invalid', `${what} is not JSON: ${(e as Error).message}`, { where: file })
   }
   const version = (value as { schema_version?: unknown } | null)?.schema_version
-  if (schema === (DecisionSchema as z.ZodType) && typeof version === 'number' && version !== DECISION_SCHEMA_VERSION) {
+  if (
+    schema === (DecisionSchema as z.ZodType) &&
+    typeof version === 'number' &&
+    version !== DECISION_SCHEMA_VERSION
+  ) {
     throw new HwError(
       'detect_input_invalid',
       `${what} has schema_version ${version}; this version of harness-watch reads ${DECISION_SCHEMA_VERSION}`,
