@@ -103,7 +103,13 @@ export async function startScriptedModel(opts: ScriptedModelOptions = {}): Promi
       body = parsed as Record<string, unknown>
     } catch (e) {
       const status = e instanceof BodyError ? e.status : 400
-      sendJson(res, status, errorBody(api, status, `invalid request body: ${(e as Error).message}`))
+      // The rest of an oversized body is never read: the connection cannot carry another request.
+      sendJson(
+        res,
+        status,
+        errorBody(api, status, `invalid request body: ${(e as Error).message}`),
+        status === 413 ? { connection: 'close' } : {},
+      )
       return
     }
     if (route === 'anthropic-count') {
@@ -222,9 +228,13 @@ function attributionOf(req: IncomingMessage): Attribution {
 function answerGet(res: ServerResponse, pathname: string, seen: Set<string>): void {
   const list = /\/models$/.test(pathname)
   const one = /\/models\/([^/:]+)$/.exec(pathname)?.[1]
+  if (one !== undefined && decodeSafe(one) === null) {
+    sendJson(res, 400, errorBody(null, 400, `malformed percent-encoding in GET ${pathname}`))
+    return
+  }
   if (list || one) {
     const ids = one
-      ? [decodeURIComponent(one)]
+      ? [decodeSafe(one) as string]
       : ['scripted', ...[...seen].filter((m) => m !== 'scripted').sort()]
     const models = ids.map((id) => ({
       id,
@@ -285,4 +295,13 @@ function describe(o: Outcome): string {
   const u = r.usage
   const tokens = u ? ` in=${u.inputTotal} read=${u.cacheRead} write=${u.cacheWrite} out=${u.output}` : ''
   return `${head}${r.success ? '' : ' (fail draw)'} → ${what}${tokens}`
+}
+
+/** `decodeURIComponent`, or null when the percent-encoding is malformed. */
+function decodeSafe(s: string): string | null {
+  try {
+    return decodeURIComponent(s)
+  } catch {
+    return null
+  }
 }

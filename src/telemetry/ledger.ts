@@ -60,12 +60,23 @@ export const LedgerRowSchema = z.strictObject({
   error: z
     .strictObject({ class: z.string(), code: z.string().nullable(), message: z.string().nullable() })
     .nullable()
-    .describe('failure class, e.g. budget_exceeded, rate_limited, upstream_5xx, upstream_unreachable'),
+    .describe(
+      'failure class, e.g. budget_exceeded, rate_limited, upstream_5xx, upstream_unreachable, client_aborted, proxy_stopped, bad_request',
+    ),
   started_at: z.string().describe('UTC ISO-8601'),
   ended_at: z.string().nullable(),
-  first_token_at: z.string().nullable(),
+  first_token_at: z
+    .string()
+    .nullable()
+    .describe(
+      'proxy: when the first byte of the answer body arrived (for streams, the first event — which for Anthropic is message_start, before any text); LiteLLM: its completionStartTime',
+    ),
   duration_ms: z.number().nonnegative().nullable(),
-  ttft_ms: z.number().nonnegative().nullable(),
+  ttft_ms: z
+    .number()
+    .nonnegative()
+    .nullable()
+    .describe('ms from the request to first_token_at (time to first byte of the answer body at the proxy)'),
   request_shape: z
     .strictObject({
       bytes: z.number().int().nonnegative(),

@@ -1,7 +1,12 @@
 import type { ObservedApi } from './observe.js'
 
 /** Errors the proxy answers itself, each in the shape the harness's SDK understands. */
-export type ProxyErrorKind = 'unknown_key' | 'budget_exceeded' | 'upstream_unreachable' | 'upstream_timeout'
+export type ProxyErrorKind =
+  | 'bad_request'
+  | 'unknown_key'
+  | 'budget_exceeded'
+  | 'upstream_unreachable'
+  | 'upstream_timeout'
 
 export interface ProviderError {
   status: number
@@ -9,6 +14,7 @@ export interface ProviderError {
 }
 
 const MESSAGES: Record<ProxyErrorKind, string> = {
+  bad_request: 'Bad request: the request target could not be parsed as a URL.',
   unknown_key: 'Unknown API key: this proxy only accepts the per-attempt key it issued.',
   budget_exceeded: 'Budget exceeded: this attempt has used its request or spend budget.',
   upstream_unreachable: 'The upstream model server could not be reached.',
@@ -22,12 +28,13 @@ const MESSAGES: Record<ProxyErrorKind, string> = {
  * - Anthropic: `{"type":"error","error":{"type","message"}}`; budget → 400 `invalid_request_error`
  *   (Anthropic's low-credit answer, which Claude Code does not retry).
  * - Gemini: `{"error":{"code","message","status"}}`; budget → 429 `RESOURCE_EXHAUSTED`.
- * Unknown key → 401 in each shape; unreachable → 502; timeout → 504.
+ * Unparsable request target → 400; unknown key → 401 in each shape; unreachable → 502; timeout → 504.
  */
 export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderError {
   const message = MESSAGES[kind]
   if (api === 'anthropic') {
     const table: Record<ProxyErrorKind, [number, string]> = {
+      bad_request: [400, 'invalid_request_error'],
       unknown_key: [401, 'authentication_error'],
       budget_exceeded: [400, 'invalid_request_error'],
       upstream_unreachable: [502, 'api_error'],
@@ -38,6 +45,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
   }
   if (api === 'gemini') {
     const table: Record<ProxyErrorKind, [number, string]> = {
+      bad_request: [400, 'INVALID_ARGUMENT'],
       unknown_key: [401, 'UNAUTHENTICATED'],
       budget_exceeded: [429, 'RESOURCE_EXHAUSTED'],
       upstream_unreachable: [502, 'UNAVAILABLE'],
@@ -47,6 +55,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
     return { status, body: JSON.stringify({ error: { code: status, message, status: code } }) }
   }
   const table: Record<ProxyErrorKind, [number, string, string]> = {
+    bad_request: [400, 'invalid_request_error', 'bad_request'],
     unknown_key: [401, 'invalid_request_error', 'invalid_api_key'],
     budget_exceeded: [429, 'insufficient_quota', 'budget_exceeded'],
     upstream_unreachable: [502, 'server_error', 'upstream_unreachable'],

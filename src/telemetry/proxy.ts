@@ -13,6 +13,7 @@ import { type Observation, observeResponse, type ResponseObserver } from './obse
 import { chooseProxySpend, type Prices } from './prices.js'
 import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
 import { classifyPath, decodeSafe, inspectRequest, type PathInfo } from './request-shape.js'
+import { USAGE_PARTIAL_FLAG } from './summary.js'
 
 /** The model route as the proxy needs it: provider (for cache semantics) and prices (for spend). */
 export interface ProxyRoute {
@@ -134,6 +135,9 @@ interface Outcome {
   local?: boolean
 }
 
+/** Flag of rows sent upstream a second time after a stale kept-alive socket failed unsent. */
+export const UPSTREAM_RETRIED = 'upstream_retried'
+
 /** Flag of rows the proxy answered itself; a spend-log source behind it has no row for them. */
 export const ANSWERED_BY_PROXY = 'answered_by_proxy'
 
@@ -155,6 +159,10 @@ export class RecordingProxy {
   private readonly requestFn: typeof http.request
   private server: http.Server | null = null
   private port = 0
+  private stopping = false
+  /** Exchanges received whose row is not written yet: {@link close} waits for them. */
+  private unrecorded = 0
+  private recordedAll: (() => void)[] = []
 
   private constructor(private readonly opts: RecordingProxyOptions) {
     this.upstreamUrl = new URL(opts.upstream)
@@ -206,16 +214,31 @@ export class RecordingProxy {
     this.attempts.delete(key)
   }
 
-  /** Stop listening, end open connections and close the ledger file. */
+  /**
+   * Stop listening, end open connections (exchanges in flight are recorded with class
+   * `proxy_stopped`), write their rows and close the ledger file.
+   */
   async close(): Promise<void> {
     const server = this.server
     this.server = null
+    this.stopping = true
     if (server) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeAllConnections()
       await closed
     }
     this.agent.destroy()
+    // Exchanges cut by the stop still get their rows (class `proxy_stopped`) before the file closes;
+    // their sockets report the cut a turn or two of the event loop later.
+    if (this.unrecorded > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 5000)
+        this.recordedAll.push(() => {
+          clearTimeout(timer)
+          resolve()
+        })
+      })
+    }
     this.ledger?.close()
   }
 
@@ -228,10 +251,11 @@ export class RecordingProxy {
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
+    this.unrecorded++
     const startedAt = new Date()
     const t0 = performance.now()
-    const url = new URL(req.url ?? '/', 'http://proxy.invalid')
-    let pathname = url.pathname
+    const url = requestUrl(req.url)
+    let pathname = url?.pathname ?? '/'
     let pathToken: string | null = null
     const prefixed = /^\/a\/([^/]+)(\/.*)?$/.exec(pathname)
     if (prefixed) {
@@ -240,7 +264,7 @@ export class RecordingProxy {
     }
     const method = req.method ?? 'GET'
     const path = classifyPath(method, pathname)
-    const candidates = keyCandidates(req.headers, url.searchParams, pathToken)
+    const candidates = keyCandidates(req.headers, url?.searchParams ?? null, pathToken)
     const found = this.findAttempt(candidates)
     const attempt = found.state
     const attribution = attempt
@@ -265,6 +289,8 @@ export class RecordingProxy {
     })
 
     let done = false
+    /** Sent once more after a stale kept-alive socket failed. */
+    let retried = false
     let firstByte: number | null = null
     let observer: ResponseObserver | null = null
     let observed: Promise<Observation | null> | null = null
@@ -278,26 +304,39 @@ export class RecordingProxy {
      * answer is handed to the socket and after other ready I/O in this turn of the event loop, so a
      * burst of answers is forwarded before any of their rows is built.
      */
-    const record = async (outcome: (observation: Observation | null) => Outcome): Promise<void> => {
+    const record = (outcome: (observation: Observation | null) => Outcome): void => {
       if (done) return
       done = true
       const t1 = performance.now()
-      await reqDone
-      await new Promise((resolve) => setImmediate(resolve))
-      const o = outcome(await finishObservation())
-      const row = this.buildRow({
-        path,
-        startedAt,
-        t0,
-        t1,
-        firstByte,
-        chunks,
-        req,
-        attempt,
-        attribution,
-        outcome: o,
-      })
-      this.emit(row, attempt)
+      const recorded = (async () => {
+        await reqDone
+        await new Promise((resolve) => setImmediate(resolve))
+        const o = outcome(await finishObservation())
+        const row = this.buildRow({
+          path,
+          startedAt,
+          t0,
+          t1,
+          firstByte,
+          chunks,
+          req,
+          attempt,
+          attribution,
+          outcome: o,
+          retried,
+        })
+        this.emit(row, attempt)
+      })()
+      void recorded
+        .catch((e: unknown) => {
+          process.stderr.write(`harness-watch: a ledger row could not be built: ${String(e)}\n`)
+        })
+        .finally(() => {
+          if (--this.unrecorded > 0) return
+          const waiters = this.recordedAll
+          this.recordedAll = []
+          for (const w of waiters) w()
+        })
     }
 
     const reject = (kind: ProxyErrorKind, errorClass: string): void => {
@@ -317,6 +356,11 @@ export class RecordingProxy {
       req.resume()
     }
 
+    if (url === null) {
+      if (attempt) attempt.inflight++
+      reject('bad_request', 'bad_request')
+      return
+    }
     if (!attempt && !this.opts.standalone) {
       reject('unknown_key', 'unknown_key')
       return
@@ -350,7 +394,7 @@ export class RecordingProxy {
       headers[name] = value
     }
     const search = upstreamSearch(url.search, swapFrom, upstreamKey)
-    const up = this.requestFn({
+    const upstreamRequest: http.RequestOptions = {
       protocol: this.upstreamUrl.protocol,
       hostname: this.upstreamUrl.hostname,
       port: this.upstreamUrl.port || undefined,
@@ -358,8 +402,8 @@ export class RecordingProxy {
       path: `${this.basePath}${pathname}${search}`,
       headers,
       agent: this.agent,
-    })
-    up.setTimeout(this.opts.upstreamTimeoutMs ?? 600_000, () => up.destroy(new TimeoutMark()))
+    }
+    let up = this.requestFn(upstreamRequest)
 
     // Client gone before the answer finished (harness killed, or `idle()` gave up): stop the upstream
     // exchange and record what was seen so far.
@@ -377,15 +421,39 @@ export class RecordingProxy {
       const httpStatus = res.headersSent ? res.statusCode : null
       void record((observation) => ({
         httpStatus,
-        errorClass: 'client_aborted',
+        errorClass: this.stopping ? 'proxy_stopped' : 'client_aborted',
         errorCode: null,
         observation,
         noCharge: false,
       }))
     })
 
-    up.on('error', (err) => {
+    const onUpstreamError = (err: NodeJS.ErrnoException): void => {
       if (done || clientGone) return
+      // A kept-alive socket the upstream had already closed fails before any answer: the request
+      // never reached it, so it is sent once more on a fresh socket (Node's documented remedy).
+      const code = err.code ?? ''
+      if (!retried && up.reusedSocket && !res.headersSent && reqEnded && STALE_SOCKET.has(code)) {
+        retried = true
+        up = this.requestFn(upstreamRequest)
+        wire(up)
+        up.end(chunks[0] ?? Buffer.alloc(0))
+        return
+      }
+      if (this.stopping) {
+        // The proxy is closing: it cut the upstream exchange itself.
+        upstreamGone = true
+        res.destroy()
+        const httpStatus = res.headersSent ? res.statusCode : null
+        void record((observation) => ({
+          httpStatus,
+          errorClass: 'proxy_stopped',
+          errorCode: null,
+          observation,
+          noCharge: false,
+        }))
+        return
+      }
       const timeout = err instanceof TimeoutMark
       const kind: ProxyErrorKind = timeout ? 'upstream_timeout' : 'upstream_unreachable'
       if (res.headersSent) {
@@ -411,9 +479,9 @@ export class RecordingProxy {
         noCharge: true,
         local: !timeout,
       }))
-    })
+    }
 
-    up.on('response', (upRes) => {
+    const onResponse = (upRes: http.IncomingMessage): void => {
       const status = upRes.statusCode ?? 502
       const obs = observeResponse(path.api, upRes.headers['content-type'], upRes.headers['content-encoding'])
       observer = obs
@@ -476,7 +544,7 @@ export class RecordingProxy {
         res.destroy()
         void record((observation) => ({
           httpStatus: status,
-          errorClass: 'upstream_aborted',
+          errorClass: this.stopping ? 'proxy_stopped' : 'upstream_aborted',
           errorCode: null,
           observation,
           noCharge: false,
@@ -484,7 +552,14 @@ export class RecordingProxy {
       }
       upRes.once('aborted', upstreamBroke)
       upRes.once('error', upstreamBroke)
-    })
+    }
+
+    const wire = (r: http.ClientRequest): void => {
+      r.setTimeout(this.opts.upstreamTimeoutMs ?? 600_000, () => r.destroy(new TimeoutMark()))
+      r.on('error', onUpstreamError)
+      r.on('response', onResponse)
+    }
+    wire(up)
 
     // The whole body goes upstream in one write (requests are small; this halves the syscalls).
     void reqDone.then(() => {
@@ -534,6 +609,7 @@ export class RecordingProxy {
     attempt: AttemptState | null
     attribution: Attribution | null
     outcome: Outcome
+    retried: boolean
   }): LedgerRow {
     const { path, outcome, t1 } = x
     const body = x.chunks.length === 1 ? (x.chunks[0] as Buffer) : Buffer.concat(x.chunks)
@@ -545,6 +621,9 @@ export class RecordingProxy {
       : { tokens: { ...NULL_TOKENS }, flags: [] as string[] }
     const flags = [...norm.flags]
     if (outcome.local) flags.push(ANSWERED_BY_PROXY)
+    if (x.retried) flags.push(UPSTREAM_RETRIED)
+    if (usage && outcome.errorClass !== null && CUT_OFF.has(outcome.errorClass))
+      flags.push(USAGE_PARTIAL_FLAG)
     let spend: Pick<LedgerRow, 'spend_usd' | 'spend_source' | 'spend_recomputed_usd'>
     if (norm.tokens.input_total !== null || hasTokens(norm.tokens)) {
       const c = chooseProxySpend(norm.tokens, this.opts.route.prices)
@@ -618,6 +697,12 @@ function reportLedgerFailure(e: unknown): void {
   process.stderr.write(`harness-watch: ledger write failed: ${e instanceof Error ? e.message : String(e)}\n`)
 }
 
+/** Classes of an exchange cut off mid-answer: usage seen by then may be short of the whole. */
+const CUT_OFF = new Set(['client_aborted', 'proxy_stopped', 'upstream_aborted', 'upstream_timeout'])
+
+/** Errors of a kept-alive socket the upstream closed before the request was sent on it. */
+const STALE_SOCKET = new Set(['ECONNRESET', 'EPIPE'])
+
 class TimeoutMark extends Error {
   constructor() {
     super('upstream idle timeout')
@@ -638,6 +723,19 @@ function answerProviderError(res: http.ServerResponse, api: PathInfo['api'], kin
   }
   res.end(e.body)
   return e.status
+}
+
+/**
+ * The request target as a URL: origin-form (`/v1/…`, kept whole even when it starts with `//`) or
+ * absolute-form (`http://host/v1/…`); null when it cannot be parsed.
+ */
+function requestUrl(target: string | undefined): URL | null {
+  try {
+    const t = target ?? '/'
+    return t.startsWith('/') ? new URL(`http://proxy.invalid${t}`) : new URL(t)
+  } catch {
+    return null
+  }
 }
 
 function header(req: http.IncomingMessage, name: string): string | undefined {

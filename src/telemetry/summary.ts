@@ -34,6 +34,8 @@ export const BYPASS_FLAG = 'telemetry_bypass_suspected'
 
 /** Flag raised when the front proxy forwarded requests but the source logged none of them. */
 export const ROWS_LOST_FLAG = 'ledger_rows_lost'
+/** Row flag: the answer was cut off mid-way, so its usage is what arrived before the cut. */
+export const USAGE_PARTIAL_FLAG = 'usage_partial'
 
 const SNAPSHOT_SUFFIX = /^-(\d{4}-\d{2}-\d{2}|\d{8}|\d{4}|\d{3}|latest|preview(-[\w.-]+)?|exp(-[\w.-]+)?)$/
 
@@ -83,7 +85,8 @@ function sumTokens(rows: LedgerRow[], field: keyof Tokens): number | null {
  *   When the front proxy forwarded requests (`forwardedRequests` > 0) the rows were lost or not yet
  *   written: flag `ledger_rows_lost`, and `proxy_requests` keeps the forwarded count. Otherwise nothing
  *   reached the measurement plane — possible proxy bypass (F14), flag `telemetry_bypass_suspected`;
- * - `partial`: some answered requests carried no usage (totals are lower bounds), or a finding says so;
+ * - `partial`: some answered requests carried no usage, or were cut off mid-answer after part of it
+ *   (flag `usage_partial`: totals are lower bounds), or a finding says so;
  * - `unknown`: the cache semantics of the route are unknown, so fresh-input and cache totals are null;
  * - `complete` otherwise.
  * `spend_usd` is null when any row is unpriced. `aux_requests` counts requests sent without tools
@@ -143,6 +146,13 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
         'partial',
         `${lacking.length} of ${expecting.length} requests carried no usage: token totals are lower bounds`,
         'usage_absent',
+      )
+    }
+    const cut = inference.filter((r) => r.flags.includes(USAGE_PARTIAL_FLAG) && !lacksUsage(r))
+    if (cut.length > 0) {
+      note(
+        'partial',
+        `${cut.length} request${cut.length === 1 ? ' was' : 's were'} cut off mid-answer with usage counted so far: token totals are lower bounds`,
       )
     }
     const unknownCache = inference.some(

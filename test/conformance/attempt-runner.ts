@@ -1,7 +1,8 @@
 /**
  * One conformance attempt in its own process (inside a loopback-only network namespace when the suite
  * can make one): start the scripted model on the agreed port (and a DNS sink when asked), run the
- * harness's invocation with only its own environment and stdin closed, and write what happened to the
+ * harness's invocation with only its own environment and its stdin (the prompt, for harnesses that take
+ * it there; else closed), and write what happened to the
  * result file. Usage: node --import tsx attempt-runner.ts <spec.json>
  */
 import { readFileSync, writeFileSync } from 'node:fs'
@@ -10,7 +11,7 @@ import { startScriptedModel } from '../../src/model/server.js'
 import { startDnsSink } from './dns-sink.js'
 
 export interface RunnerSpec {
-  invocation: { command: string; args: string[]; env: Record<string, string>; cwd: string }
+  invocation: { command: string; args: string[]; env: Record<string, string>; cwd: string; stdin?: string }
   port: number
   panelDir: string
   timeoutMs: number
@@ -50,7 +51,9 @@ async function main(): Promise<void> {
     env: spec.invocation.env,
     extendEnv: false,
     cwd: spec.invocation.cwd,
-    stdin: 'ignore',
+    ...(spec.invocation.stdin === undefined
+      ? { stdin: 'ignore' as const }
+      : { input: spec.invocation.stdin }),
     reject: false,
     timeout: spec.timeoutMs,
     forceKillAfterDelay: 5000,

@@ -342,13 +342,13 @@ async function runAttempt(
   }
   const adapter = adapterFor(pin.harness)
   const invocation = await adapter.prepare(installed, ctx)
-  expect(invocation.stdin).toBeUndefined()
   const spec: RunnerSpec = {
     invocation: {
       command: invocation.command,
       args: invocation.args,
       env: invocation.env,
       cwd: invocation.cwd,
+      stdin: invocation.stdin,
     },
     port,
     panelDir: panel.panelDir,

@@ -114,6 +114,15 @@ describe('OpenAI Chat Completions with the official client', () => {
     const page = await client.models.list()
     expect(page.data.map((m) => m.id)).toContain('scripted')
   })
+
+  it('GET /v1/models/<id> answers one model, and 400 for malformed percent-encoding', async () => {
+    expect((await client.models.retrieve('gpt x')).id).toBe('gpt x')
+    const bad = await fetch(`${model.origin}/v1/models/%E0%A4`)
+    expect(bad.status).toBe(400)
+    expect(((await bad.json()) as { error: { message: string } }).error.message).toBe(
+      'malformed percent-encoding in GET /v1/models/%E0%A4',
+    )
+  })
 })
 
 describe('OpenAI Responses with the official client', () => {

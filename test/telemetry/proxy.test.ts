@@ -1,4 +1,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import http from 'node:http'
+import net, { type AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
@@ -664,5 +666,130 @@ describe('finish()', () => {
     expect(res.status).toBe(401)
     expect(capture.proxy.unattributedRows.at(-1)?.error?.class).toBe('unknown_key')
     expect(upstream.calls).toHaveLength(0)
+  })
+})
+
+describe('requests a proxy must survive', () => {
+  /** One raw HTTP/1.1 exchange over a fresh socket; resolves with the status line. */
+  function rawRequest(origin: string, head: string): Promise<string> {
+    const { port } = new URL(origin)
+    return new Promise((resolve, reject) => {
+      const s = net.connect(Number(port), '127.0.0.1', () => s.write(head))
+      let got = ''
+      s.on('data', (c: Buffer) => {
+        got += c.toString('latin1')
+        if (got.includes('\r\n')) {
+          resolve(got.slice(0, got.indexOf('\r\n')))
+          s.destroy()
+        }
+      })
+      s.on('error', reject)
+    })
+  }
+
+  it('answers a request target that is not a URL with 400, records it and keeps serving', async () => {
+    for (const target of ['http://[bad/x', 'http://:99999/v1/chat/completions']) {
+      expect(await rawRequest(capture.origin, `GET ${target} HTTP/1.1\r\nHost: x\r\n\r\n`)).toBe(
+        'HTTP/1.1 400 Bad Request',
+      )
+    }
+    const t = await capture.begin(attribution('inst-after-bad'), {})
+    const ok = await chat(t.endpoint.origin, t.endpoint.apiKey, {})
+    expect(ok.status).toBe(200)
+    await ok.text()
+    expect((await t.finish()).rows).toHaveLength(1)
+    await new Promise((r) => setTimeout(r, 50))
+    expect(capture.proxy.unattributedRows.map((r) => [r.error?.class, r.http_status])).toEqual([
+      ['bad_request', 400],
+      ['bad_request', 400],
+    ])
+  })
+
+  it('forwards a path starting with // whole', async () => {
+    const t = await capture.begin(attribution('inst-slashes'), {})
+    const res = await fetch(`${t.endpoint.origin}//host/v1/chat/completions`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${t.endpoint.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'test-model', messages: [] }),
+    })
+    await res.text()
+    expect(upstream.calls.at(-1)?.path).toBe('//host/v1/chat/completions')
+    expect((await t.finish()).rows[0]?.call_type).toBe('chat.completions')
+  })
+
+  it('sends a request once more when the upstream closed the kept-alive socket it was sent on', async () => {
+    // An upstream that serves one request per connection but says keep-alive: the second request on
+    // a socket finds it closed before any answer.
+    const served = new WeakSet<object>()
+    const flaky = http.createServer((req, res) => {
+      req.resume()
+      req.on('end', () => {
+        if (served.has(req.socket)) {
+          req.socket.destroy()
+          return
+        }
+        served.add(req.socket)
+        const body = JSON.stringify({
+          model: 'test-model-2025-01-01',
+          choices: [],
+          usage: { prompt_tokens: 3, completion_tokens: 1 },
+        })
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        res.end(body)
+      })
+    })
+    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r))
+    const origin = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`
+    try {
+      await withTestCapture('flaky.jsonl', { upstreamOrigin: origin }, async (c) => {
+        const t = await c.begin(attribution('inst-flaky'), {})
+        for (let i = 0; i < 3; i++) {
+          const res = await chat(t.endpoint.origin, t.endpoint.apiKey, {})
+          expect(res.status).toBe(200)
+          await res.text()
+        }
+        const { rows } = await t.finish()
+        expect(rows.map((r) => [r.status, r.flags.includes('upstream_retried')])).toEqual([
+          ['success', false],
+          ['success', true],
+          ['success', true],
+        ])
+      })
+    } finally {
+      flaky.closeAllConnections()
+      await new Promise((r) => flaky.close(r))
+    }
+  })
+
+  it('on close, records the exchanges still in flight before the ledger file closes', async () => {
+    const c = await openTestCapture('stop.jsonl')
+    const t = await c.begin(attribution('inst-stop'), {})
+    const inflight = [
+      chat(t.endpoint.origin, t.endpoint.apiKey, { 'x-test-mode': 'hang' }),
+      chat(t.endpoint.origin, t.endpoint.apiKey, { 'x-test-mode': 'hang' }),
+      fetch(`${t.endpoint.origin}/v1/messages`, {
+        method: 'POST',
+        headers: {
+          'x-api-key': t.endpoint.apiKey,
+          'content-type': 'application/json',
+          'x-test-gap-ms': '5000',
+        },
+        body: JSON.stringify({ model: 'test-model', messages: [], max_tokens: 5, stream: true }),
+      }),
+    ].map((p) => p.then((r) => r.text()).catch(() => 'cut'))
+    while (upstream.calls.length < 3) await new Promise((r) => setTimeout(r, 10))
+    await new Promise((r) => setTimeout(r, 50))
+    await c.close()
+    const rows = (await readFile(path.join(dir, 'stop.jsonl'), 'utf8'))
+      .trim()
+      .split('\n')
+      .map((l) => LedgerRowSchema.parse(JSON.parse(l)))
+    expect(rows.map((r) => r.error?.class)).toEqual(['proxy_stopped', 'proxy_stopped', 'proxy_stopped'])
+    // The stream was cut after message_start: the usage it carried is flagged as a lower bound.
+    const cut = rows.filter((r) => r.http_status === 200)
+    expect(cut.map((r) => [r.api, r.tokens.input_total, r.flags])).toEqual([
+      ['anthropic', 100, ['usage_partial']],
+    ])
+    expect(await Promise.all(inflight)).toContain('cut')
   })
 })

@@ -49,6 +49,23 @@ describe('summarizeAttempt', () => {
     })
   })
 
+  it('a request cut off mid-answer with usage so far makes the attempt partial, totals kept as lower bounds', () => {
+    const cut = row({
+      status: 'failure',
+      error: { class: 'client_aborted', code: null, message: 'HTTP 200' },
+      flags: ['usage_partial'],
+    })
+    const s = summarizeAttempt([row(), cut], ctx)
+    expect(s).toMatchObject({
+      coverage: 'partial',
+      reason: '1 request was cut off mid-answer with usage counted so far: token totals are lower bounds',
+      input_tokens: 200,
+      output_tokens: 20,
+    })
+    expect(s.flags).toContain('usage_partial')
+    expect(summarizeAttempt([row(), row()], ctx).coverage).toBe('complete')
+  })
+
   it('an unpriced row makes the spend null (never free) and is counted', () => {
     const s = summarizeAttempt(
       [row(), row({ spend_usd: null, spend_source: 'unpriced', flags: ['unpriced'] })],
