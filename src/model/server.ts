@@ -77,7 +77,15 @@ export async function startScriptedModel(opts: ScriptedModelOptions = {}): Promi
   })
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const url = new URL(req.url ?? '/', 'http://127.0.0.1')
+    const target = req.url ?? '/'
+    let url: URL
+    try {
+      url = target.startsWith('/') ? new URL(`http://127.0.0.1${target}`) : new URL(target)
+    } catch {
+      req.resume()
+      sendJson(res, 400, errorBody(null, 400, 'the request target is not a URL'))
+      return
+    }
     const pathname = url.pathname.replace(/\/+$/, '') || '/'
     if (req.method === 'HEAD') {
       res.writeHead(200).end()

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import https from 'node:https'
-import type { AddressInfo } from 'node:net'
+import type { AddressInfo, Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import { keyCandidates, keyHeaderFor, newAttemptKey, upstreamHeaders, upstreamSearch } from './attempt-key.js'
 import { type CacheSemantics, cacheRuleFor } from './cache-semantics.js'
@@ -558,6 +558,7 @@ export class RecordingProxy {
       r.setTimeout(this.opts.upstreamTimeoutMs ?? 600_000, () => r.destroy(new TimeoutMark()))
       r.on('error', onUpstreamError)
       r.on('response', onResponse)
+      r.on('socket', guardSocket)
     }
     wire(up)
 
@@ -699,6 +700,19 @@ function reportLedgerFailure(e: unknown): void {
 
 /** Classes of an exchange cut off mid-answer: usage seen by then may be short of the whole. */
 const CUT_OFF = new Set(['client_aborted', 'proxy_stopped', 'upstream_aborted', 'upstream_timeout'])
+
+const guardedSockets = new WeakSet<object>()
+
+/**
+ * An upstream may answer before it has read the whole request body and then reset the socket (an
+ * early 413): the reset reaches the socket after the exchange let go of it, where an unheard 'error'
+ * would end the process. The exchange itself is recorded from its answer; the error needs no more.
+ */
+function guardSocket(socket: Socket): void {
+  if (guardedSockets.has(socket)) return
+  guardedSockets.add(socket)
+  socket.on('error', () => {})
+}
 
 /** Errors of a kept-alive socket the upstream closed before the request was sent on it. */
 const STALE_SOCKET = new Set(['ECONNRESET', 'EPIPE'])

@@ -761,6 +761,47 @@ describe('requests a proxy must survive', () => {
     }
   })
 
+  it('survives an upstream that answers early and resets the socket while the body is still going up', async () => {
+    const early = http.createServer((req, res) => {
+      if (Number(req.headers['content-length']) > 1e6) {
+        res.writeHead(413, { 'content-type': 'application/json' })
+        res.end('{"error":{"message":"too big","type":"invalid_request_error"}}', () => req.socket.destroy())
+        return
+      }
+      req.resume()
+      req.on('end', () => {
+        const body = JSON.stringify({
+          model: 'test-model',
+          choices: [],
+          usage: { prompt_tokens: 1, completion_tokens: 1 },
+        })
+        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+        res.end(body)
+      })
+    })
+    await new Promise<void>((r) => early.listen(0, '127.0.0.1', r))
+    const origin = `http://127.0.0.1:${(early.address() as AddressInfo).port}`
+    try {
+      await withTestCapture('early.jsonl', { upstreamOrigin: origin }, async (c) => {
+        const t = await c.begin(attribution('inst-early'), {})
+        const big = await chat(t.endpoint.origin, t.endpoint.apiKey, {}, { pad: 'x'.repeat(30_000_000) })
+        expect(big.status).toBe(413)
+        await big.text()
+        const small = await chat(t.endpoint.origin, t.endpoint.apiKey, {})
+        expect(small.status).toBe(200)
+        await small.text()
+        const { rows } = await t.finish()
+        expect(rows.map((r) => [r.http_status, r.error?.class ?? null])).toEqual([
+          [413, 'upstream_4xx'],
+          [200, null],
+        ])
+      })
+    } finally {
+      early.closeAllConnections()
+      await new Promise((r) => early.close(r))
+    }
+  })
+
   it('on close, records the exchanges still in flight before the ledger file closes', async () => {
     const c = await openTestCapture('stop.jsonl')
     const t = await c.begin(attribution('inst-stop'), {})
