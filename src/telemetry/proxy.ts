@@ -3,6 +3,7 @@ import http from 'node:http'
 import https from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
+import type { Duplex } from 'node:stream'
 import { keyCandidates, keyHeaderFor, newAttemptKey, upstreamHeaders, upstreamSearch } from './attempt-key.js'
 import { type CacheSemantics, cacheRuleFor } from './cache-semantics.js'
 import type { AttemptBudget } from './capture.js'
@@ -162,6 +163,8 @@ export class RecordingProxy {
   private stopping = false
   /** Exchanges received whose row is not written yet: {@link close} waits for them. */
   private unrecorded = 0
+  /** Exchanges in flight per client connection (several when requests are pipelined). */
+  private readonly busySockets = new WeakMap<object, number>()
   private recordedAll: (() => void)[] = []
 
   private constructor(private readonly opts: RecordingProxyOptions) {
@@ -184,6 +187,7 @@ export class RecordingProxy {
     const server = http.createServer({ keepAliveTimeout: 65_000, noDelay: true }, (req, res) =>
       proxy.handle(req, res),
     )
+    server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => proxy.clientError(err, socket))
     // Requests may legitimately stream for a long time; the upstream idle timeout governs instead.
     server.requestTimeout = 0
     server.headersTimeout = 60_000
@@ -250,8 +254,49 @@ export class RecordingProxy {
     return { state: null, key: null }
   }
 
+  /**
+   * A request Node could not parse (a header block over its limit, conflicting lengths, a broken
+   * chunked body): answered as Node would (431 or 400, then the connection closes) and recorded as an
+   * unattributed `bad_request` row — unless an exchange on that connection is already in flight, which
+   * records itself. A client that merely went away gets nothing.
+   */
+  private clientError(err: NodeJS.ErrnoException, socket: Duplex): void {
+    if (err.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy()
+      return
+    }
+    const status = err.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+    )
+    if ((this.busySockets.get(socket) ?? 0) > 0) return
+    const now = performance.now()
+    const row = this.buildRow({
+      path: { api: 'other', callType: 'unparsed request', model: null, stream: null },
+      startedAt: new Date(),
+      t0: now,
+      t1: now,
+      firstByte: null,
+      chunks: [],
+      contentEncoding: undefined,
+      attempt: null,
+      attribution: null,
+      outcome: {
+        httpStatus: status,
+        errorClass: 'bad_request',
+        errorCode: err.code ?? null,
+        observation: null,
+        noCharge: true,
+        local: true,
+      },
+      retried: false,
+    })
+    this.emit(row, null)
+  }
+
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
     this.unrecorded++
+    this.busySockets.set(req.socket, (this.busySockets.get(req.socket) ?? 0) + 1)
     const startedAt = new Date()
     const t0 = performance.now()
     const url = requestUrl(req.url)
@@ -319,7 +364,7 @@ export class RecordingProxy {
           t1,
           firstByte,
           chunks,
-          req,
+          contentEncoding: header(req, 'content-encoding'),
           attempt,
           attribution,
           outcome: o,
@@ -332,6 +377,7 @@ export class RecordingProxy {
           process.stderr.write(`harness-watch: a ledger row could not be built: ${String(e)}\n`)
         })
         .finally(() => {
+          this.busySockets.set(req.socket, (this.busySockets.get(req.socket) ?? 1) - 1)
           if (--this.unrecorded > 0) return
           const waiters = this.recordedAll
           this.recordedAll = []
@@ -606,7 +652,7 @@ export class RecordingProxy {
     t1: number
     firstByte: number | null
     chunks: Buffer[]
-    req: http.IncomingMessage
+    contentEncoding: string | undefined
     attempt: AttemptState | null
     attribution: Attribution | null
     outcome: Outcome
@@ -614,7 +660,7 @@ export class RecordingProxy {
   }): LedgerRow {
     const { path, outcome, t1 } = x
     const body = x.chunks.length === 1 ? (x.chunks[0] as Buffer) : Buffer.concat(x.chunks)
-    const info = inspectRequest(path, body, header(x.req, 'content-encoding'))
+    const info = inspectRequest(path, body, x.contentEncoding)
     const rule = cacheRuleFor(this.opts.route.provider, path.api, this.opts.route.cacheSemantics)
     const usage = outcome.observation?.usage ?? null
     const norm = usage

@@ -705,6 +705,27 @@ describe('requests a proxy must survive', () => {
     ])
   })
 
+  it('answers a request Node cannot parse as Node would and records it unattributed', async () => {
+    const huge = `x-pad: ${'a'.repeat(20_000)}\r\n`
+    expect(await rawRequest(capture.origin, `GET /v1/models HTTP/1.1\r\nHost: x\r\n${huge}\r\n`)).toBe(
+      'HTTP/1.1 431 Request Header Fields Too Large',
+    )
+    expect(
+      await rawRequest(
+        capture.origin,
+        'POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\n',
+      ),
+    ).toBe('HTTP/1.1 400 Bad Request')
+    const t = await capture.begin(attribution('inst-after-unparsed'), {})
+    const ok = await chat(t.endpoint.origin, t.endpoint.apiKey, {})
+    expect(ok.status).toBe(200)
+    await ok.text()
+    expect(capture.proxy.unattributedRows.map((r) => [r.call_type, r.http_status, r.error?.class])).toEqual([
+      ['unparsed request', 431, 'bad_request'],
+      ['unparsed request', 400, 'bad_request'],
+    ])
+  })
+
   it('forwards a path starting with // whole', async () => {
     const t = await capture.begin(attribution('inst-slashes'), {})
     const res = await fetch(`${t.endpoint.origin}//host/v1/chat/completions`, {
