@@ -1,7 +1,7 @@
-import net from 'node:net'
 import OpenAI from 'openai'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type ScriptedModel, startScriptedModel } from '../../src/model/server.js'
+import { rawRequest } from '../support/raw-http.js'
 import { GREETING_INSTRUCTION, writePanel } from './fixtures.js'
 
 const SYSTEM = `You are a careful coding agent. ${'Follow the repository conventions. '.repeat(220)}`
@@ -117,22 +117,9 @@ describe('OpenAI Chat Completions with the official client', () => {
   })
 
   it('answers a request target that is not a URL with 400', async () => {
-    const { port } = new URL(model.origin)
-    const status = await new Promise<string>((resolve, reject) => {
-      const s = net.connect(Number(port), '127.0.0.1', () =>
-        s.write('GET http://[bad/x HTTP/1.1\r\nHost: x\r\n\r\n'),
-      )
-      let got = ''
-      s.on('data', (c: Buffer) => {
-        got += c.toString('latin1')
-        if (got.includes('\r\n')) {
-          resolve(got.slice(0, got.indexOf('\r\n')))
-          s.destroy()
-        }
-      })
-      s.on('error', reject)
-    })
-    expect(status).toBe('HTTP/1.1 400 Bad Request')
+    expect(await rawRequest(model.origin, 'GET http://[bad/x HTTP/1.1\r\nHost: x\r\n\r\n')).toBe(
+      'HTTP/1.1 400 Bad Request',
+    )
   })
 
   it('GET /v1/models/<id> answers one model, and 400 for malformed percent-encoding', async () => {

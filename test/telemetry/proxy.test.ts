@@ -1,6 +1,6 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import http from 'node:http'
-import net, { type AddressInfo } from 'node:net'
+import type { AddressInfo } from 'node:net'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import Anthropic from '@anthropic-ai/sdk'
@@ -14,6 +14,7 @@ import {
   openLedgerCapture,
 } from '../../src/telemetry/capture.js'
 import { type Attribution, LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { rawRequest } from '../support/raw-http.js'
 import { startUpstream, type TestUpstream } from './support/upstream.js'
 
 const ROUTE: ModelRoute = {
@@ -670,21 +671,30 @@ describe('finish()', () => {
 })
 
 describe('requests a proxy must survive', () => {
-  /** One raw HTTP/1.1 exchange over a fresh socket; resolves with the status line. */
-  function rawRequest(origin: string, head: string): Promise<string> {
-    const { port } = new URL(origin)
-    return new Promise((resolve, reject) => {
-      const s = net.connect(Number(port), '127.0.0.1', () => s.write(head))
-      let got = ''
-      s.on('data', (c: Buffer) => {
-        got += c.toString('latin1')
-        if (got.includes('\r\n')) {
-          resolve(got.slice(0, got.indexOf('\r\n')))
-          s.destroy()
-        }
-      })
-      s.on('error', reject)
+  /** A one-off upstream on 127.0.0.1 serving `handler` for the length of `use`. */
+  async function withUpstream(
+    handler: http.RequestListener,
+    use: (origin: string) => Promise<void>,
+  ): Promise<void> {
+    const server = http.createServer(handler)
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    try {
+      await use(`http://127.0.0.1:${(server.address() as AddressInfo).port}`)
+    } finally {
+      server.closeAllConnections()
+      await new Promise((r) => server.close(r))
+    }
+  }
+
+  /** Answer 200 with a small chat completion that carries usage. */
+  function answerChat(res: http.ServerResponse): void {
+    const body = JSON.stringify({
+      model: 'test-model-2025-01-01',
+      choices: [],
+      usage: { prompt_tokens: 3, completion_tokens: 1 },
     })
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
+    res.end(body)
   }
 
   it('answers a request target that is not a URL with 400, records it and keeps serving', async () => {
@@ -742,7 +752,7 @@ describe('requests a proxy must survive', () => {
     // An upstream that serves one request per connection but says keep-alive: the second request on
     // a socket finds it closed before any answer.
     const served = new WeakSet<object>()
-    const flaky = http.createServer((req, res) => {
+    const flaky: http.RequestListener = (req, res) => {
       req.resume()
       req.on('end', () => {
         if (served.has(req.socket)) {
@@ -750,19 +760,11 @@ describe('requests a proxy must survive', () => {
           return
         }
         served.add(req.socket)
-        const body = JSON.stringify({
-          model: 'test-model-2025-01-01',
-          choices: [],
-          usage: { prompt_tokens: 3, completion_tokens: 1 },
-        })
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-        res.end(body)
+        answerChat(res)
       })
-    })
-    await new Promise<void>((r) => flaky.listen(0, '127.0.0.1', r))
-    const origin = `http://127.0.0.1:${(flaky.address() as AddressInfo).port}`
-    try {
-      await withTestCapture('flaky.jsonl', { upstreamOrigin: origin }, async (c) => {
+    }
+    await withUpstream(flaky, (origin) =>
+      withTestCapture('flaky.jsonl', { upstreamOrigin: origin }, async (c) => {
         const t = await c.begin(attribution('inst-flaky'), {})
         for (let i = 0; i < 3; i++) {
           const res = await chat(t.endpoint.origin, t.endpoint.apiKey, {})
@@ -775,35 +777,22 @@ describe('requests a proxy must survive', () => {
           ['success', true],
           ['success', true],
         ])
-      })
-    } finally {
-      flaky.closeAllConnections()
-      await new Promise((r) => flaky.close(r))
-    }
+      }),
+    )
   })
 
   it('survives an upstream that answers early and resets the socket while the body is still going up', async () => {
-    const early = http.createServer((req, res) => {
+    const early: http.RequestListener = (req, res) => {
       if (Number(req.headers['content-length']) > 1e6) {
         res.writeHead(413, { 'content-type': 'application/json' })
         res.end('{"error":{"message":"too big","type":"invalid_request_error"}}', () => req.socket.destroy())
         return
       }
       req.resume()
-      req.on('end', () => {
-        const body = JSON.stringify({
-          model: 'test-model',
-          choices: [],
-          usage: { prompt_tokens: 1, completion_tokens: 1 },
-        })
-        res.writeHead(200, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) })
-        res.end(body)
-      })
-    })
-    await new Promise<void>((r) => early.listen(0, '127.0.0.1', r))
-    const origin = `http://127.0.0.1:${(early.address() as AddressInfo).port}`
-    try {
-      await withTestCapture('early.jsonl', { upstreamOrigin: origin }, async (c) => {
+      req.on('end', () => answerChat(res))
+    }
+    await withUpstream(early, (origin) =>
+      withTestCapture('early.jsonl', { upstreamOrigin: origin }, async (c) => {
         const t = await c.begin(attribution('inst-early'), {})
         const big = await chat(t.endpoint.origin, t.endpoint.apiKey, {}, { pad: 'x'.repeat(30_000_000) })
         expect(big.status).toBe(413)
@@ -816,11 +805,8 @@ describe('requests a proxy must survive', () => {
           [413, 'upstream_4xx'],
           [200, null],
         ])
-      })
-    } finally {
-      early.closeAllConnections()
-      await new Promise((r) => early.close(r))
-    }
+      }),
+    )
   })
 
   it('on close, records the exchanges still in flight before the ledger file closes', async () => {
