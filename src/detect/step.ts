@@ -145,7 +145,12 @@ async function confirmStep(planPath: string, rerun: ComparisonRef, out: string):
   const sidecarPath = path.join(planDir, SIDECAR_FILE)
   const sidecar = await readJson(sidecarPath, ConfirmationSidecarSchema, SIDECAR_FILE)
   const originalDecisionPath = path.resolve(planDir, sidecar.decision)
-  const original = await readJson(originalDecisionPath, DecisionSchema, 'the first run decision.json')
+  const original = await readJson(
+    originalDecisionPath,
+    DecisionSchema,
+    'the first run decision.json',
+    DECISION_SCHEMA_VERSION,
+  )
   const originalDir = path.dirname(originalDecisionPath)
   const firstRun = original.runs[0]
   if (!firstRun) throw new HwError('detect_input_invalid', 'the first run decision.json lists no run')
@@ -287,21 +292,24 @@ export async function readDecision(fileOrDir: string): Promise<{ decision: Decis
   if (p.endsWith('comparison.json')) p = path.join(path.dirname(p), DECISION_FILE)
   else if (p === fileOrDir && !fileOrDir.endsWith(DECISION_FILE)) {
     // Another name: a comparison.json under another name stands for the decision.json beside it.
-    const text = await readText(p, 'the decision or comparison file')
-    let value: unknown = null
-    try {
-      value = JSON.parse(text)
-    } catch {}
+    const value = jsonOf(await readText(p, 'the decision or comparison file'), p, DECISION_FILE)
     const isComparison =
       value !== null && typeof value === 'object' && 'comparisons' in value && 'stamp' in value
-    if (!isComparison) return { decision: parse(text, p, DecisionSchema, DECISION_FILE), path: p }
+    if (!isComparison) {
+      return { decision: validate(value, p, DecisionSchema, DECISION_FILE, DECISION_SCHEMA_VERSION), path: p }
+    }
     p = path.join(path.dirname(p), DECISION_FILE)
   }
-  return { decision: await readJson(p, DecisionSchema, DECISION_FILE), path: p }
+  return { decision: await readJson(p, DecisionSchema, DECISION_FILE, DECISION_SCHEMA_VERSION), path: p }
 }
 
-async function readJson<S extends z.ZodType>(file: string, schema: S, what: string): Promise<z.output<S>> {
-  return parse(await readText(file, what), file, schema, what)
+async function readJson<S extends z.ZodType>(
+  file: string,
+  schema: S,
+  what: string,
+  version?: number,
+): Promise<z.output<S>> {
+  return parse(await readText(file, what), file, schema, what, version)
 }
 
 async function readText(file: string, what: string): Promise<string> {
@@ -318,22 +326,37 @@ async function readText(file: string, what: string): Promise<string> {
   }
 }
 
-function parse<S extends z.ZodType>(text: string, file: string, schema: S, what: string): z.output<S> {
-  let value: unknown
+/** Parse and validate a JSON file's text; `version`: the schema_version to insist on by name. */
+function parse<S extends z.ZodType>(
+  text: string,
+  file: string,
+  schema: S,
+  what: string,
+  version?: number,
+): z.output<S> {
+  return validate(jsonOf(text, file, what), file, schema, what, version)
+}
+
+function jsonOf(text: string, file: string, what: string): unknown {
   try {
-    value = JSON.parse(text)
+    return JSON.parse(text)
   } catch (e) {
     throw new HwError('detect_input_invalid', `${what} is not JSON: ${(e as Error).message}`, { where: file })
   }
-  const version = (value as { schema_version?: unknown } | null)?.schema_version
-  if (
-    schema === (DecisionSchema as z.ZodType) &&
-    typeof version === 'number' &&
-    version !== DECISION_SCHEMA_VERSION
-  ) {
+}
+
+function validate<S extends z.ZodType>(
+  value: unknown,
+  file: string,
+  schema: S,
+  what: string,
+  version?: number,
+): z.output<S> {
+  const found = (value as { schema_version?: unknown } | null)?.schema_version
+  if (version !== undefined && typeof found === 'number' && found !== version) {
     throw new HwError(
       'detect_input_invalid',
-      `${what} has schema_version ${version}; this version of harness-watch reads ${DECISION_SCHEMA_VERSION}`,
+      `${what} has schema_version ${found}; this version of harness-watch reads ${version}`,
       { where: file, help: 'run `harness-watch detect` again on its comparison.json to write it anew' },
     )
   }

@@ -3,6 +3,7 @@ import type { Socket } from 'node:net'
 import { setTimeout as sleep } from 'node:timers/promises'
 import { HwError } from '../errors.js'
 import type { WireApi } from '../harnesses/names.js'
+import { requestTarget } from '../util/request-target.js'
 import { BodyError, readBody } from './body.js'
 import { resolveSettings } from './config.js'
 import { type Attribution, type ModelRequestRecord, type Outcome, ScriptedEngine } from './engine.js'
@@ -77,11 +78,8 @@ export async function startScriptedModel(opts: ScriptedModelOptions = {}): Promi
   })
 
   async function handle(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const target = req.url ?? '/'
-    let url: URL
-    try {
-      url = target.startsWith('/') ? new URL(`http://127.0.0.1${target}`) : new URL(target)
-    } catch {
+    const url = requestTarget(req.url)
+    if (url === null) {
       req.resume()
       sendJson(res, 400, errorBody(null, 400, 'the request target is not a URL'))
       return
@@ -236,14 +234,15 @@ function attributionOf(req: IncomingMessage): Attribution {
 function answerGet(res: ServerResponse, pathname: string, seen: Set<string>): void {
   const list = /\/models$/.test(pathname)
   const one = /\/models\/([^/:]+)$/.exec(pathname)?.[1]
-  if (one !== undefined && decodeSafe(one) === null) {
+  let id: string | undefined
+  try {
+    id = one === undefined ? undefined : decodeURIComponent(one)
+  } catch {
     sendJson(res, 400, errorBody(null, 400, `malformed percent-encoding in GET ${pathname}`))
     return
   }
-  if (list || one) {
-    const ids = one
-      ? [decodeSafe(one) as string]
-      : ['scripted', ...[...seen].filter((m) => m !== 'scripted').sort()]
+  if (list || id !== undefined) {
+    const ids = id !== undefined ? [id] : ['scripted', ...[...seen].filter((m) => m !== 'scripted').sort()]
     const models = ids.map((id) => ({
       id,
       object: 'model',
@@ -256,7 +255,7 @@ function answerGet(res: ServerResponse, pathname: string, seen: Set<string>): vo
       displayName: id,
       supportedGenerationMethods: ['generateContent', 'streamGenerateContent', 'countTokens'],
     }))
-    if (one) {
+    if (id !== undefined) {
       sendJson(res, 200, models[0])
       return
     }
@@ -303,13 +302,4 @@ function describe(o: Outcome): string {
   const u = r.usage
   const tokens = u ? ` in=${u.inputTotal} read=${u.cacheRead} write=${u.cacheWrite} out=${u.output}` : ''
   return `${head}${r.success ? '' : ' (fail draw)'} → ${what}${tokens}`
-}
-
-/** `decodeURIComponent`, or null when the percent-encoding is malformed. */
-function decodeSafe(s: string): string | null {
-  try {
-    return decodeURIComponent(s)
-  } catch {
-    return null
-  }
 }

@@ -4,6 +4,7 @@ import https from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { Duplex } from 'node:stream'
+import { requestTarget } from '../util/request-target.js'
 import { keyCandidates, keyHeaderFor, newAttemptKey, upstreamHeaders, upstreamSearch } from './attempt-key.js'
 import { type CacheSemantics, cacheRuleFor } from './cache-semantics.js'
 import type { AttemptBudget } from './capture.js'
@@ -299,7 +300,7 @@ export class RecordingProxy {
     this.busySockets.set(req.socket, (this.busySockets.get(req.socket) ?? 0) + 1)
     const startedAt = new Date()
     const t0 = performance.now()
-    const url = requestUrl(req.url)
+    const url = requestTarget(req.url)
     let pathname = url?.pathname ?? '/'
     let pathToken: string | null = null
     const prefixed = /^\/a\/([^/]+)(\/.*)?$/.exec(pathname)
@@ -388,7 +389,7 @@ export class RecordingProxy {
     const reject = (kind: ProxyErrorKind, errorClass: string): void => {
       const send = (): void => {
         const status = answerProviderError(res, path.api, kind)
-        void record(() => ({
+        record(() => ({
           httpStatus: status,
           errorClass,
           errorCode: kind,
@@ -465,7 +466,7 @@ export class RecordingProxy {
       clientGone = true
       up.destroy()
       const httpStatus = res.headersSent ? res.statusCode : null
-      void record((observation) => ({
+      record((observation) => ({
         httpStatus,
         errorClass: this.stopping ? 'proxy_stopped' : 'client_aborted',
         errorCode: null,
@@ -491,7 +492,7 @@ export class RecordingProxy {
         upstreamGone = true
         res.destroy()
         const httpStatus = res.headersSent ? res.statusCode : null
-        void record((observation) => ({
+        record((observation) => ({
           httpStatus,
           errorClass: 'proxy_stopped',
           errorCode: null,
@@ -507,7 +508,7 @@ export class RecordingProxy {
         upstreamGone = true
         res.destroy()
         const httpStatus = res.statusCode
-        void record(() => ({
+        record(() => ({
           httpStatus,
           errorClass: timeout ? 'upstream_timeout' : 'upstream_aborted',
           errorCode: null,
@@ -517,7 +518,7 @@ export class RecordingProxy {
         return
       }
       const status = answerProviderError(res, path.api, kind)
-      void record(() => ({
+      record(() => ({
         httpStatus: status,
         errorClass: kind,
         errorCode: null,
@@ -541,10 +542,9 @@ export class RecordingProxy {
       const sse = (upRes.headers['content-type'] ?? '').includes('text/event-stream')
       // SSE headers go out at once when the upstream holds back its first event (first-token latency
       // is preserved); when events came in the same read they carry the headers in one write.
-      let forwarded = false
       if (sse)
         setImmediate(() => {
-          if (!forwarded && !res.destroyed) res.flushHeaders()
+          if (firstByte === null && !res.destroyed) res.flushHeaders()
         })
       // A complete, sized answer goes out in one write with its headers; anything else (SSE, chunked
       // JSON arrays) is written as it arrives.
@@ -553,7 +553,6 @@ export class RecordingProxy {
       let corked = false
       upRes.on('data', (chunk: Buffer) => {
         firstByte ??= performance.now()
-        forwarded = true
         obs.write(chunk)
         if (sized) {
           held.push(chunk)
@@ -577,7 +576,7 @@ export class RecordingProxy {
       upRes.once('end', () => {
         if (sized) res.end(held.length === 1 ? held[0] : Buffer.concat(held))
         else res.end()
-        void record((observation) => {
+        record((observation) => {
           const error = observation?.error ?? null
           const errorClass =
             status >= 400 ? classOfError(status, error) : error !== null ? 'upstream_stream_error' : null
@@ -588,7 +587,7 @@ export class RecordingProxy {
         if (done || clientGone) return
         upstreamGone = true
         res.destroy()
-        void record((observation) => ({
+        record((observation) => ({
           httpStatus: status,
           errorClass: this.stopping ? 'proxy_stopped' : 'upstream_aborted',
           errorCode: null,
@@ -783,19 +782,6 @@ function answerProviderError(res: http.ServerResponse, api: PathInfo['api'], kin
   }
   res.end(e.body)
   return e.status
-}
-
-/**
- * The request target as a URL: origin-form (`/v1/…`, kept whole even when it starts with `//`) or
- * absolute-form (`http://host/v1/…`); null when it cannot be parsed.
- */
-function requestUrl(target: string | undefined): URL | null {
-  try {
-    const t = target ?? '/'
-    return t.startsWith('/') ? new URL(`http://proxy.invalid${t}`) : new URL(t)
-  } catch {
-    return null
-  }
 }
 
 function header(req: http.IncomingMessage, name: string): string | undefined {
