@@ -234,7 +234,10 @@ export function reduceCell(cell: string, trials: Observation[], planned: number)
     exitClass,
     attempts,
     coverage,
-    costComplete: coverage === 'complete',
+    // Anomalous or suspect telemetry (src/classify) states no resource figure, whatever its coverage.
+    costComplete:
+      coverage === 'complete' &&
+      trials.every((o) => !o.classes?.some((c) => c.telemetry_class !== 'ok' || c.partial_usage)),
     metrics,
     resolvedShare: planned > 0 ? resolvedTrials / planned : 0,
   }
@@ -254,6 +257,8 @@ const CODE_ORDER = new Map<string, number>(
     'telemetry_missing',
     'telemetry_partial',
     'telemetry_unknown',
+    'telemetry_anomaly',
+    'telemetry_suspect',
   ].map((c, i) => [c, i]),
 )
 

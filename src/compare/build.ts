@@ -1,3 +1,4 @@
+import { classificationSummary } from '../classify/summary.js'
 import { buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
 import { SharedBootstraps } from './joint-bootstrap.js'
@@ -78,7 +79,10 @@ export function buildComparison(input: ComparisonInput): Comparison {
   )
   const meanDiscordant = discordant.length ? discordant.reduce((x, y) => x + y, 0) / discordant.length : 0
   const mde = mdeFor(outcomeN, meanDiscordant, opts, discordant.length)
-  const comparisons = treatments.map((t) => comparePair(blocks, input.baseline, t, opts, shared, mde))
+  const classification = classificationSummary(input)
+  const comparisons = treatments.map((t) =>
+    notEvaluated(comparePair(blocks, input.baseline, t, opts, shared, mde), classification),
+  )
 
   const coverage = { attempts: 0, complete: 0, partial: 0, missing: 0, unknown: 0 }
   for (const c of cells) {
@@ -144,5 +148,26 @@ export function buildComparison(input: ComparisonInput): Comparison {
     scope_statement: SCOPE_STATEMENT,
     notes: [...input.notes],
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
+    ...(classification ? { classification } : {}),
   }
+}
+
+/**
+ * A comparison with no evaluated pair (a cell with no agent outcome, or no outcome-complete block) is
+ * not evaluated: it keeps its counts but carries no test, so nothing downstream reads a p or a
+ * difference from it.
+ */
+function notEvaluated(
+  e: ReturnType<typeof comparePair>,
+  classification: ReturnType<typeof classificationSummary>,
+): ReturnType<typeof comparePair> {
+  if (e.denominators.outcome > 0) return e
+  const dead = (classification?.cells ?? []).filter(
+    (c) => (c.cell === e.baseline || c.cell === e.treatment) && c.not_evaluated !== null,
+  )
+  const why =
+    dead.length > 0
+      ? dead.map((c) => `cell ${c.cell} not evaluated: ${c.not_evaluated}`).join('; ')
+      : 'no block has an agent outcome for every cell'
+  return { ...e, tests: [], not_evaluated: why }
 }

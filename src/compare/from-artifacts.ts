@@ -1,3 +1,6 @@
+import type { AttemptClass } from '../classify/classes.js'
+import { type AttemptInput, type Classification, classifyAttempts, classKey } from '../classify/classify.js'
+import { classifyOptions } from '../classify/options.js'
 import { type Manifest, ManifestSchema } from '../manifest/schema.js'
 import type { Plan } from '../plan/schema.js'
 import type { AttemptRecord } from '../run/records.js'
@@ -177,15 +180,36 @@ export function observationsFromArtifacts(
       group.files.push(leg.attemptsFile)
     }
   }
+  // Classify every kept attempt before any comparison (src/classify): evidence across attempts.
+  const classifyInput: AttemptInput[] = []
+  for (const byInstance of groups.values()) {
+    for (const trials of byInstance.values()) {
+      for (const g of trials) {
+        if (!g) continue
+        g.rows.forEach((row, i) => {
+          const a = row.value
+          const counted = g.leg.ledgerRows.size > 0
+          classifyInput.push({
+            record: a,
+            file: g.files[i]!,
+            line: row.line,
+            ledgerRows: counted
+              ? (g.leg.ledgerRows.get(attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)) ?? 0)
+              : null,
+          })
+        })
+      }
+    }
+  }
+  const classes = classifyAttempts(classifyInput, classifyOptions(manifest, declaredLimits))
+  for (const e of classes.inputErrors) inputErrors.push(e)
   for (const [cellId, byInstance] of groups) {
     const cell = cellById.get(cellId)
     if (!cell) continue
     for (const trials of byInstance.values()) {
       for (const g of trials) {
         if (g)
-          observations.push(
-            trialObservation(g.rows, cell, g.leg, manifest, declaredLimits, g.extra, inputErrors),
-          )
+          observations.push(trialObservation(g.rows, cell, g.leg, manifest, classes, g.extra, inputErrors))
       }
     }
   }
@@ -235,6 +259,7 @@ export function observationsFromArtifacts(
     },
     notes: runIdNote(read.legs),
     drift,
+    classFindings: classes.findings,
   }
 }
 
@@ -335,7 +360,7 @@ function trialObservation(
   cell: CellInput,
   leg: LegArtifact,
   manifest: Manifest | null,
-  declaredLimits: boolean,
+  classes: Classification,
   carried: BlockReason[],
   inputErrors: InputError[],
 ): Observation {
@@ -369,26 +394,24 @@ function trialObservation(
     })
   }
   const fin = finalRow.value
+  const classOf = (a: AttemptRecord): AttemptClass | undefined => classes.byKey.get(classKey(a))
+  const finClass = classOf(fin)
   let outcome: FinalOutcome = fin.outcome
-  const budgetRefused = fin.telemetry.budget_exceeded || fin.exit.class === 'budget'
-  if (outcome === 'infra_error' || outcome === 'ungraded') {
-    // outcome_reason is an optional field newer run stages write (e.g. budget_exceeded).
-    const why = (fin as { outcome_reason?: string | null }).outcome_reason ?? fin.exit.reason
-    add(
-      outcome,
-      fin.attempt,
-      `final attempt: ${outcome.replace('_', ' ')}${why ? ` (${why})` : ''}, exit ${fin.exit.class}`,
-    )
-  } else if (outcome !== 'resolved' && fin.exit.class === 'infra') {
-    outcome = 'infra_error'
-    add('infra_error', fin.attempt, `exit class infra${fin.exit.reason ? `: ${fin.exit.reason}` : ''}`)
-  } else if (outcome !== 'resolved' && budgetRefused && !declaredLimits) {
-    outcome = 'infra_error'
-    add(
-      'infra_error',
-      fin.attempt,
-      'budget_exceeded at the proxy with no per-attempt limit declared: the key budget ran out (infrastructure, not a loss)',
-    )
+  if (finClass) {
+    // The classifier decides: agent outcomes count, every other class is kept out of the outcome
+    // statistics with its class and reason (never a harness loss).
+    const c = finClass.outcome_class
+    if (c === 'resolved' || c === 'unresolved') outcome = c
+    else if (c === 'contradictory') {
+      outcome = 'ungraded'
+      add('invalid_rows', fin.attempt, `${leg.attemptsFile}:${finalRow.line}: ${finClass.reason}`)
+    } else if (finClass.group === 'grading') {
+      outcome = 'ungraded'
+      add('ungraded', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
+    } else {
+      outcome = 'infra_error'
+      add('infra_error', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
+    }
   }
 
   let coverage: Coverage = 'complete'
@@ -421,18 +444,31 @@ function trialObservation(
       cov = 'partial'
       detail = `ledger.jsonl holds ${ledgerCount} of the ${t.rows} rows the attempt summary counts`
     }
+    const ac = classOf(a)
+    const anomalous = ac !== undefined && ac.telemetry_class !== 'ok'
+    if (ac && anomalous) {
+      add(
+        ac.telemetry_class === 'telemetry_suspect' ? 'telemetry_suspect' : 'telemetry_anomaly',
+        a.attempt,
+        `${ac.anomaly}: ${ac.telemetry_reason}`,
+      )
+    }
     attemptCoverage[cov]++
     if (COVERAGE_RANK[cov] > COVERAGE_RANK[coverage]) {
       coverage = cov
       coverageDetail = `attempt ${a.attempt}: ${detail ?? cov}`
     }
-    sums.spend_usd = addOrNull(sums.spend_usd, t.spend_usd)
-    sums.proxy_requests = addOrNull(sums.proxy_requests, t.proxy_requests)
-    sums.input_tokens = addOrNull(sums.input_tokens, t.input_tokens)
-    sums.input_fresh_tokens = addOrNull(sums.input_fresh_tokens, t.input_fresh_tokens)
-    sums.cache_read_tokens = addOrNull(sums.cache_read_tokens, t.cache_read_tokens)
-    sums.cache_write_tokens = addOrNull(sums.cache_write_tokens, t.cache_write_tokens)
-    sums.output_tokens = addOrNull(sums.output_tokens, t.output_tokens)
+    // Anomalous or suspect telemetry, and usage cut off mid-answer, state no resource figure: the
+    // trial's sums become null (a lower bound with its reason), never a silently summed number.
+    const unusable = anomalous || (ac?.partial_usage ?? false)
+    const val = (v: number | null): number | null => (unusable ? null : v)
+    sums.spend_usd = addOrNull(sums.spend_usd, val(t.spend_usd))
+    sums.proxy_requests = addOrNull(sums.proxy_requests, val(t.proxy_requests))
+    sums.input_tokens = addOrNull(sums.input_tokens, val(t.input_tokens))
+    sums.input_fresh_tokens = addOrNull(sums.input_fresh_tokens, val(t.input_fresh_tokens))
+    sums.cache_read_tokens = addOrNull(sums.cache_read_tokens, val(t.cache_read_tokens))
+    sums.cache_write_tokens = addOrNull(sums.cache_write_tokens, val(t.cache_write_tokens))
+    sums.output_tokens = addOrNull(sums.output_tokens, val(t.output_tokens))
     sums.wall_s = addOrNull(sums.wall_s, a.phases_ms.harness / 1000)
 
     if (a.quarantined) add('quarantined', a.attempt, 'the attempt record marks the instance quarantined')
@@ -498,6 +534,20 @@ function trialObservation(
     reasons,
     startedAt,
     endedAt,
+    classes: rows.map(({ value: a }) => {
+      const c = classOf(a)
+      return {
+        attempt: a.attempt,
+        final: a === fin,
+        outcome_class: c?.outcome_class ?? null,
+        reason: c?.reason ?? null,
+        telemetry_class: c?.telemetry_class ?? 'ok',
+        anomaly: c?.anomaly ?? null,
+        partial_usage: c?.partial_usage ?? false,
+        raw_spend_usd: c?.ledger.spend_usd ?? a.telemetry.spend_usd,
+        dedup_spend_usd: c?.ledger.dedup_spend_usd ?? null,
+      }
+    }),
   }
 }
 

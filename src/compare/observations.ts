@@ -1,3 +1,5 @@
+import type { AnomalyKind, OutcomeClass, TelemetryClass } from '../classify/classes.js'
+import type { ClassFinding } from '../classify/classify.js'
 import type { Coverage } from '../telemetry/ledger.js'
 import type { InputError } from './jsonl.js'
 import type { BlockReason, MetricName } from './schema.js'
@@ -40,6 +42,22 @@ export interface Observation {
   /** Earliest start / latest end over the trial's attempts (ISO-8601, from the rows). */
   startedAt: string | null
   endedAt: string | null
+  /** Each attempt's failure class (src/classify); absent for published results, which carry none. */
+  classes?: AttemptClassView[]
+}
+
+/** One attempt's classification as the comparison keeps it. */
+export interface AttemptClassView {
+  attempt: number
+  final: boolean
+  outcome_class: OutcomeClass | null
+  reason: string | null
+  telemetry_class: TelemetryClass
+  anomaly: AnomalyKind | null
+  partial_usage: boolean
+  /** Spend as logged (raw) and without suspected duplicates; null when unknown. */
+  raw_spend_usd: number | null
+  dedup_spend_usd: number | null
 }
 
 export type CellRole = 'baseline' | 'treatment' | 'other'
@@ -91,6 +109,8 @@ export interface ComparisonInput {
   notes: string[]
   /** Legs that ran under another manifest version or config hash than the plan (experiments only). */
   drift?: LegDrift[]
+  /** Findings across attempts from the classifier (clustered timeouts, shared signatures, thin cells). */
+  classFindings?: ClassFinding[]
 }
 
 /** A leg whose leg.json disagrees with the plan: the values it states where they differ, else null. */

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { ClassificationSummarySchema } from '../classify/summary.js'
 
 /**
  * comparison.json: the paired comparison of every (baseline, treatment) pair of one experiment run (or of
@@ -47,6 +48,8 @@ export const BlockReasonCodeSchema = z.enum([
   'quarantined',
   'duplicate_rows',
   'invalid_rows',
+  'telemetry_anomaly',
+  'telemetry_suspect',
 ])
 export type BlockReasonCode = z.infer<typeof BlockReasonCodeSchema>
 
@@ -55,6 +58,8 @@ export const TELEMETRY_REASONS: readonly BlockReasonCode[] = [
   'telemetry_missing',
   'telemetry_partial',
   'telemetry_unknown',
+  'telemetry_anomaly',
+  'telemetry_suspect',
 ]
 
 export const BlockReasonSchema = z.strictObject({
@@ -220,6 +225,12 @@ export const ComparisonEntrySchema = z.strictObject({
   }),
   mde: MdeSchema,
   tests: z.array(TestSchema).describe('Holm step-down across this comparison'),
+  not_evaluated: z
+    .string()
+    .optional()
+    .describe(
+      'why the comparison has no evaluated pair (a cell with no agent outcome): no test, no difference, no chart row; absent when evaluated',
+    ),
   drivers: z.array(DriverSchema).describe('discordant blocks, then the largest paired spend residuals'),
 })
 export type ComparisonEntry = z.infer<typeof ComparisonEntrySchema>
@@ -401,6 +412,9 @@ export const ComparisonSchema = z.strictObject({
     .describe(
       'legs that ran under another manifest version or config hash than the plan (their blocks are config_drift); absent when none',
     ),
+  classification: ClassificationSummarySchema.optional().describe(
+    'every attempt’s failure class: separate denominators, telemetry anomalies, findings (experiments only)',
+  ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>
 

@@ -199,6 +199,32 @@ export const ThresholdsSchema = z.strictObject({
   min_coverage: z.number().min(0).max(1).default(0.8).describe('share of complete blocks needed to decide'),
 })
 
+export const ClassificationSchema = z.strictObject({
+  timeout_policy: z
+    .enum(['verifier_decides', 'infra', 'failure'])
+    .default('verifier_decides')
+    .describe(
+      'a timed-out attempt: verifier_decides (a completed verdict stands, the row keeps timed_out), infra (never a loss), failure (unresolved)',
+    ),
+  startup_max_s: z
+    .number()
+    .positive()
+    .default(60)
+    .describe('harness seconds within which a failure with no model request is a startup failure'),
+  min_telemetry_share: z
+    .number()
+    .min(0)
+    .max(1)
+    .default(0.25)
+    .describe(
+      "rows below this share of the harness's own request count, or of the other cells' rows, make telemetry suspect",
+    ),
+  keep_suspect_outcomes: z
+    .boolean()
+    .default(true)
+    .describe('count the outcome of a telemetry-suspect attempt (its resources are dropped either way)'),
+})
+
 export const ConfirmationSchema = z.strictObject({
   enabled: z.boolean().default(true).describe('rerun the affected blocks before confirming a breach'),
   max_blocks: z.number().int().positive().default(50).describe('cap on blocks rerun for confirmation'),
@@ -272,6 +298,12 @@ const ManifestObject = z.strictObject({
     request_ratio: 1.5,
     min_coverage: 0.8,
   }),
+  classification: ClassificationSchema.default({
+    timeout_policy: 'verifier_decides',
+    startup_max_s: 60,
+    min_telemetry_share: 0.25,
+    keep_suspect_outcomes: true,
+  }).describe('how attempts are classified before any comparison (README: Classification)'),
   confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50 }).describe(
     'targeted rerun of the blocks a breach touched',
   ),

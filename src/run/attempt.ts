@@ -1,6 +1,7 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { checkLedger } from '../classify/ledger-check.js'
 import { messageOf } from '../errors.js'
 import type { AttemptContext, HarnessAdapter, InstalledHarness, ParsedRun } from '../harnesses/contract.js'
 import type { WireApi } from '../harnesses/names.js'
@@ -279,6 +280,7 @@ export async function runAttempt(
         files_changed: deliverable.files_changed,
       },
       telemetry: summary,
+      ledger_check: checkLedger(telemetry.rows, summary.reconciliation?.proxy_requests ?? null),
       self_report: parsed.selfReport,
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,

@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { LedgerCheckSchema } from '../classify/ledger-check.js'
 import { ExitClassSchema } from '../manifest/schema.js'
 import { TelemetrySummarySchema } from '../telemetry/ledger.js'
 
@@ -72,6 +73,9 @@ export const AttemptRecordSchema = z.strictObject({
     files_changed: z.number().int().nonnegative(),
   }),
   telemetry: TelemetrySummarySchema,
+  ledger_check: LedgerCheckSchema.optional().describe(
+    'the ledger rows checked against the front proxy: duplicates, raw and de-duplicated spend, last rows (absent in older records)',
+  ),
   self_report: SelfReportSchema.nullable(),
   final_message: z.string().nullable().describe("the harness's final answer, truncated to 2,000 characters"),
   logs_dir: z.string().describe('relative to the leg folder: logs/<instance>/<trial>-<attempt>'),

@@ -131,6 +131,7 @@ describe('aggregate: field cases', () => {
     // t-004: empty patch, non-clean exit, the proxy answered budget_exceeded; graded "unresolved" upstream.
     const v = atts.find((a) => a.cell_id === 'b' && a.instance_id === 't-004')!
     v.outcome = 'unresolved'
+    v.verifier = { ...v.verifier, status: 'fail' }
     v.exit = { class: 'error', code: 1, signal: null, reason: 'conversation ended in error state' }
     v.deliverable = { bytes: 0, sha256: null, files_changed: 0 }
     v.telemetry = { ...v.telemetry, budget_exceeded: true, failed_rows: 1 }
@@ -161,6 +162,7 @@ describe('aggregate: field cases', () => {
     const atts = pairedOutcomes(plan, { both: 3, bOnly: 0, cOnly: 0, neither: 0 })
     const v = atts.find((a) => a.cell_id === 'b' && a.instance_id === 't-001')!
     v.outcome = 'unresolved'
+    v.verifier = { ...v.verifier, status: 'fail' }
     v.exit = { class: 'budget', code: null, signal: null, reason: 'max_spend_usd reached' }
     v.telemetry = { ...v.telemetry, budget_exceeded: true }
     const o = (await run(plan, writeArtifacts(plan, atts))).parsed.comparisons[0]!.outcome
@@ -388,6 +390,7 @@ describe('aggregate: determinism and strictness', () => {
     expect(top).toEqual([
       'blocks',
       'cells',
+      'classification',
       'comparisons',
       'experiment_id',
       'input_errors',

@@ -1,0 +1,15 @@
+import type { Manifest } from '../manifest/schema.js'
+import { type ClassifyOptions, DEFAULT_CLASSIFY } from './classify.js'
+
+/** The classifier's options from a manifest's `classification` section (defaults without a manifest). */
+export function classifyOptions(manifest: Manifest | null, declaredLimits: boolean): ClassifyOptions {
+  const c = manifest?.classification
+  return {
+    timeoutPolicy: c?.timeout_policy ?? DEFAULT_CLASSIFY.timeoutPolicy,
+    startupMaxS: c?.startup_max_s ?? DEFAULT_CLASSIFY.startupMaxS,
+    minShare: c?.min_telemetry_share ?? DEFAULT_CLASSIFY.minShare,
+    keepSuspectOutcome: c?.keep_suspect_outcomes ?? DEFAULT_CLASSIFY.keepSuspectOutcome,
+    declaredLimits,
+    timeoutS: manifest?.budgets.timeout_s ?? null,
+  }
+}
