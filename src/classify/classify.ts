@@ -381,9 +381,12 @@ function thinCells(
     const r = a.record
     if (!r.final) continue
     const c = byKey.get(classKey(r))
-    if (!c || c.telemetry_class !== 'ok' || c.group === 'infrastructure' || c.ledger.rows === 0) continue
+    if (c?.telemetry_class !== 'ok' || c.group === 'infrastructure' || c.ledger.rows === 0) continue
     let m = rows.get(r.instance_id)
-    if (!m) rows.set(r.instance_id, (m = new Map()))
+    if (!m) {
+      m = new Map()
+      rows.set(r.instance_id, m)
+    }
     m.set(r.cell_id, (m.get(r.cell_id) ?? 0) + c.ledger.rows)
   }
   const cells = [...new Set(attempts.map((a) => a.record.cell_id))].sort()
@@ -403,7 +406,7 @@ function thinCells(
     for (const a of attempts) {
       if (a.record.cell_id !== cell) continue
       const c = byKey.get(classKey(a.record))
-      if (!c || c.telemetry_class !== 'ok') continue
+      if (c?.telemetry_class !== 'ok') continue
       c.telemetry_class = 'telemetry_suspect'
       c.anomaly = 'thin_vs_cells'
       c.telemetry_reason = `cell ${cell} logs a median ${fmtShare(share)} of the other cells' rows per instance (threshold ${opts.minShare}): part of its traffic may bypass the proxy`
