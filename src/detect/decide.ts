@@ -194,7 +194,12 @@ function blockedReason(health: Health[], key: string, cells: string[], runLevel:
   if (runLevel) return 'no attempt was recorded'
   const low = health.find((x) => x.key === key && x.code === 'coverage_low')
   if (low) return low.message
-  const dead = health.find((x) => x.code === 'harness_startup_failure' && x.cell && cells.includes(x.cell))
+  const dead = health.find(
+    (x) =>
+      (x.code === 'harness_startup_failure' || x.code === 'not_evaluated') &&
+      x.cell &&
+      cells.includes(x.cell),
+  )
   if (dead) return dead.message
   return null
 }
@@ -209,9 +214,11 @@ function verdictOf(
   }
   const flaky = signals.filter((s) => s.state === 'not_confirmable')
   if (!costDecided) {
+    // The outcome was decided on valid pairs; only the resources lack coverage: a result with gaps.
     return {
-      status: 'inconclusive',
-      reason: 'cost, fresh-input and request ratios not decided: telemetry coverage below min_coverage',
+      status: 'completed_with_gaps',
+      reason:
+        'outcome decided; cost, fresh-input and request ratios not decided: telemetry coverage below min_coverage',
     }
   }
   if (flaky.length > 0) {
@@ -228,6 +235,7 @@ function overallStatus(verdicts: ComparisonVerdict[], runLevelFailure: boolean):
   if (verdicts.some((v) => v.status === 'breach')) return 'breach'
   if (runLevelFailure || verdicts.length === 0) return 'inconclusive'
   if (verdicts.some((v) => v.status === 'inconclusive')) return 'inconclusive'
+  if (verdicts.some((v) => v.status === 'completed_with_gaps')) return 'completed_with_gaps'
   return 'ok'
 }
 
@@ -271,6 +279,7 @@ export function runRef(r: ComparisonRef): Decision['runs'][number] {
 export function summarize(d: Decision): string {
   const head: Record<DecisionStatus, string> = {
     ok: 'ok: no threshold crossed',
+    completed_with_gaps: 'completed with gaps: outcome decided, some figures lack coverage',
     breach: 'breach (unconfirmed)',
     confirmed: 'confirmed regression',
     cleared: 'cleared: the breach did not hold on the rerun',

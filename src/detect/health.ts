@@ -93,6 +93,7 @@ export function evaluationHealth(c: Comparison, thresholds: Manifest['thresholds
       ),
     )
   }
+  out.push(...classificationHealth(c, out))
   const infra = reasonsByCode(c, 'infra_error')
   if (infra.instances.length > 0) {
     out.push(
@@ -175,6 +176,61 @@ export function evaluationHealth(c: Comparison, thresholds: Manifest['thresholds
 }
 
 export type KeyOf = (e: ComparisonEntry) => string
+
+/**
+ * What the classifier (src/classify) found, as evaluation health: a cell with no agent outcome is
+ * not evaluated (`not_evaluated`, an error that blocks its comparisons, unless a startup failure
+ * already says so); telemetry anomalies, clustered timeouts, shared error signatures and thin
+ * cells are warnings — evaluation-health findings, never harness results or resource alarms.
+ */
+function classificationHealth(c: Comparison, already: Health[]): Health[] {
+  const k = c.classification
+  if (!k) return []
+  const out: Health[] = []
+  for (const cell of k.cells) {
+    if (cell.not_evaluated === null) continue
+    if (already.some((x) => x.code === 'harness_startup_failure' && x.cell === cell.cell)) continue
+    out.push(
+      h(
+        'not_evaluated',
+        'error',
+        null,
+        cell.cell,
+        `cell ${cell.cell} not evaluated: ${cell.not_evaluated}`,
+        cell.scheduled,
+        [],
+      ),
+    )
+  }
+  const kinds = Object.entries(k.telemetry)
+  if (kinds.length > 0) {
+    const n = kinds.reduce((s, [, v]) => s + v, 0)
+    const byCell = k.cells
+      .filter((x) => Object.keys(x.telemetry).length > 0)
+      .map((x) => {
+        const spend =
+          x.anomalous_raw_spend_usd !== null
+            ? `, raw $${x.anomalous_raw_spend_usd}${x.anomalous_dedup_spend_usd !== null ? ` / de-duplicated $${x.anomalous_dedup_spend_usd}` : ''}`
+            : ''
+        return `${x.cell}: ${Object.entries(x.telemetry)
+          .map(([kind, v]) => `${kind} ×${v}`)
+          .join(', ')}${spend}`
+      })
+    out.push(
+      h(
+        'telemetry_anomaly',
+        'warning',
+        null,
+        null,
+        `${n} attempt(s) with anomalous or suspect telemetry left out of every resource figure (${byCell.join('; ')}); no resource alarm rests on them`,
+        n,
+        [],
+      ),
+    )
+  }
+  for (const f of k.findings) out.push(h(f.code, 'warning', null, f.cell, f.message, f.attempts, []))
+  return out
+}
 
 /** outcome / planned blocks of a comparison; null when nothing was planned. */
 export function coverageShare(e: ComparisonEntry): number | null {

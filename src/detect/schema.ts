@@ -24,7 +24,14 @@ export const DECISION_SCHEMA_VERSION = 2
 const Interval = z.tuple([z.number(), z.number()])
 const Count = z.number().int().nonnegative()
 
-export const DecisionStatusSchema = z.enum(['ok', 'breach', 'confirmed', 'cleared', 'inconclusive'])
+export const DecisionStatusSchema = z.enum([
+  'ok',
+  'completed_with_gaps',
+  'breach',
+  'confirmed',
+  'cleared',
+  'inconclusive',
+])
 export type DecisionStatus = z.infer<typeof DecisionStatusSchema>
 
 export const SignalMetricSchema = z.enum(['resolved', 'spend_usd', 'input_fresh_tokens', 'proxy_requests'])
@@ -119,6 +126,11 @@ export const HealthCodeSchema = z.enum([
   'input_errors',
   'previous_not_comparable',
   'rerun_incomplete',
+  'not_evaluated',
+  'telemetry_anomaly',
+  'timeouts_clustered',
+  'shared_error_signature',
+  'telemetry_thin_cell',
 ])
 export type HealthCode = z.infer<typeof HealthCodeSchema>
 

@@ -29,6 +29,8 @@ export interface RenderContext {
 
 const STATUS_LINE: Record<DecisionStatus, string> = {
   ok: '✅ **No regression**: no threshold crossed on complete blocks.',
+  completed_with_gaps:
+    '✅ **No regression, completed with gaps**: no threshold crossed on the valid pairs; some figures lack coverage (see the denominators).',
   breach:
     '⚠️ **Unconfirmed; rerun requested**: a threshold was crossed on this run only. One run is never enough (run-to-run variance); a targeted rerun decides.',
   confirmed: '❌ **Confirmed regression**: the threshold was crossed and held on the targeted rerun.',

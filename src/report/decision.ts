@@ -14,6 +14,7 @@ import { fmtP } from './format.js'
 /** The status as the reports name it. */
 export const STATUS_LABEL: Record<DecisionStatus, string> = {
   ok: 'ok',
+  completed_with_gaps: 'completed with gaps',
   breach: 'breach (unconfirmed)',
   confirmed: 'confirmed',
   cleared: 'cleared',
@@ -22,6 +23,8 @@ export const STATUS_LABEL: Record<DecisionStatus, string> = {
 
 const STATUS_MEANING: Record<DecisionStatus, string> = {
   ok: 'no threshold crossed on complete blocks',
+  completed_with_gaps:
+    'no threshold crossed on the valid pairs; some figures (e.g. cost) could not be decided for lack of coverage — see the denominators',
   breach:
     'a threshold was crossed on this run only; a single run never confirms a regression (run-to-run variance), a targeted rerun decides',
   confirmed: 'a threshold was crossed and held on the targeted rerun',

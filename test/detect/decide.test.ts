@@ -182,13 +182,14 @@ describe('detect: evaluation health is never a competitive alarm', () => {
     expect(d.status).toBe('ok')
   })
 
-  it('missing telemetry: cost ratios are not decided, the comparison is inconclusive without an outcome breach', () => {
+  it('missing telemetry: cost ratios are not decided; with valid outcome pairs the run completes with gaps (not a failed evaluation)', () => {
     const d = run({
       cells: ['a', 'b'],
       rows: rows(30, (i) => ({ a: r(), b: r({ coverage: i < 10 ? 'missing' : 'complete', spend: 5 }) })),
     })
     expect(d.signals).toEqual([])
-    expect(d.status).toBe('inconclusive')
+    expect(d.status).toBe('completed_with_gaps')
+    expect(d.comparisons[0]!.reason).toMatch(/^outcome decided; cost/)
     expect(d.health.find((h) => h.code === 'telemetry_missing' && h.key === 'exp/a-vs-b')).toMatchObject({
       severity: 'error',
     })
