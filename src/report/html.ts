@@ -139,6 +139,8 @@ function outcomeTable(c: Comparison): string {
     '<tr><th>Baseline → treatment</th><th>n</th><th>W / L / T</th><th>Baseline</th><th>Treatment</th><th>Δ resolve rate [CI]</th><th>McNemar p (two-sided · one-sided · mid-p)</th><th>MDE</th></tr>'
   const rows = c.comparisons.map((x) => {
     const o = x.outcome
+    if (x.not_evaluated)
+      return `<tr><td>${e(`${x.baseline} → ${x.treatment}`)}</td><td>0</td><td>—</td><td>—</td><td>—</td><td colspan="3">${e(`not evaluated: ${x.not_evaluated}`)}</td></tr>`
     return `<tr><td>${e(`${x.baseline} → ${x.treatment}${isAaPair(c, x) ? ' (A/A)' : ''}`)}</td><td>${o.n}</td><td>${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`}</td><td>${fmtRate(o.baseline_rate)}</td><td>${fmtRate(o.treatment_rate)}</td><td>${e(`${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)}`)}</td><td>${e(mcnemarText(o))}</td><td>${e(fmtMde(x.mde))}</td></tr>`
   })
   const notes = [...new Set(c.comparisons.map((x) => mdeNote(x.mde)).filter((x) => x !== null))]
@@ -239,6 +241,7 @@ function forestRows(
 ): Array<{ label: string; est: number; lo: number | null; hi: number | null; method: string }> {
   const out: Array<{ label: string; est: number; lo: number | null; hi: number | null; method: string }> = []
   for (const x of c.comparisons) {
+    if (x.not_evaluated) continue
     const add = (
       name: string,
       r: { estimate: number | null; ci: [number, number] | null; method: string },
@@ -284,8 +287,11 @@ function chartData(c: Comparison) {
       metricLabel: METRIC_LABELS[metric],
       points,
       zeros,
-      empty:
-        points.length === 0 ? `no blocks with ${METRIC_LABELS[metric].toLowerCase()} on both sides` : null,
+      empty: x.not_evaluated
+        ? `not evaluated: ${x.not_evaluated}`
+        : points.length === 0
+          ? `no blocks with ${METRIC_LABELS[metric].toLowerCase()} on both sides`
+          : null,
     }
   })
   const cells = c.cells.map((x) => x.id)

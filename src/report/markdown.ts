@@ -1,6 +1,7 @@
 import type { Comparison, ComparisonEntry, MetricName } from '../compare/schema.js'
 import { METRIC_NAMES } from '../compare/schema.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
+import { classificationMarkdown, denominatorsLine, notEvaluatedReason } from './classification.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions as own } from './escape.js'
 import {
@@ -79,6 +80,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     { id: 'header', text: header(c, h), keep: true },
     ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
+    ...(c.classification ? [{ id: 'classification', text: classificationMarkdown(c), keep: true }] : []),
     { id: 'resources', text: resourceSection(c) },
     { id: 'request-shape', text: requestShapeSection(c) },
     { id: 'drivers', text: driverSection(c) },
@@ -146,6 +148,8 @@ function header(c: Comparison, h: string): string {
     `| Telemetry | ${s.telemetry_source ? `${escapeMarkdown(s.telemetry_source)}; ` : ''}${escapeMarkdown(telemetryText(c))} |`,
   )
   lines.push(`| Blocks | ${blocksText(c)} |`)
+  const denominators = denominatorsLine(c)
+  if (denominators) lines.push(`| Denominators | ${escapeMarkdown(denominators)} |`)
   lines.push(
     `| Statistics | ${escapeMarkdown(`seed ${s.seed}, B = ${s.bootstrap_resamples} bootstrap resamples, ${s.confidence_level * 100}% intervals`)} |`,
   )
@@ -220,6 +224,13 @@ function outcomeSection(c: Comparison): string {
     )
     for (const cmp of c.comparisons) {
       const o = cmp.outcome
+      const notEvaluated = notEvaluatedReason(cmp)
+      if (notEvaluated) {
+        lines.push(
+          `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)} | 0 | — | — | — | not evaluated: ${escapeMarkdown(notEvaluated)} | — | — |`,
+        )
+        continue
+      }
       lines.push(
         `| ${cellName(c, cmp.baseline)} → ${cellName(c, cmp.treatment)}${isAaPair(c, cmp) ? ' (A/A)' : ''} | ${o.n} | ${o.n === 0 ? '—' : `${o.wins} / ${o.losses} / ${o.ties}`} | ${fmtRate(o.baseline_rate)} | ${fmtRate(o.treatment_rate)} | ${fmtPp(o.diff_pp)} ${fmtPointsCi(o.diff_ci)} | ${escapeMarkdown(mcnemarText(o))} | ${fmtMde(cmp.mde)} |`,
       )

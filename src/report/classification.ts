@@ -1,0 +1,56 @@
+import { fmtCounts } from '../classify/summary.js'
+import type { Comparison, ComparisonEntry } from '../compare/schema.js'
+import { codeSpan, escapeMarkdown } from './escape.js'
+
+/**
+ * The classification as the reports show it: the separate denominators line (every report and the
+ * job summary), and a section with each cell's classes, telemetry anomalies with raw and
+ * de-duplicated spend, partial usage and findings. Pure; text from runs is escaped here.
+ */
+
+/** "scheduled 40 · evaluated 34 (outcome) · metered 30 (cost) · infrastructure failures: …", or null. */
+export function denominatorsLine(c: Comparison): string | null {
+  return c.classification?.line ?? null
+}
+
+/** Why a comparison is not evaluated (no test, no difference, no chart row), or null. */
+export function notEvaluatedReason(e: ComparisonEntry): string | null {
+  return e.not_evaluated ?? null
+}
+
+/** The "Classification" Markdown section, or '' when the comparison carries none. */
+export function classificationMarkdown(c: Comparison): string {
+  const k = c.classification
+  if (!k) return ''
+  const lines = ['## Classification', '']
+  lines.push(`**Denominators:** ${escapeMarkdown(k.line)}`, '')
+  lines.push(
+    '_Every attempt is classified before the comparison: only agent outcomes (resolved, unresolved) enter the outcome statistics; infrastructure, grading and input classes never count as harness losses; attempts with anomalous or suspect telemetry, or usage cut off mid-answer, enter no resource figure._',
+    '',
+  )
+  lines.push(
+    '| Cell | Scheduled | Evaluated | Metered | Trials by class | Telemetry anomalies | Anomalous spend raw / de-duplicated | Partial usage |',
+    '|---|---:|---:|---:|---|---|---|---|',
+  )
+  for (const x of k.cells) {
+    const tel = fmtCounts(x.telemetry) || '—'
+    const spend =
+      x.anomalous_raw_spend_usd === null
+        ? '—'
+        : `$${x.anomalous_raw_spend_usd} / ${x.anomalous_dedup_spend_usd === null ? 'unknown' : `$${x.anomalous_dedup_spend_usd}`}`
+    const partial =
+      x.partial_usage_attempts === 0
+        ? '—'
+        : `${x.partial_usage_attempts} attempt(s), $${x.partial_usage_spend_usd ?? 'unknown'} (not in cost)`
+    const name = `${codeSpan(x.cell)}${x.not_evaluated ? ' — **not evaluated**' : ''}`
+    lines.push(
+      `| ${name} | ${x.scheduled} | ${x.evaluated} | ${x.metered} | ${escapeMarkdown(fmtCounts(x.classes))} | ${escapeMarkdown(tel)} | ${spend} | ${partial} |`,
+    )
+  }
+  lines.push('')
+  for (const f of k.findings) lines.push(`- **${f.code.replace(/_/g, ' ')}:** ${escapeMarkdown(f.message)}`)
+  for (const x of k.cells)
+    if (x.not_evaluated)
+      lines.push(`- **not evaluated:** cell ${codeSpan(x.cell)}: ${escapeMarkdown(x.not_evaluated)}`)
+  return `${lines.join('\n')}\n`
+}
