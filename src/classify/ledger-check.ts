@@ -42,7 +42,8 @@ export type LedgerCheck = z.infer<typeof LedgerCheckSchema>
  * Check one attempt's ledger rows (pure): count inference rows, find suspected duplicate logging (a
  * row with the same model, call type and identical token counts as an earlier row started within
  * DUPLICATE_WINDOW_MS — the signature of a ledger writing one request twice, LiteLLM included), and
- * keep the status of the last rows. `forwarded` is the front proxy's count when one exists. Spend is
+ * keep the status of the last rows. `forwarded` is the front proxy's count when one exists; then at
+ * most rows − forwarded rows are taken as duplicates. Spend is
  * null when any row is unpriced.
  */
 export function checkLedger(rows: readonly LedgerRow[], forwarded: number | null): LedgerCheck {
@@ -57,6 +58,12 @@ export function checkLedger(rows: readonly LedgerRow[], forwarded: number | null
         break
       }
     }
+  }
+  // With an independent count, no more rows are duplicates than the ledger holds beyond it (the
+  // latest matches are dropped first): identical requests sent close together stay counted.
+  if (forwarded !== null) {
+    let excess = Math.max(0, ordered.length - forwarded)
+    for (let i = 0; i < dup.length; i++) if (dup[i]) dup[i] = excess-- > 0 ? 1 : 0
   }
   const priced = inference.every((r) => r.spend_usd !== null)
   let raw = 0

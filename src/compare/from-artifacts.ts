@@ -180,6 +180,8 @@ export function observationsFromArtifacts(
       group.files.push(leg.attemptsFile)
     }
   }
+  inputErrors.push(...shortLegs(plan, read.legs))
+
   // Classify every kept attempt before any comparison (src/classify): evidence across attempts.
   const classifyInput: AttemptInput[] = []
   for (const byInstance of groups.values()) {
@@ -261,6 +263,39 @@ export function observationsFromArtifacts(
     drift,
     classFindings: classes.findings,
   }
+}
+
+/** How an input error about a leg with fewer rows than planned begins (aggregationFailure names it). */
+export const SHORT_LEG = 'short leg'
+
+/**
+ * Completeness against the plan: a leg whose attempts.jsonl holds fewer rows than its leg.json says,
+ * or fewer final attempts than the plan's instances × trials, is short — an input error naming the
+ * leg and the counts, so the aggregation fails loudly instead of deciding on a partial set.
+ */
+function shortLegs(plan: Plan, legs: LegArtifact[]): InputError[] {
+  const out: InputError[] = []
+  for (const l of legs) {
+    const rows = l.attempts.length + l.invalidRows.length
+    const finals = new Set(
+      l.attempts.filter((r) => r.value.final).map((r) => `${r.value.instance_id}\u0000${r.value.trial}`),
+    ).size
+    const planned = l.leg.instances.length * plan.trials
+    const said = l.record?.attempts ?? null
+    const parts: string[] = []
+    if (said !== null && rows < said) parts.push(`attempts.jsonl holds ${rows} rows, leg.json says ${said}`)
+    if (finals < planned)
+      parts.push(
+        `${finals} of ${planned} planned trials (${l.leg.instances.length} instances × ${plan.trials}) have a final attempt`,
+      )
+    if (parts.length > 0)
+      out.push({
+        file: l.attemptsFile,
+        line: null,
+        message: `${SHORT_LEG} ${l.leg.leg}: ${parts.join('; ')}`,
+      })
+  }
+  return out
 }
 
 /** The per-attempt limits in words: "timeout 600 s, $5 spend cap, no request cap (per attempt)". */
