@@ -104,6 +104,12 @@ export const VerifierSchema = z.strictObject({
       'grading command template for kind=command: {instance} {workspace} {patch} {predictions} {out} {run_id}',
     ),
   timeout_s: z.number().positive().default(300).describe('verifier wall-clock limit, seconds'),
+  reports: z
+    .boolean()
+    .optional()
+    .describe(
+      'kind=command: the command writes a SWE-bench run report under {out}; an instance it does not list (a crash, a dropped instance) is ungraded, never read from the exit code',
+    ),
 })
 
 export const BenchmarkSchema = z.strictObject({

@@ -175,8 +175,8 @@ async function runSetup(
  * `benchmark.verifier.command` (expanded with {instance} {workspace} {patch} {predictions} {out}
  * {run_id}) from the current working directory under its timeout with HW_REWARD_FILE / HW_PATCH_FILE / HW_WORKSPACE set. Verdict: a reward
  * written to HW_REWARD_FILE decides; else a SWE-bench report under {out} that lists the instance
- * (resolved_ids → pass; unresolved/empty-patch ids → fail; error ids → error); else the exit code
- * (0 pass, 126/127 error, others fail). Over the limit → timeout.
+ * (resolved_ids → pass; unresolved/empty-patch ids → fail; error ids, or not listed → error); with
+ * `verifier.reports: true` no report naming the instance is `error` (ungraded), never the exit code; else the exit code (0 pass, 126/127 error, others fail). Over the limit → timeout.
  */
 async function runCommandVerifier(
   instance: string,
@@ -223,6 +223,16 @@ async function runCommandVerifier(
   }
   const report = await sweBenchVerdict(out, instance)
   if (report) return { ...base, ...report, reward: null }
+  // A verifier declared to write a report decides through it: no report naming the instance is a
+  // grader failure (ungraded), never a verdict read from its exit code.
+  if (v.reports) {
+    return {
+      ...base,
+      status: 'error',
+      reward: null,
+      reason: `the grader wrote no report naming ${instance} (exit ${run.exitCode ?? run.signal ?? 'unknown'}): ungraded, no exit-code fallback`,
+    }
+  }
   if (run.signal) return { ...base, status: 'error', reward: null, reason: `verifier ended by ${run.signal}` }
   if (run.exitCode === 0) return { ...base, status: 'pass', reward: null, reason: null }
   if (run.exitCode === 126 || run.exitCode === 127) {
@@ -245,6 +255,7 @@ export async function sweBenchVerdict(
   instance: string,
 ): Promise<{ status: Verdict['status']; reason: string | null } | null> {
   const entries = await readdir(dir, { recursive: true }).catch(() => [] as string[])
+  let dropped: string | null = null
   for (const rel of entries.filter((e) => e.endsWith('.json')).sort()) {
     const file = path.join(dir, rel)
     if (!(await stat(file)).isFile()) continue
@@ -260,6 +271,10 @@ export async function sweBenchVerdict(
     if (has('resolved_ids')) return { status: 'pass', reason: null }
     if (has('unresolved_ids') || has('empty_patch_ids')) return { status: 'fail', reason: null }
     if (has('error_ids')) return { status: 'error', reason: `grader error (${rel})` }
+    dropped ??= rel
   }
-  return null
+  // Reports that leave the instance out: the grader dropped it (ungraded, never a verdict).
+  return dropped === null
+    ? null
+    : { status: 'error', reason: `the grader report ${dropped} does not list the instance (dropped)` }
 }

@@ -125,6 +125,11 @@ describe('id-list panels', () => {
     expect(await sweBenchVerdict(dir, 'b')).toEqual({ status: 'fail', reason: null })
     expect(await sweBenchVerdict(dir, 'd')).toEqual({ status: 'fail', reason: null })
     expect((await sweBenchVerdict(dir, 'c'))?.status).toBe('error')
-    expect(await sweBenchVerdict(dir, 'zzz')).toBeNull()
+    // a report that leaves the instance out: the grader dropped it — ungraded, never a verdict
+    expect(await sweBenchVerdict(dir, 'zzz')).toEqual({
+      status: 'error',
+      reason: 'the grader report sub/m.r.json does not list the instance (dropped)',
+    })
+    expect(await sweBenchVerdict(path.join(fx.root, 'no-report'), 'a')).toBeNull()
   })
 })
