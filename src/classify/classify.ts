@@ -474,3 +474,19 @@ function fmtUsd(x: number): string {
 function fmtShare(x: number): string {
   return `${(x * 100).toFixed(0)}%`
 }
+
+/**
+ * The exit class the retry policy (`retries.on`) reads for one finished attempt: `infra` when the
+ * classifier, on this attempt's own evidence, puts it in the infrastructure group (a startup, auth,
+ * quota or route failure the harness's exit code called `error`), else its recorded exit class. Pure.
+ */
+export function retryExitClass(
+  record: AttemptRecord,
+  opts: ClassifyOptions = DEFAULT_CLASSIFY,
+): AttemptRecord['exit']['class'] {
+  if (record.exit.class === 'timeout' || record.exit.class === 'infra') return record.exit.class
+  const c = classifyAttempts([{ record, file: '', line: 0, ledgerRows: null }], opts).byKey.get(
+    classKey(record),
+  )
+  return c?.group === 'infrastructure' ? 'infra' : record.exit.class
+}

@@ -3,6 +3,8 @@ import { cp, mkdir, rename, rm, stat, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { setTimeout as sleep } from 'node:timers/promises'
+import { retryExitClass } from '../classify/classify.js'
+import { classifyOptions, declaredLimits } from '../classify/options.js'
 import { HwError, messageOf } from '../errors.js'
 import type { InstalledHarness } from '../harnesses/contract.js'
 import { defaultCacheDir } from '../harnesses/install.js'
@@ -288,7 +290,9 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
             record = res.record
             rows = res.telemetry.rows
           }
-          const retry = ctx !== null && shouldRetry(record.exit.class, attempt - 1, m.retries)
+          // The classifier reads the attempt first: a startup, auth, quota or route failure is infra.
+          const exitClass = retryExitClass(record, classifyOptions(m, declaredLimits(m)))
+          const retry = ctx !== null && shouldRetry(exitClass, attempt - 1, m.retries)
           record.final = !retry
           // Rows first: a crash between the two leaves rows without a record, pruned on resume.
           await artifact.appendLedger(rows)

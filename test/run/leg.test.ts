@@ -147,7 +147,7 @@ describe('runLeg: a complete leg over a fixture panel', () => {
     expect(pidsWithCmdline(`sleep ${mark}`)).toEqual([])
   })
 
-  it('classes a harness failing at startup as error and does not retry it (retries.on: [infra])', async () => {
+  it('a harness failing at startup (no model request, seconds) is infrastructure: retried per retries.on: [infra]', async () => {
     const bad = {
       id: 'broken',
       harness: 'command',
@@ -166,15 +166,17 @@ describe('runLeg: a complete leg over a fixture panel', () => {
     })
     expect(leg.status).toBe('complete')
     const attempts = readAttempts(dir)
-    expect(attempts).toHaveLength(3)
+    // 3 instances × (the attempt + 1 retry, retries.max 1): the exit code said `error`, the classifier
+    // (no model request, a few seconds, nothing delivered) says harness_startup, which is infra.
+    expect(attempts).toHaveLength(6)
     for (const a of attempts) {
       expect(a.exit.class).toBe('error')
       expect(a.exit.code).toBe(127)
       expect(a.exit.reason).toMatch(/^startup: /)
-      expect(a.attempt).toBe(1)
-      expect(a.final).toBe(true)
-      expect(a.outcome).toBe('unresolved')
+      expect(a.final).toBe(a.attempt === 2)
+      expect(a.ledger_check).toMatchObject({ rows: 0, suspected_duplicates: 0, last: [] })
     }
+    expect(attempts.map((a) => a.attempt).sort()).toEqual([1, 1, 1, 2, 2, 2])
   })
 })
 
