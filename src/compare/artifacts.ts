@@ -36,6 +36,8 @@ export interface ReadArtifacts {
   missingLegs: Array<{ leg: string; cell: string; shard: number; artifact: string; reason: string }>
   inputErrors: InputError[]
   inputs: Array<{ path: string; sha256: string }>
+  /** Legs read from a re-uploaded artifact (`<artifact>-a<N>`) in place of an earlier upload. */
+  replaced?: string[]
 }
 
 /** The key ledger rows and attempts share. */
@@ -102,7 +104,19 @@ export async function readLegArtifacts(
     })
   }
   const out: ReadArtifacts = { legs: [], missingLegs: [], inputErrors: [], inputs: [] }
-  const folders = await Promise.all(plan.legs.map((leg) => legFolder(dir, leg.artifact)))
+  // A re-uploaded leg replaces an earlier one only by an explicit attempt number: `<artifact>-a<N>`,
+  // the highest N winning; any other folder name is not read.
+  const planned = new Set(plan.legs.map((l) => l.artifact))
+  const entries = (await readdir(dir).catch(() => [] as string[])).filter((e) => !planned.has(e))
+  const chosen = plan.legs.map((leg) => reuploaded(entries, leg.artifact))
+  out.replaced = chosen
+    .map((name, i) =>
+      name === plan.legs[i]!.artifact
+        ? null
+        : `leg ${plan.legs[i]!.leg}: read ${name} (re-upload by attempt number) in place of ${plan.legs[i]!.artifact}`,
+    )
+    .filter((x): x is string => x !== null)
+  const folders = await Promise.all(chosen.map((name) => legFolder(dir, name)))
   const ledgerPaths = folders.map((f) => (f ? path.join(f, 'ledger.jsonl') : null))
   const checkSource = fastCheckSource(LedgerRowSchema)
   const threads =
@@ -323,6 +337,23 @@ async function totalSize(files: Array<string | null>): Promise<number> {
     ),
   )
   return sizes.reduce((a, b) => a + b, 0)
+}
+
+/** The artifact folder to read: `<artifact>-a<N>` with the highest N when present, else `<artifact>`. */
+export function reuploaded(entries: readonly string[], artifact: string): string {
+  let best = artifact
+  let bestN = 0
+  const prefix = `${artifact}-a`
+  for (const e of entries) {
+    if (!e.startsWith(prefix)) continue
+    const n = e.slice(prefix.length)
+    if (!/^[1-9]\d{0,3}$/.test(n)) continue
+    if (Number(n) > bestN) {
+      bestN = Number(n)
+      best = e
+    }
+  }
+  return best
 }
 
 /** `<dir>/<artifact>` when it holds attempts.jsonl or leg.json, else its single sub-folder that does. */

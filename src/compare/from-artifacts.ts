@@ -259,7 +259,7 @@ export function observationsFromArtifacts(
       seed: opts.seed ?? plan.seed,
       level: opts.level ?? 0.95,
     },
-    notes: runIdNote(read.legs),
+    notes: [...runIdNote(read.legs), ...(read.replaced ?? [])],
     drift,
     classFindings: classes.findings,
   }

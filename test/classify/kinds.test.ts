@@ -1,6 +1,6 @@
 // One test per kind of issue 12 ("Kinds found" 1–7), built from fixtures this project writes itself:
 // attempt records and ledgers through the real aggregate, then the real detection stage.
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -341,5 +341,26 @@ describe('kind 6: a short leg fails the aggregation loudly, naming the leg and t
         `short leg ${leg.leg}: attempts.jsonl holds ${n - 1} rows, leg.json says ${n}; ${n - 1} of ${n} planned trials`,
       ),
     )
+  })
+})
+
+describe('kind 6: a re-uploaded leg replaces an earlier one only by an explicit attempt number', () => {
+  it('<artifact>-a2 replaces <artifact>; a folder with any other suffix is not read', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
+    const first = pairedOutcomes(plan, { both: 0, bOnly: 4, cOnly: 0, neither: 0 })
+    const dir = writeArtifacts(plan, first)
+    const leg = plan.legs.find((l) => l.cell === 'b')!
+    // the re-upload: b resolves everything
+    const again = writeArtifacts(plan, pairedOutcomes(plan, { both: 4, bOnly: 0, cOnly: 0, neither: 0 }))
+    cpSync(path.join(again, leg.artifact), path.join(dir, `${leg.artifact}-a2`), { recursive: true })
+    // an unnumbered copy (e.g. a manual re-download) would say b resolves nothing: never read
+    cpSync(path.join(dir, leg.artifact), path.join(dir, `${leg.artifact}-rerun`), { recursive: true })
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-classify-'))
+    const r = await aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 1000 })
+    expect(r.comparison.comparisons[0]!.outcome).toMatchObject({ n: 4, both: 4, baseline_only: 0 })
+    expect(r.comparison.notes).toContain(
+      `leg ${leg.leg}: read ${leg.artifact}-a2 (re-upload by attempt number) in place of ${leg.artifact}`,
+    )
+    expect(aggregationFailure(r.comparison)).toBeNull()
   })
 })
