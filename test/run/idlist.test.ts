@@ -80,6 +80,36 @@ describe('id-list panels', () => {
     }
   })
 
+  it('verifier.reports: an instance the report does not name is ungraded, never read from the exit code', async () => {
+    const { loaded, plan } = await manifestAndPlan(
+      fx,
+      [{ id: 'fixer', harness: 'command', version: '1', config: { command: `bash ${bin}/fix.sh` } }],
+      {
+        panel: { source: 'inline', instances: ['rep-1', 'code-1'] },
+        benchmark: {
+          family: 'fixture-ids',
+          revision: 'r1',
+          setup: `bash ${bin}/setup.sh {instance} {workspace} {out}`,
+          verifier: {
+            kind: 'command',
+            command: `bash ${bin}/grade.sh {instance} {patch} {predictions} {out}`,
+            timeout_s: 30,
+            reports: true,
+          },
+        },
+        retries: { max: 0, on: ['infra'], backoff_s: 0 },
+      },
+      'idlist-reports.yml',
+    )
+    const dir = path.join(fx.root, 'out', 'ids-reports')
+    await runLeg({ loaded, plan, leg: 'fixer-s0', outDir: dir, runId: 'r', workRoot: fx.work })
+    const byId = Object.fromEntries(readAttempts(dir).map((a) => [a.instance_id, a]))
+    expect(byId['rep-1']).toMatchObject({ outcome: 'resolved', verifier: { status: 'pass' } })
+    // grade.sh exits 0 for code-1 (the fix is right) but writes no report: exit 0 is not a verdict.
+    expect(byId['code-1']).toMatchObject({ outcome: 'ungraded', verifier: { status: 'error', exit_code: 0 } })
+    expect(byId['code-1']!.exit.reason).toMatch(/the grader wrote no report naming code-1 \(exit 0\)/)
+  })
+
   it('is an infra error (retried per the manifest) when setup fails or writes no prompt', async () => {
     const { loaded, plan } = await manifestAndPlan(
       fx,
