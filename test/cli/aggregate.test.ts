@@ -130,7 +130,11 @@ describe('harness-watch aggregate: field cases', () => {
     expect(io.out).toMatch(/a → b: no outcome-complete blocks \(W\/L\/T —, McNemar p —\)/)
     const report = readFileSync(path.join(out, 'report.md'), 'utf8')
     expect(report).toContain('| `a` → `b` | 0 | — |')
-    expect(report).toContain('— (no blocks)')
+    // no evaluated pair: no test, no difference — the row says why
+    expect(report).toContain(
+      '| `a` → `b` | 0 | — | — | — | not evaluated: cell a not evaluated: no attempt was recorded; cell b not evaluated: no attempt was recorded | — | — |',
+    )
+    expect(report).toContain('| Denominators | scheduled 6 · evaluated 0 (outcome) · metered 0 (cost)')
     expect(report).not.toMatch(/McNemar[^\n]*\n[^\n]*\n\| `a` → `b` \| 0 \|[^\n]*\| 1 ·/)
     io.out = ''
     io.err = ''
