@@ -16,7 +16,8 @@ const MAX_LISTED = 50
  *    (its comparisons are inconclusive, not a loss);
  *  - outcome coverage (complete blocks / planned) below thresholds.min_coverage → `coverage_low`
  *    for that comparison (inconclusive; no regression issue);
- *  - cost coverage below it → `telemetry_missing` (cost signals are not decided);
+ *  - cost coverage below it → `telemetry_missing`, a warning: cost signals are not decided and the
+ *    comparison completes with gaps (its outcome stands);
  *  - infra errors (budget exhaustion, sandbox failures) → `infra_errors`, listed, never counted as losses;
  *  - model/config identity mismatches → `identity_mismatch`; unreadable artifact rows → `input_errors`.
  */
@@ -159,10 +160,12 @@ export function evaluationHealth(c: Comparison, thresholds: Manifest['thresholds
       e.denominators.coverage > 0 &&
       e.denominators.cost / e.denominators.coverage < thresholds.min_coverage
     ) {
+      // The outcome is decided on valid pairs; only cost lacks coverage: a gap (warning), not a
+      // failed evaluation — the comparison completes with gaps.
       out.push(
         h(
           'telemetry_missing',
-          'error',
+          'warning',
           k,
           null,
           `cost-complete blocks ${e.denominators.cost} of ${e.denominators.coverage} (${pct(e.denominators.cost / e.denominators.coverage)}) are below min_coverage ${pct(thresholds.min_coverage)}: cost, fresh-input and request ratios are not decided`,

@@ -9,6 +9,7 @@ import { checkLedger } from '../../src/classify/ledger-check.js'
 import { aggregate, aggregationFailure } from '../../src/compare/aggregate.js'
 import { type Comparison, ComparisonSchema } from '../../src/compare/schema.js'
 import { detect } from '../../src/detect/decide.js'
+import { failureOf } from '../../src/github/publish.js'
 import { ManifestSchema } from '../../src/manifest/schema.js'
 import type { AttemptRecord } from '../../src/run/records.js'
 import {
@@ -304,6 +305,19 @@ describe('kind 5: contradictory rows, the timeout policy and clustered timeouts'
 })
 
 describe('kind 7: gaps are reported, not hidden nor called a failed evaluation', () => {
+  it('valid outcome pairs with too little cost coverage complete with gaps: no failed evaluation, no failed check', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(20) } })
+    const c = await run(plan, duplicated(plan, 10))
+    expect(c.comparisons[0]!.denominators).toMatchObject({ outcome: 20, cost: 10 })
+    const d = decide(plan, c)
+    expect(d.status).toBe('completed_with_gaps')
+    expect(d.health.filter((h) => h.severity === 'error')).toEqual([])
+    expect(failureOf(d)).toBeNull()
+    expect(c.classification!.line).toBe(
+      'scheduled 40 · evaluated 40 (outcome) · metered 30 (cost) · infrastructure failures: none',
+    )
+  })
+
   it('usage cut off mid-answer is shown apart and never summed into cost', async () => {
     const plan = await makePlan({ panel: { source: 'inline', instances: ids(10) } })
     const atts = pairedOutcomes(plan, { both: 10, bOnly: 0, cOnly: 0, neither: 0 }, ['a', 'b'], () => 0.1)
