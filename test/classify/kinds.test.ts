@@ -9,6 +9,7 @@ import { checkLedger } from '../../src/classify/ledger-check.js'
 import { aggregate, aggregationFailure } from '../../src/compare/aggregate.js'
 import { type Comparison, ComparisonSchema } from '../../src/compare/schema.js'
 import { detect } from '../../src/detect/decide.js'
+import { noticeKind } from '../../src/github/notice.js'
 import { failureOf } from '../../src/github/publish.js'
 import { ManifestSchema } from '../../src/manifest/schema.js'
 import type { AttemptRecord } from '../../src/run/records.js'
@@ -376,5 +377,31 @@ describe('kind 6: a re-uploaded leg replaces an earlier one only by an explicit 
       `leg ${leg.leg}: read ${leg.artifact}-a2 (re-upload by attempt number) in place of ${leg.artifact}`,
     )
     expect(aggregationFailure(r.comparison)).toBeNull()
+  })
+})
+
+describe('kind 3/6: infrastructure-only problems are an evaluation-health notice, never a regression issue', () => {
+  it('a dead cell gives a notice labelled evaluation-health; a clean run gives nothing', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(6) } })
+    const atts = pairedOutcomes(plan, { both: 6, bOnly: 0, cOnly: 0, neither: 0 })
+    const clean = noticeKind(decide(plan, await run(plan, atts)))
+    expect(clean).toEqual({ kind: null, labels: [], problems: [] })
+    for (const a of atts) {
+      if (a.cell_id !== 'b') continue
+      a.outcome = 'unresolved'
+      a.verifier = { ...a.verifier, status: 'fail' }
+      a.exit = { class: 'error', code: 1, signal: null, reason: 'startup: quota exceeded' }
+      a.deliverable = { bytes: 0, sha256: null, files_changed: 0 }
+      a.telemetry = { ...a.telemetry, rows: 0, proxy_requests: 0, coverage: 'missing', spend_usd: null }
+    }
+    const d = decide(plan, await run(plan, atts))
+    expect(d.signals).toEqual([])
+    const n = noticeKind(d)
+    expect(n.kind).toBe('evaluation_health')
+    expect(n.labels).toEqual(['harness-watch', 'evaluation-health'])
+    expect(n.problems).toEqual([
+      'harness_startup_failure: cell b (opencode) failed on every instance (error ×6) and resolved none: an evaluation failure, not a result',
+      'coverage_low: 0 of 6 blocks complete (0%) is below min_coverage 80%: inconclusive (incomplete: infra_error ×6, telemetry_missing ×6)',
+    ])
   })
 })
