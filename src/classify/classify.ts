@@ -433,10 +433,20 @@ function clusteredTimeouts(attempts: readonly AttemptInput[], opts: ClassifyOpti
   if (secs.length < 3) return []
   let best = 0
   let at = 0
+  // secs is sorted: the values within tolerance of secs[i] are a contiguous run (binary searches).
+  const firstAtLeast = (x: number): number => {
+    let lo = 0
+    let hi = secs.length
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (secs[mid]! < x) lo = mid + 1
+      else hi = mid
+    }
+    return lo
+  }
   for (let i = 0; i < secs.length; i++) {
     const tol = Math.max(1, secs[i]! * 0.02)
-    let n = 0
-    for (const s of secs) if (Math.abs(s - secs[i]!) <= tol) n++
+    const n = firstAtLeast(secs[i]! + tol + 1e-9) - firstAtLeast(secs[i]! - tol)
     if (n > best) {
       best = n
       at = secs[i]!

@@ -117,6 +117,27 @@ describe('classifier: borderline and forged rows', () => {
   })
 })
 
+describe('clustered timeouts', () => {
+  const timedOut = (seconds: number[]) =>
+    seconds.map((s, i) => {
+      const a = attempt(plan, { cell: 'a', instance: `t-00${i + 1}`, wallMs: s * 1000 })
+      a.timed_out = true
+      return input(a, i + 1)
+    })
+
+  it('spread-out timeouts are agent behaviour: no finding', () => {
+    expect(classifyAttempts(timedOut([120, 300, 480, 610, 900])).findings).toEqual([])
+  })
+
+  it('three of five at one value (within 2%) are a cap; two of five are not', () => {
+    const three = classifyAttempts(timedOut([120, 598, 600, 606, 900])).findings
+    expect(three.map((f) => f.message)).toEqual([
+      '3 of 5 timeouts ended at ~598 s; a configuration cap, not agent behaviour',
+    ])
+    expect(classifyAttempts(timedOut([120, 300, 600, 606, 900])).findings).toEqual([])
+  })
+})
+
 describe('checkLedger', () => {
   const a = attempt(plan, { cell: 'a', instance: 't-001', requests: 3, spend: 0.3 })
   const rows = ledgerFor(a).map((r, i) => ({
