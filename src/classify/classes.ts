@@ -1,3 +1,5 @@
+import type { AttemptRecord } from '../run/records.js'
+
 /**
  * Failure classes: what every attempt is before any comparison (the rules are in `classify.ts`, the
  * one place they are stated; README "Classification" repeats them for users).
@@ -84,4 +86,33 @@ export interface AttemptClass {
 /** Whether an outcome class is a harness result (enters the paired outcome statistics). */
 export function isAgentOutcome(c: OutcomeClass): c is 'resolved' | 'unresolved' {
   return c === 'resolved' || c === 'unresolved'
+}
+
+/** One attempt row with where it was read. */
+export interface AttemptInput {
+  record: AttemptRecord
+  file: string
+  line: number
+  /** Rows ledger.jsonl holds for the attempt, when the ledger was read. */
+  ledgerRows: number | null
+}
+
+/** Something seen across attempts: an evaluation-health finding, never a harness result. */
+export interface ClassFinding {
+  code: 'timeouts_clustered' | 'shared_error_signature' | 'telemetry_thin_cell'
+  cell: string | null
+  message: string
+  attempts: number
+}
+
+export interface Classification {
+  /** By attemptKey(cell, instance, trial, attempt). */
+  byKey: Map<string, AttemptClass>
+  inputErrors: Array<{ file: string; line: number; message: string }>
+  findings: ClassFinding[]
+}
+
+/** The key attempts are classified under (the same as compare/artifacts.ts attemptKey). */
+export function classKey(a: Pick<AttemptRecord, 'cell_id' | 'instance_id' | 'trial' | 'attempt'>): string {
+  return `${a.cell_id}\u0000${a.instance_id}\u0000${a.trial}\u0000${a.attempt}`
 }

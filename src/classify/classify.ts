@@ -1,13 +1,18 @@
 import type { AttemptRecord } from '../run/records.js'
 import {
-  type AnomalyKind,
   type AttemptClass,
+  type AttemptInput,
   CLASS_GROUP,
+  type ClassFinding,
+  type Classification,
+  classKey,
   isAgentOutcome,
-  type LedgerFigures,
   type OutcomeClass,
 } from './classes.js'
 import type { LedgerCheck } from './ledger-check.js'
+import { type ClassifyOptions, DEFAULT_CLASSIFY } from './options.js'
+import { ledgerFigures, telemetryClass, thinCells } from './telemetry.js'
+import { clusteredTimeouts } from './timeouts.js'
 
 /**
  * The classifier: every attempt gets a failure class with a reason before any comparison. Pure.
@@ -47,66 +52,6 @@ import type { LedgerCheck } from './ledger-check.js'
  *    (class `telemetry_suspect`).
  * Usage cut off mid-answer (`usage_partial`) is marked `partial_usage`: shown, never summed into cost.
  */
-export interface ClassifyOptions {
-  timeoutPolicy: TimeoutPolicy
-  /** A pre-agent failure lasts at most this long (harness seconds) unless its signature is shared. */
-  startupMaxS: number
-  /** Rows below this share of the reference count make telemetry suspect. */
-  minShare: number
-  /** Keep the outcome of a telemetry-suspect attempt (its resources are dropped either way). */
-  keepSuspectOutcome: boolean
-  /** Whether the manifest declares per-attempt spend/request limits (a budget stop is then the agent's). */
-  declaredLimits: boolean
-  /** The manifest's per-attempt timeout (s), named when timeouts cluster below it. */
-  timeoutS: number | null
-}
-
-export type TimeoutPolicy = 'verifier_decides' | 'infra' | 'failure'
-
-export const DEFAULT_CLASSIFY: ClassifyOptions = {
-  timeoutPolicy: 'verifier_decides',
-  startupMaxS: 60,
-  minShare: 0.25,
-  keepSuspectOutcome: true,
-  declaredLimits: false,
-  timeoutS: null,
-}
-
-/** One attempt row with where it was read. */
-export interface AttemptInput {
-  record: AttemptRecord
-  file: string
-  line: number
-  /** Rows ledger.jsonl holds for the attempt, when the ledger was read. */
-  ledgerRows: number | null
-}
-
-/** Something seen across attempts: an evaluation-health finding, never a harness result. */
-export interface ClassFinding {
-  code: 'timeouts_clustered' | 'shared_error_signature' | 'telemetry_thin_cell'
-  cell: string | null
-  message: string
-  attempts: number
-}
-
-export interface Classification {
-  /** By attemptKey(cell, instance, trial, attempt). */
-  byKey: Map<string, AttemptClass>
-  inputErrors: Array<{ file: string; line: number; message: string }>
-  findings: ClassFinding[]
-}
-
-/** The key attempts are classified under (the same as compare/artifacts.ts attemptKey). */
-export function classKey(a: Pick<AttemptRecord, 'cell_id' | 'instance_id' | 'trial' | 'attempt'>): string {
-  return `${a.cell_id}\u0000${a.instance_id}\u0000${a.trial}\u0000${a.attempt}`
-}
-
-const QUOTA = /budget|quota|rate.?limit|\b429\b|insufficient_quota|too many requests/i
-const AUTH = /auth|unauthori[sz]ed|forbidden|invalid.?api.?key|\b40[13]\b/i
-const ROUTE =
-  /unknown model|model.?not.?found|no such model|upstream|unreachable|overloaded|\b5\d\d\b|\b404\b|ECONNREFUSED|ENOTFOUND/i
-
-/** Classify every attempt (see the module rules). */
 export function classifyAttempts(
   attempts: readonly AttemptInput[],
   opts: ClassifyOptions = DEFAULT_CLASSIFY,
@@ -291,198 +236,14 @@ function lastRows(r: AttemptRecord): LedgerCheck['last'] {
   return r.ledger_check?.last ?? []
 }
 
-function ledgerFigures(r: AttemptRecord): LedgerFigures {
-  const c = r.ledger_check
-  const t = r.telemetry
-  const forwarded = c?.forwarded ?? t.reconciliation?.proxy_requests ?? null
-  const rows = c?.rows ?? t.rows
-  const dupes = c?.suspected_duplicates ?? null
-  return {
-    rows,
-    spend_usd: c?.raw_spend_usd ?? t.spend_usd,
-    dedup_rows: dupes === null ? null : rows - dupes,
-    dedup_spend_usd: c?.dedup_spend_usd ?? null,
-    forwarded,
-  }
-}
+const QUOTA = /budget|quota|rate.?limit|\b429\b|insufficient_quota|too many requests/i
+const AUTH = /auth|unauthori[sz]ed|forbidden|invalid.?api.?key|\b40[13]\b/i
+const ROUTE =
+  /unknown model|model.?not.?found|no such model|upstream|unreachable|overloaded|\b5\d\d\b|\b404\b|ECONNREFUSED|ENOTFOUND/i
 
-function telemetryClass(
-  r: AttemptRecord,
-  l: LedgerFigures,
-  ledgerRows: number | null,
-  opts: ClassifyOptions,
-): { anomaly: AnomalyKind | null; suspect: boolean; reason: string | null } {
-  if (l.forwarded !== null && l.rows > l.forwarded) {
-    const dupes = l.dedup_rows === null ? 0 : l.rows - l.dedup_rows
-    const dedup =
-      l.dedup_spend_usd !== null
-        ? `; de-duplicated ${l.dedup_rows} rows, $${fmtUsd(l.dedup_spend_usd)} (raw $${fmtUsd(l.spend_usd ?? 0)})`
-        : ''
-    return dupes > 0
-      ? {
-          anomaly: 'suspected_duplicate_logging',
-          suspect: false,
-          reason: `the ledger holds ${l.rows} rows, the proxy forwarded ${l.forwarded}: ${dupes} suspected duplicate row(s)${dedup}`,
-        }
-      : {
-          anomaly: 'rows_above_forwarded',
-          suspect: false,
-          reason: `the ledger holds ${l.rows} rows, the proxy forwarded ${l.forwarded}; no duplicate found to explain them`,
-        }
-  }
-  if (l.forwarded !== null && l.rows < l.forwarded) {
-    return {
-      anomaly: 'rows_lost',
-      suspect: false,
-      reason: `the ledger holds ${l.rows} of the ${l.forwarded} requests the proxy forwarded (rows lost)`,
-    }
-  }
-  if (ledgerRows !== null && ledgerRows > r.telemetry.rows) {
-    return {
-      anomaly: 'rows_above_forwarded',
-      suspect: false,
-      reason: `ledger.jsonl holds ${ledgerRows} rows for the attempt, its summary counted ${r.telemetry.rows}`,
-    }
-  }
-  const worked =
-    (r.self_report?.requests ?? 0) > 0 || (r.self_report?.turns ?? 0) > 0 || r.deliverable.bytes > 0
-  if (l.rows === 0 && worked && r.exit.class !== 'infra') {
-    return {
-      anomaly: 'bypass',
-      suspect: false,
-      reason: `no model request reached the proxy although the harness worked (${r.deliverable.bytes} bytes delivered${r.self_report?.turns ? `, ${r.self_report.turns} turns reported` : ''}): proxy bypass suspected`,
-    }
-  }
-  const own = r.self_report?.requests ?? r.self_report?.turns ?? null
-  if (own !== null && own > 0 && l.rows > 0 && l.rows < opts.minShare * own) {
-    const what = r.self_report?.requests != null ? 'requests' : 'turns'
-    return {
-      anomaly: 'thin_vs_self_report',
-      suspect: true,
-      reason: `${l.rows} ledger rows against ${own} ${what} the harness reported (below ${opts.minShare} of its own count)`,
-    }
-  }
-  return { anomaly: null, suspect: false, reason: null }
-}
-
-/**
- * Rows per attempt of each cell against the other cells on the same instances: a cell whose median
- * share is below `minShare` has implausibly thin telemetry (a client that partly bypasses the proxy).
- */
-function thinCells(
-  attempts: readonly AttemptInput[],
-  byKey: Map<string, AttemptClass>,
-  opts: ClassifyOptions,
-  findings: ClassFinding[],
-): void {
-  // rows of final attempts per instance per cell
-  const rows = new Map<string, Map<string, number>>()
-  for (const a of attempts) {
-    const r = a.record
-    if (!r.final) continue
-    const c = byKey.get(classKey(r))
-    if (c?.telemetry_class !== 'ok' || c.group === 'infrastructure' || c.ledger.rows === 0) continue
-    let m = rows.get(r.instance_id)
-    if (!m) {
-      m = new Map()
-      rows.set(r.instance_id, m)
-    }
-    m.set(r.cell_id, (m.get(r.cell_id) ?? 0) + c.ledger.rows)
-  }
-  const cells = [...new Set(attempts.map((a) => a.record.cell_id))].sort()
-  if (cells.length < 2) return
-  for (const cell of cells) {
-    const shares: number[] = []
-    for (const m of rows.values()) {
-      const mine = m.get(cell)
-      const others = [...m].filter(([c]) => c !== cell).map(([, n]) => n)
-      if (mine === undefined || others.length === 0) continue
-      shares.push(mine / median(others))
-    }
-    if (shares.length === 0) continue
-    const share = median(shares)
-    if (share >= opts.minShare) continue
-    let n = 0
-    for (const a of attempts) {
-      if (a.record.cell_id !== cell) continue
-      const c = byKey.get(classKey(a.record))
-      if (c?.telemetry_class !== 'ok') continue
-      c.telemetry_class = 'telemetry_suspect'
-      c.anomaly = 'thin_vs_cells'
-      c.telemetry_reason = `cell ${cell} logs a median ${fmtShare(share)} of the other cells' rows per instance (threshold ${opts.minShare}): part of its traffic may bypass the proxy`
-      n++
-    }
-    findings.push({
-      code: 'telemetry_thin_cell',
-      cell,
-      message: `cell ${cell} logs a median ${fmtShare(share)} of the other cells' ledger rows on the same instances (threshold ${opts.minShare}): its resource figures are not used`,
-      attempts: n,
-    })
-  }
-}
-
-/**
- * Timeouts that cluster at one wall-clock value (within 2% or 1 s): at least 3 timed-out attempts and
- * at least half of them at that value — a configuration cap, not agent behaviour.
- */
-function clusteredTimeouts(attempts: readonly AttemptInput[], opts: ClassifyOptions): ClassFinding[] {
-  const secs = attempts
-    .filter((a) => a.record.timed_out)
-    .map((a) => a.record.phases_ms.harness / 1000)
-    .sort((x, y) => x - y)
-  if (secs.length < 3) return []
-  let best = 0
-  let at = 0
-  // secs is sorted: the values within tolerance of secs[i] are a contiguous run (binary searches).
-  const firstAtLeast = (x: number): number => {
-    let lo = 0
-    let hi = secs.length
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1
-      if (secs[mid]! < x) lo = mid + 1
-      else hi = mid
-    }
-    return lo
-  }
-  for (let i = 0; i < secs.length; i++) {
-    const tol = Math.max(1, secs[i]! * 0.02)
-    const n = firstAtLeast(secs[i]! + tol + 1e-9) - firstAtLeast(secs[i]! - tol)
-    if (n > best) {
-      best = n
-      at = secs[i]!
-    }
-  }
-  if (best < 3 || best * 2 < secs.length) return []
-  const below =
-    opts.timeoutS !== null && at < opts.timeoutS * 0.95
-      ? `, below the manifest's ${opts.timeoutS} s: another limit (runner, job or sandbox) stopped them`
-      : ''
-  return [
-    {
-      code: 'timeouts_clustered',
-      cell: null,
-      message: `${best} of ${secs.length} timeouts ended at ~${fmtS(at)} s${below}; a configuration cap, not agent behaviour`,
-      attempts: best,
-    },
-  ]
-}
-
-function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b)
-  const m = s.length >> 1
-  return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
-}
-
+/** Classify every attempt (see the module rules). */
 function fmtS(s: number): string {
   return s >= 10 ? s.toFixed(0) : s.toFixed(1)
-}
-
-function fmtUsd(x: number): string {
-  return x.toFixed(6).replace(/0+$/, '').replace(/\.$/, '')
-}
-
-function fmtShare(x: number): string {
-  return `${(x * 100).toFixed(0)}%`
 }
 
 /**

@@ -1,5 +1,5 @@
-import type { AttemptClass } from '../classify/classes.js'
-import { type AttemptInput, type Classification, classifyAttempts, classKey } from '../classify/classify.js'
+import { type AttemptClass, type AttemptInput, type Classification, classKey } from '../classify/classes.js'
+import { classifyAttempts } from '../classify/classify.js'
 import { classifyOptions } from '../classify/options.js'
 import { type Manifest, ManifestSchema } from '../manifest/schema.js'
 import type { Plan } from '../plan/schema.js'

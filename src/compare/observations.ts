@@ -1,5 +1,4 @@
-import type { AnomalyKind, OutcomeClass, TelemetryClass } from '../classify/classes.js'
-import type { ClassFinding } from '../classify/classify.js'
+import type { AnomalyKind, ClassFinding, OutcomeClass, TelemetryClass } from '../classify/classes.js'
 import type { Coverage } from '../telemetry/ledger.js'
 import type { InputError } from './jsonl.js'
 import type { BlockReason, MetricName } from './schema.js'

@@ -1,12 +1,9 @@
 // The classifier on its own: forged and borderline rows, order independence, the ledger check.
 import { describe, expect, it } from 'vitest'
-import {
-  type AttemptInput,
-  classifyAttempts,
-  DEFAULT_CLASSIFY,
-  retryExitClass,
-} from '../../src/classify/classify.js'
+import type { AttemptInput } from '../../src/classify/classes.js'
+import { classifyAttempts, retryExitClass } from '../../src/classify/classify.js'
 import { checkLedger } from '../../src/classify/ledger-check.js'
+import { DEFAULT_CLASSIFY } from '../../src/classify/options.js'
 import type { AttemptRecord } from '../../src/run/records.js'
 import { attempt, ids, ledgerFor, makePlan } from '../compare/fixtures.js'
 
