@@ -255,7 +255,8 @@ export function retryExitClass(
   record: AttemptRecord,
   opts: ClassifyOptions = DEFAULT_CLASSIFY,
 ): AttemptRecord['exit']['class'] {
-  if (record.exit.class === 'timeout' || record.exit.class === 'infra') return record.exit.class
+  // Classes the policy names itself (a wall-clock limit, a budget stop, our own failure) stay as recorded.
+  if (record.exit.class !== 'error' && record.exit.class !== 'clean') return record.exit.class
   const c = classifyAttempts([{ record, file: '', line: 0, ledgerRows: null }], opts).byKey.get(
     classKey(record),
   )
