@@ -8,6 +8,7 @@ import { registerAggregate } from './commands/aggregate.js'
 import { registerCompare } from './commands/compare.js'
 import { registerConfirm } from './commands/confirm.js'
 import { registerDetect } from './commands/detect.js'
+import { registerDiagnose } from './commands/diagnose.js'
 import { registerDiff } from './commands/diff.js'
 import { registerLocal } from './commands/local.js'
 import { registerModel } from './commands/model.js'
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerDiff(program)
   registerDetect(program)
   registerConfirm(program)
+  registerDiagnose(program)
   registerPublish(program)
   registerLocal(program)
   return program
