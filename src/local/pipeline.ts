@@ -9,6 +9,7 @@ import { defaultCacheDir, readMarker } from '../harnesses/install.js'
 import { HARNESSES, isHarnessName } from '../harnesses/names.js'
 import { adapterFor } from '../harnesses/registry.js'
 import { type LoadedManifest, loadManifest } from '../manifest/load.js'
+import { scriptedAnalyst } from '../model/analyst-script.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { diagnoseRun } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
@@ -152,7 +153,9 @@ async function runLocked(
   if (last.detection.decision.status === 'confirmed') {
     try {
       const dir = path.dirname(last.reports.comparisonPath)
-      diagnosis = (await diagnoseRun({ dir, log: opts.log })).dossierJson
+      // The scripted route has a scripted analyst: the demo's proposal needs no keys.
+      const analyst = loaded.manifest.model.provider === 'scripted' ? scriptedAnalyst : undefined
+      diagnosis = (await diagnoseRun({ dir, analyst, log: opts.log })).dossierJson
     } catch (e) {
       opts.log(
         `diagnosis: the dossier could not be written: ${String((e as Error)?.message ?? e).split('\n')[0]}`,

@@ -2,9 +2,11 @@ import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ComparisonSchema } from '../compare/schema.js'
 import { type Decision, DecisionSchema } from '../detect/schema.js'
+import { readReport, runAnalyst } from '../diagnose/analyst.js'
 import { buildDossier, type LoadedAttempt } from '../diagnose/dossier.js'
 import { renderDossierMarkdown } from '../diagnose/markdown.js'
-import type { Dossier } from '../diagnose/schema.js'
+import type { AnalystPort } from '../diagnose/port.js'
+import type { Dossier, ProposalFile } from '../diagnose/schema.js'
 import { HwError } from '../errors.js'
 import { type AttemptRecord, AttemptRecordSchema } from '../run/records.js'
 import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
@@ -18,6 +20,8 @@ export interface DiagnoseOptions {
   /** The round's artifacts folder; default `<round dir>/artifacts`. */
   artifacts?: string
   maxInstances?: number
+  /** When given, the analyst answers from the dossier tools and diagnosis/proposal.json is written. */
+  analyst?: AnalystPort
   log?: (line: string) => void
 }
 
@@ -27,6 +31,7 @@ export interface DiagnoseResult {
   dossierJson: string
   dossierMd: string
   dossier: Dossier
+  proposal: ProposalFile | null
 }
 
 /**
@@ -72,7 +77,19 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
   opts.log?.(
     `diagnosis: ${n} driving instance(s), ${Object.keys(dossier.attempts).length} attempt(s) → ${quotePath(dossierJson)}`,
   )
-  return { roundDir, dossierJson, dossierMd, dossier }
+  let proposal: ProposalFile | null = null
+  if (opts.analyst && n > 0) {
+    proposal = await runAnalyst({
+      dossier,
+      dir: outDir,
+      report: await readReport(roundDir),
+      port: opts.analyst,
+    })
+    opts.log?.(
+      `diagnosis: proposal ${proposal.grounding.status} after ${proposal.grounding.attempts} answer(s) (analyst ${proposal.analyst.route}, spend reported apart) → ${quotePath(path.join(outDir, 'proposal.json'))}`,
+    )
+  }
+  return { roundDir, dossierJson, dossierMd, dossier, proposal }
 }
 
 /** `<dir>/confirm-<n>` with the highest n holding a comparison.json, else `dir`. */

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { HwError } from '../../errors.js'
+import { scriptedAnalyst } from '../../model/analyst-script.js'
 import { diagnoseRun } from '../../pipeline/diagnose.js'
 
 export function registerDiagnose(program: Command): void {
@@ -16,7 +17,13 @@ export function registerDiagnose(program: Command): void {
     )
     .option('--artifacts <dir>', 'the round’s artifacts folder (default: <round>/artifacts)')
     .option('--max-instances <n>', 'driving instances per comparison (default 10)')
-    .action(async (dir: string, opts: { artifacts?: string; maxInstances?: string }) => {
+    .option('--analyst <route>', 'also write diagnosis/proposal.json with this analyst: "scripted" (offline)')
+    .action(async (dir: string, opts: { artifacts?: string; maxInstances?: string; analyst?: string }) => {
+      if (opts.analyst !== undefined && opts.analyst !== 'scripted') {
+        throw new HwError('usage', `--analyst must be "scripted", got "${opts.analyst}"`, {
+          help: 'the scripted analyst runs offline; a harness-run analyst is not available yet',
+        })
+      }
       let maxInstances: number | undefined
       if (opts.maxInstances !== undefined) {
         maxInstances = Number(opts.maxInstances)
@@ -28,6 +35,7 @@ export function registerDiagnose(program: Command): void {
         dir,
         artifacts: opts.artifacts,
         maxInstances,
+        analyst: opts.analyst ? scriptedAnalyst : undefined,
         log: (l) => process.stdout.write(`${l}\n`),
       })
       process.stdout.write(`wrote ${r.dossierJson} and ${r.dossierMd}\n`)
