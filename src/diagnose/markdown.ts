@@ -4,10 +4,15 @@ import type { AttemptView, Dossier } from './schema.js'
 
 /** Heading anchor GitHub derives for the attempt's timeline section ("timeline-<slug>"). */
 export function timelineAnchor(attemptId: string): string {
-  return `timeline-${attemptId
+  return `timeline-${slug(attemptId)}`
+}
+
+/** Lower-case letters and digits joined by single dashes. */
+export function slug(id: string): string {
+  return id
     .toLowerCase()
     .replace(/[^a-z0-9]+/g, '-')
-    .replace(/^-|-$/g, '')}`
+    .replace(/^-|-$/g, '')
 }
 
 const MS: Record<MilestoneName, string> = {

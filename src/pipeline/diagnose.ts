@@ -4,6 +4,7 @@ import { ComparisonSchema } from '../compare/schema.js'
 import { type Decision, DecisionSchema } from '../detect/schema.js'
 import { readReport, runAnalyst } from '../diagnose/analyst.js'
 import { buildDossier, type LoadedAttempt } from '../diagnose/dossier.js'
+import { dossierHtmlSection, withDossierSection } from '../diagnose/html.js'
 import { renderDossierMarkdown } from '../diagnose/markdown.js'
 import type { AnalystPort } from '../diagnose/port.js'
 import type { Dossier, ProposalFile } from '../diagnose/schema.js'
@@ -73,6 +74,10 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
   const dossierMd = path.join(outDir, 'dossier.md')
   await writeFile(dossierJson, strictJson(dossier))
   await writeFile(dossierMd, renderDossierMarkdown(dossier))
+  // report.html (written before the dossier existed) links each driving instance to its timelines.
+  const htmlPath = path.join(roundDir, 'report.html')
+  const html = await readFile(htmlPath, 'utf8').catch(() => null)
+  if (html !== null) await writeFile(htmlPath, withDossierSection(html, dossierHtmlSection(dossier)))
   const n = dossier.comparisons.reduce((s, c) => s + c.instances.length, 0)
   opts.log?.(
     `diagnosis: ${n} driving instance(s), ${Object.keys(dossier.attempts).length} attempt(s) → ${quotePath(dossierJson)}`,

@@ -127,6 +127,17 @@ describe('diagnose: the dossier of a compared run', () => {
     expect(md).toContain('| stopped with known failures | no | yes |')
   })
 
+  it('report.html links each driving instance to both timelines, once, however often diagnose runs', async () => {
+    const { run } = await scenario()
+    await diagnoseRun({ dir: run.dir })
+    await diagnoseRun({ dir: run.dir })
+    const html = readFileSync(path.join(run.dir, 'report.html'), 'utf8')
+    expect(html.split('<!-- diagnosis:start -->')).toHaveLength(2)
+    expect(html).toContain('<a href="diagnosis/dossier.md#timeline-b-t-3-0-1">b/t-3/0-1</a>')
+    expect(html).toContain('<tr id="driver-cmp-a-b-t-3"><td>b vs a</td><td>t-3</td><td>treatment loss</td>')
+    expect(html.indexOf('<!-- diagnosis:end -->')).toBeLessThan(html.lastIndexOf('</body>'))
+  })
+
   it('the cap keeps the discordant blocks first and counts what it left out', async () => {
     const { run } = await scenario()
     const r = await diagnoseRun({ dir: run.dir, maxInstances: 1 })
