@@ -7,7 +7,8 @@ import { buildDossier, type LoadedAttempt } from '../diagnose/dossier.js'
 import { dossierHtmlSection, withDossierSection } from '../diagnose/html.js'
 import { renderDossierMarkdown } from '../diagnose/markdown.js'
 import type { AnalystPort } from '../diagnose/port.js'
-import type { Dossier, ProposalFile } from '../diagnose/schema.js'
+import { type Dossier, type ProposalFile, ProposalFileSchema } from '../diagnose/schema.js'
+import type { DiagnosisSummary } from '../diagnose/summary.js'
 import { HwError } from '../errors.js'
 import { type AttemptRecord, AttemptRecordSchema } from '../run/records.js'
 import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
@@ -206,4 +207,23 @@ function safeJson<T>(
   } catch {
     return null
   }
+}
+
+/**
+ * The diagnosis written beside a decision (diagnosis/dossier.json, and proposal.json when an analyst
+ * ran), for publishing; null when there is no dossier. A proposal that does not validate is dropped.
+ */
+export async function readDiagnosis(roundDir: string): Promise<DiagnosisSummary | null> {
+  const dir = path.join(roundDir, 'diagnosis')
+  if (
+    !(await readFile(path.join(dir, 'dossier.json')).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return null
+  const text = await readFile(path.join(dir, 'proposal.json'), 'utf8').catch(() => null)
+  let proposal: ProposalFile | null = null
+  if (text !== null) proposal = safeJson(text, ProposalFileSchema)
+  return { proposal, dossierPath: 'diagnosis/dossier.md' }
 }
