@@ -18,7 +18,7 @@ export function diagnosisMarkdown(s: DiagnosisSummary, reportUrl: string | null)
   const where = `${codeSpan(s.dossierPath)}${reportUrl ? ` in the [run's artifacts](${reportUrl.replace(/[()\s]/g, encodeURIComponent)})` : ''}`
   const lines = ['### Diagnosis', '']
   const p = s.proposal
-  if (!p || !p.answer) {
+  if (!p?.answer) {
     lines.push(
       p
         ? `The analysis was **${p.grounding.status}**: no claim is published. The evidence is in ${where}.`
