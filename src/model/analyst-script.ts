@@ -16,6 +16,7 @@ export const scriptedAnalyst: AnalystPort = {
 
 interface Pair {
   id: string
+  status: string | null
   baseline: string
   treatment: string
   instances: { instance: string; baseline_attempts: string[]; treatment_attempts: string[] }[]
@@ -37,6 +38,8 @@ interface Timeline {
 
 async function analyse(s: AnalystSession): Promise<unknown> {
   const pairs = JSON.parse(await s.callTool('list_pairs', {})) as Pair[]
+  // A confirmed comparison first: that is the difference to explain.
+  pairs.sort((x, y) => Number(y.status === 'confirmed') - Number(x.status === 'confirmed'))
   const pair = pairs.find((p) =>
     p.instances.some((i) => i.baseline_attempts.length > 0 && i.treatment_attempts.length > 0),
   )

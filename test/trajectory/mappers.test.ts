@@ -121,3 +121,52 @@ describe('trajectory mappers on recorded runs', () => {
     expect(t.events[0]).toMatchObject({ kind: 'other', tool: 'item:error', confidence: 'low' })
   })
 })
+
+describe('an event no mapper knows is kept as other, never dropped', () => {
+  const unknown: [HarnessName, unknown][] = [
+    ['pi', { type: 'compaction_start', reason: 'x' }],
+    ['opencode', { type: 'permission_asked', timestamp: 1 }],
+    ['codex', { type: 'turn.diff', diff: '' }],
+    ['claude-code', { type: 'tool_progress' }],
+    ['qwen-code', { type: 'goal_state_changed' }],
+    ['gemini-cli', { type: 'thought', timestamp: '2026-11-29T19:30:02.300Z' }],
+    ['copilot', { type: 'tool.user_requested', timestamp: '2026-11-29T19:32:15.500Z' }],
+    ['openhands', { kind: 'CondensationEvent', timestamp: '2026-11-29T19:50:02.000000' }],
+    ['mini-swe-agent', { role: 'exit', content: 'x' }],
+    ['hermes', { type: 'tool_trace' }],
+    ['command', { type: 'progress', pct: 50 }],
+  ]
+  for (const [harness, event] of unknown) {
+    it(`${harness}: appended to its recorded run, the new event is the last, kind other, named natively`, async () => {
+      const key = harness === 'command' ? 'pi' : harness
+      const raw = [...(await kept(key)), event]
+      const t = normalizeTrajectory(jsonl(raw), harness, ref(null))
+      const last = t.events.at(-1)!
+      const name =
+        (event as { type?: string; kind?: string; role?: string }).type ??
+        (event as { kind?: string }).kind ??
+        (event as { role?: string }).role
+      expect(last).toMatchObject({ kind: 'other', tool: name, raw_index: raw.length - 1, confidence: 'low' })
+    })
+  }
+
+  it('a huge message is clipped to 500 characters; a tool call without arguments is kept', () => {
+    const raw = [
+      {
+        type: 'message_end',
+        message: {
+          role: 'assistant',
+          content: [{ type: 'toolCall', id: 'x', name: 'read', arguments: null }],
+        },
+      },
+      {
+        type: 'message_end',
+        message: { role: 'assistant', content: [{ type: 'text', text: 'a'.repeat(1_000_000) }] },
+      },
+    ]
+    const t = normalizeTrajectory(jsonl(raw), 'pi', ref(null))
+    expect(t.events[0]).toMatchObject({ kind: 'read', paths: [], command: null })
+    expect(t.events[1]!.text).toHaveLength(500)
+    expect(t.events[1]!.kind).toBe('finish')
+  })
+})
