@@ -31,7 +31,8 @@ export interface DossierInput {
   decision: Decision | null
   /** Final attempts of the run (any cells and instances; the builder picks the driving ones). */
   attempts: LoadedAttempt[]
-  /** Driving instances per comparison (discordant first, then residuals); default 10. */
+  /** Driving instances per comparison (discordant first, then residuals); default: the manifest's
+   * `reporting.dossier_instances` as decision.json records it, else 10. */
   maxInstances?: number
   notes?: string[]
 }
@@ -46,7 +47,7 @@ const LOG_TAIL = 2_000
  * verifier result and request curve. A missing attempt or trajectory is named, never fatal.
  */
 export function buildDossier(input: DossierInput): Dossier {
-  const cap = input.maxInstances ?? 10
+  const cap = input.maxInstances ?? input.decision?.policy.reporting.dossier_instances ?? 10
   const byCellInstance = new Map<string, LoadedAttempt[]>()
   for (const a of input.attempts) {
     if (!a.record.final) continue

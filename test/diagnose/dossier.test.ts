@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { detectStep } from '../../src/detect/step.js'
 import type { Dossier } from '../../src/diagnose/schema.js'
 import { diagnoseRun } from '../../src/pipeline/diagnose.js'
 import { diffOf, jsonl, makeRunDir, opencodeEvents, piEvents, rowsEvery, type Step } from './run-dir.js'
@@ -143,6 +144,21 @@ describe('diagnose: the dossier of a compared run', () => {
     const r = await diagnoseRun({ dir: run.dir, maxInstances: 1 })
     expect(r.dossier.comparisons[0]!.instances.map((i) => i.instance)).toEqual(['t-3'])
     expect(r.dossier.comparisons[0]!.capped).toBeGreaterThan(0)
+  })
+
+  it("the manifest's reporting.dossier_instances, as decision.json records it, caps the dossier", async () => {
+    const run = await makeRunDir({ both: 2, bOnly: 1, cOnly: 0, neither: 1 }, undefined, {
+      reporting: { bootstrap_resamples: 200, dossier_instances: 2 },
+    })
+    await run.aggregate()
+    await detectStep({
+      comparison: path.join(run.dir, 'comparison.json'),
+      plan: path.join(run.dir, 'plan.json'),
+    })
+    const r = await diagnoseRun({ dir: run.dir })
+    expect(r.dossier.max_instances).toBe(2)
+    expect(r.dossier.comparisons[0]!.instances).toHaveLength(2)
+    expect(r.dossier.decision_status).not.toBeNull()
   })
 
   it('a folder without comparison.json is a clear error', async () => {

@@ -101,10 +101,12 @@ export interface RunDir {
 export async function makeRunDir(
   table: { both: number; bOnly: number; cOnly: number; neither: number },
   spend?: (cell: string, i: number) => number,
+  manifest: Record<string, unknown> = {},
 ): Promise<RunDir> {
   const n = table.both + table.bOnly + table.cOnly + table.neither
   const plan = await makePlan({
     panel: { source: 'inline', instances: Array.from({ length: n }, (_, i) => `t-${i + 1}`) },
+    ...manifest,
   })
   const attempts = pairedOutcomes(plan, table, ['a', 'b'], spend)
   const dir = mkdtempSync(path.join(tmpdir(), 'hw-diag-'))
