@@ -9,6 +9,7 @@ import { messageOf } from '../errors.js'
 import { publish, publishOutputs } from '../github/publish.js'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
+import { diagnoseRun } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
 import { jobSummary } from '../report/summary.js'
 import { runLegFromFiles } from '../run/entry.js'
@@ -65,6 +66,19 @@ export async function run(): Promise<void> {
         }
         for (const [k, v] of Object.entries({ status: d.decision.status, ...d.outputs })) core.setOutput(k, v)
         core.info(d.decision.summary)
+        // A confirmed breach gets its dossier beside the report (a failure to write it is a warning).
+        if (d.decision.status === 'confirmed') {
+          try {
+            const dx = await diagnoseRun({
+              dir: path.dirname(r.comparisonPath),
+              artifacts: required(inputs, 'artifacts'),
+              log: (l) => core.info(l),
+            })
+            core.info(`diagnosis: ${dx.dossierMd}`)
+          } catch (e) {
+            core.warning(`diagnosis: the dossier could not be written: ${messageOf(e)}`)
+          }
+        }
         await core.summary.addRaw(jobSummary(d.reports.markdown), true).write()
         for (const g of groupHealth(d.decision.health).filter((x) => x.health.severity === 'error'))
           core.error(groupedMessage(g))

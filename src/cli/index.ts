@@ -5,9 +5,11 @@ import { stopWorker } from '../compare/worker.js'
 import { EXIT, isHwError } from '../errors.js'
 import { packageRoot } from '../util/paths.js'
 import { registerAggregate } from './commands/aggregate.js'
+import { registerBridge } from './commands/bridge.js'
 import { registerCompare } from './commands/compare.js'
 import { registerConfirm } from './commands/confirm.js'
 import { registerDetect } from './commands/detect.js'
+import { registerDiagnose } from './commands/diagnose.js'
 import { registerDiff } from './commands/diff.js'
 import { registerLocal } from './commands/local.js'
 import { registerModel } from './commands/model.js'
@@ -44,8 +46,10 @@ export function buildProgram(): Command {
   registerDiff(program)
   registerDetect(program)
   registerConfirm(program)
+  registerDiagnose(program)
   registerPublish(program)
   registerLocal(program)
+  registerBridge(program)
   return program
 }
 

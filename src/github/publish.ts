@@ -4,6 +4,7 @@ import { type Comparison, ComparisonSchema } from '../compare/schema.js'
 import type { Decision } from '../detect/schema.js'
 import { readDecision } from '../detect/step.js'
 import { HwError } from '../errors.js'
+import { readDiagnosis } from '../pipeline/diagnose.js'
 import { STATUS_LABEL } from '../report/decision.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { type UpsertResult, upsertPrComment } from './comment.js'
@@ -61,7 +62,12 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   const { decision, path: decisionPath } = await readDecision(opts.comparison)
   const comparison = await firstRunComparison(decision, decisionPath)
   const later = await laterRound(decision, decisionPath)
-  const ctx: RenderContext = { decision, comparison, reportUrl: opts.reportUrl ?? runUrl() }
+  const ctx: RenderContext = {
+    decision,
+    comparison,
+    reportUrl: opts.reportUrl ?? runUrl(),
+    diagnosis: await readDiagnosis(path.dirname(decisionPath)),
+  }
   const issues: TrackingResult[] = []
   let comment: UpsertResult | null = null
   const trackingOpts = {

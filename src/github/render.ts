@@ -3,6 +3,7 @@ import { formatEffect, formatRerun } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from '../detect/schema.js'
+import { type DiagnosisSummary, diagnosisMarkdown } from '../diagnose/summary.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from '../report/budget.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { fmtInt, fmtP } from '../report/format.js'
@@ -25,6 +26,8 @@ export interface RenderContext {
   comparison: Comparison | null
   /** The run page or report artifact, linked whenever something is left out. */
   reportUrl: string | null
+  /** The dossier and proposal of the deciding round, when written (published only once confirmed). */
+  diagnosis?: DiagnosisSummary | null
 }
 
 const STATUS_LINE: Record<DecisionStatus, string> = {
@@ -70,6 +73,7 @@ export function trackingIssueBody(ctx: RenderContext, key: string, state: Tracki
     { id: 'signals', text: signalsSection(signals, v ?? null), keep: true },
     ...healthSections(d.health.filter((h) => h.key === null || h.key === key)),
     { id: 'blocks', text: blocksSection(d, signals) },
+    ...diagnosisSections(ctx, v?.status ?? d.status),
     ...reportSections(ctx),
   ].filter((s) => !('text' in s) || s.text !== '')
   return compose(head, sections, ctx.reportUrl)
@@ -118,6 +122,7 @@ export function prCommentBody(ctx: RenderContext, key: string): string {
     ...(d.signals.length > 0 ? [{ id: 'signals', text: signalsSection(d.signals, null), keep: true }] : []),
     ...healthSections(d.health),
     ...(d.improvements.length > 0 ? [{ id: 'improvements', text: improvementsSection(d.improvements) }] : []),
+    ...diagnosisSections(ctx, d.status),
     ...reportSections(ctx),
   ]
   return compose(head, sections, ctx.reportUrl)
@@ -241,6 +246,12 @@ function blocksSection(d: Decision, signals: Signal[]): string {
   if (d.unstable_instances.length > 0)
     lines.push('', `Unstable (never confirm a breach): ${list(d.unstable_instances)}`)
   return lines.join('\n')
+}
+
+/** The short diagnosis, only after confirmation (an unconfirmed breach has nothing to explain yet). */
+function diagnosisSections(ctx: RenderContext, status: DecisionStatus): Section[] {
+  if (status !== 'confirmed' || !ctx.diagnosis) return []
+  return [{ id: 'diagnosis', text: diagnosisMarkdown(ctx.diagnosis, ctx.reportUrl) }]
 }
 
 function reportSections(ctx: RenderContext): Section[] {

@@ -9,7 +9,9 @@ import { defaultCacheDir, readMarker } from '../harnesses/install.js'
 import { HARNESSES, isHarnessName } from '../harnesses/names.js'
 import { adapterFor } from '../harnesses/registry.js'
 import { type LoadedManifest, loadManifest } from '../manifest/load.js'
+import { scriptedAnalyst } from '../model/analyst-script.js'
 import { resolvePanel } from '../panel/resolve.js'
+import { diagnoseRun } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
 import type { Plan } from '../plan/schema.js'
 import { defaultRunId } from '../run/entry.js'
@@ -55,6 +57,8 @@ export interface LocalResult {
   rounds: LocalRound[]
   /** The decision of the last round (the confirmation round when one ran). */
   final: DetectStepResult
+  /** diagnosis/dossier.json of a confirmed breach (beside the final report), else null. */
+  diagnosis: string | null
   /** Wall time of the whole pipeline, seconds. */
   wallS: number
 }
@@ -144,7 +148,21 @@ async function runLocked(
     await rm(journalFile, { force: true })
   }
   const last = rounds[rounds.length - 1] as LocalRound
-  return { runId, rounds, final: last.detection, wallS: (performance.now() - t0) / 1000 }
+  // A confirmed breach gets its evidence: the dossier beside the final report (never fails the run).
+  let diagnosis: string | null = null
+  if (last.detection.decision.status === 'confirmed') {
+    try {
+      const dir = path.dirname(last.reports.comparisonPath)
+      // The scripted route has a scripted analyst: the demo's proposal needs no keys.
+      const analyst = loaded.manifest.model.provider === 'scripted' ? scriptedAnalyst : undefined
+      diagnosis = (await diagnoseRun({ dir, analyst, log: opts.log })).dossierJson
+    } catch (e) {
+      opts.log(
+        `diagnosis: the dossier could not be written: ${String((e as Error)?.message ?? e).split('\n')[0]}`,
+      )
+    }
+  }
+  return { runId, rounds, final: last.detection, diagnosis, wallS: (performance.now() - t0) / 1000 }
 }
 
 interface RoundContext extends LocalOptions {

@@ -265,6 +265,13 @@ export const ReportingSchema = z.strictObject({
     .describe('clean runs before a tracking issue is marked recovered'),
   fail_on_confirmed_regression: z.boolean().default(true),
   bootstrap_resamples: z.number().int().min(200).max(100000).default(10000),
+  dossier_instances: z
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .optional()
+    .describe('driving instances per comparison in the diagnosis dossier (default 10)'),
 })
 
 const ManifestObject = z.strictObject({

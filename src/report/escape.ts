@@ -59,6 +59,23 @@ export function codeSpan(text: string): string {
   return `${fence}${pad}${s}${pad}${fence}`
 }
 
+/**
+ * Multi-line text from a run as a fenced code block (shown verbatim): the fence is longer than any
+ * backtick or tilde run inside, control characters are dropped, mentions neutralised, and `<!--` /
+ * `-->` are split so the block can never open or close an HTML comment (our markers are comments).
+ */
+export function codeBlock(text: string, lang = ''): string {
+  const s = text
+    .replace(/\r\n?/g, '\n')
+    .replace(CONTROL, '')
+    .replace(/<!--/g, '<!\u200b--')
+    .replace(/--(?=>)/g, '-\u200b-')
+  let longest = 2
+  for (const m of s.matchAll(/`+|~+/g)) longest = Math.max(longest, m[0].length)
+  const fence = '`'.repeat(longest + 1)
+  return `${fence}${/^[a-z]+$/.test(lang) ? lang : ''}\n${neutralizeMentions(s)}\n${fence}`
+}
+
 /** Text for HTML element content or a double-quoted attribute value. */
 export function escapeHtml(text: string): string {
   return text

@@ -1,7 +1,9 @@
 import { readFile } from 'node:fs/promises'
+import path from 'node:path'
 import type { Command } from 'commander'
 import { detectStep } from '../../detect/step.js'
 import { HwError } from '../../errors.js'
+import { diagnoseRun } from '../../pipeline/diagnose.js'
 import { describeDecision, failOnNothingRun } from './detect.js'
 
 export function registerConfirm(program: Command): void {
@@ -18,17 +20,43 @@ export function registerConfirm(program: Command): void {
     .requiredOption('--plan <file>', 'the confirmation plan.json written by `harness-watch detect`')
     .option('--out <dir>', 'folder for decision.json (default: beside the comparison)')
     .option('--json', 'print the step outputs as JSON')
-    .action(async (opts: { comparison: string; plan: string; out?: string; json?: boolean }) => {
-      if (!(await isConfirmationPlan(opts.plan))) {
-        throw new HwError('usage', `${opts.plan} is not a confirmation plan`, {
-          help: 'pass the confirm-<round>/plan.json that `harness-watch detect` wrote on a breach',
-        })
-      }
-      const r = await detectStep(opts)
-      if (opts.json) process.stdout.write(`${JSON.stringify({ status: r.decision.status, ...r.outputs })}\n`)
-      else process.stdout.write(describeDecision(r.decision, r.decisionPath, null))
-      failOnNothingRun(r.decision)
-    })
+    .option(
+      '--artifacts <dir>',
+      'the rerun artifacts: on a confirmed breach, diagnosis/dossier.json is written',
+    )
+    .action(
+      async (opts: {
+        comparison: string
+        plan: string
+        out?: string
+        json?: boolean
+        artifacts?: string
+      }) => {
+        if (!(await isConfirmationPlan(opts.plan))) {
+          throw new HwError('usage', `${opts.plan} is not a confirmation plan`, {
+            help: 'pass the confirm-<round>/plan.json that `harness-watch detect` wrote on a breach',
+          })
+        }
+        const r = await detectStep(opts)
+        if (r.decision.status === 'confirmed')
+          await writeDossier(path.dirname(r.decisionPath), opts.artifacts)
+        if (opts.json)
+          process.stdout.write(`${JSON.stringify({ status: r.decision.status, ...r.outputs })}\n`)
+        else process.stdout.write(describeDecision(r.decision, r.decisionPath, null))
+        failOnNothingRun(r.decision)
+      },
+    )
+}
+
+/** On a confirmed breach, the dossier beside decision.json; a failure is a warning, never the verdict. */
+async function writeDossier(dir: string, artifacts: string | undefined): Promise<void> {
+  try {
+    await diagnoseRun({ dir, artifacts, log: (l) => process.stderr.write(`${l}\n`) })
+  } catch (e) {
+    process.stderr.write(
+      `diagnosis: the dossier could not be written: ${(e as Error).message.split('\n')[0]}\n`,
+    )
+  }
 }
 
 async function isConfirmationPlan(file: string): Promise<boolean> {

@@ -78,6 +78,7 @@ export function registerLocal(program: Command): void {
             `comparison: ${path.resolve(first.reports.comparisonPath)}`,
             `decision:   ${path.resolve(r.final.decisionPath)} (${r.final.decision.status})`,
           )
+          if (r.diagnosis) lines.push(`diagnosis:  ${path.resolve(r.diagnosis)}`)
         }
         lines.push(`finished in ${r.wallS.toFixed(1)}s`)
         process.stdout.write(`${lines.join('\n')}\n`)

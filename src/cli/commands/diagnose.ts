@@ -1,0 +1,43 @@
+import type { Command } from 'commander'
+import { HwError } from '../../errors.js'
+import { scriptedAnalyst } from '../../model/analyst-script.js'
+import { diagnoseRun } from '../../pipeline/diagnose.js'
+
+export function registerDiagnose(program: Command): void {
+  program
+    .command('diagnose')
+    .description(
+      'Write the diagnosis dossier of a compared run: the driving instances of each comparison (discordant ' +
+        'first, then the largest resource residuals) with both cells’ timelines, behaviour measures, patches, ' +
+        'verifier results and request curves → <round>/diagnosis/dossier.json and dossier.md',
+    )
+    .argument(
+      '<run-dir>',
+      'a run folder (comparison.json, artifacts/); its latest confirm-<n>/ round is used',
+    )
+    .option('--artifacts <dir>', 'the round’s artifacts folder (default: <round>/artifacts)')
+    .option('--max-instances <n>', 'driving instances per comparison (default 10)')
+    .option('--analyst <route>', 'also write diagnosis/proposal.json with this analyst: "scripted" (offline)')
+    .action(async (dir: string, opts: { artifacts?: string; maxInstances?: string; analyst?: string }) => {
+      if (opts.analyst !== undefined && opts.analyst !== 'scripted') {
+        throw new HwError('usage', `--analyst must be "scripted", got "${opts.analyst}"`, {
+          help: 'the scripted analyst runs offline; a harness-run analyst is not available yet',
+        })
+      }
+      let maxInstances: number | undefined
+      if (opts.maxInstances !== undefined) {
+        maxInstances = Number(opts.maxInstances)
+        if (!Number.isInteger(maxInstances) || maxInstances < 1) {
+          throw new HwError('usage', `--max-instances must be a whole number ≥ 1, got ${opts.maxInstances}`)
+        }
+      }
+      const r = await diagnoseRun({
+        dir,
+        artifacts: opts.artifacts,
+        maxInstances,
+        analyst: opts.analyst ? scriptedAnalyst : undefined,
+        log: (l) => process.stdout.write(`${l}\n`),
+      })
+      process.stdout.write(`wrote ${r.dossierJson} and ${r.dossierMd}\n`)
+    })
+}

@@ -1,0 +1,229 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
+import { ComparisonSchema } from '../compare/schema.js'
+import { type Decision, DecisionSchema } from '../detect/schema.js'
+import { readReport, runAnalyst } from '../diagnose/analyst.js'
+import { buildDossier, type LoadedAttempt } from '../diagnose/dossier.js'
+import { dossierHtmlSection, withDossierSection } from '../diagnose/html.js'
+import { renderDossierMarkdown } from '../diagnose/markdown.js'
+import type { AnalystPort } from '../diagnose/port.js'
+import { type Dossier, type ProposalFile, ProposalFileSchema } from '../diagnose/schema.js'
+import type { DiagnosisSummary } from '../diagnose/summary.js'
+import { HwError } from '../errors.js'
+import { type AttemptRecord, AttemptRecordSchema } from '../run/records.js'
+import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
+import { normalizeTrajectory } from '../trajectory/read.js'
+import { strictJson } from '../util/json.js'
+import { quotePath } from '../util/paths.js'
+
+export interface DiagnoseOptions {
+  /** A run folder (comparison.json, artifacts/); its latest confirm-<n>/ round is used when present. */
+  dir: string
+  /** The round's artifacts folder; default `<round dir>/artifacts`. */
+  artifacts?: string
+  maxInstances?: number
+  /** When given, the analyst answers from the dossier tools and diagnosis/proposal.json is written. */
+  analyst?: AnalystPort
+  log?: (line: string) => void
+}
+
+export interface DiagnoseResult {
+  /** The round folder the dossier describes (the confirmation round when one ran). */
+  roundDir: string
+  dossierJson: string
+  dossierMd: string
+  dossier: Dossier
+  proposal: ProposalFile | null
+}
+
+/**
+ * `harness-watch diagnose <run dir>`: read the final round's comparison.json, decision.json and
+ * artifacts, map the driving attempts' trajectories, and write diagnosis/dossier.json and
+ * diagnosis/dossier.md beside the final report. Unreadable attempt or ledger lines and bad
+ * trajectories are named in the dossier's notes; they never stop it. Throws HwError
+ * `diagnose_input_invalid` when there is no readable comparison.json.
+ */
+export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult> {
+  const roundDir = await finalRoundDir(opts.dir)
+  const cmpPath = path.join(roundDir, 'comparison.json')
+  let comparison: ReturnType<typeof ComparisonSchema.parse>
+  try {
+    comparison = ComparisonSchema.parse(JSON.parse(await readFile(cmpPath, 'utf8')))
+  } catch (e) {
+    throw new HwError('diagnose_input_invalid', `no readable comparison.json at ${quotePath(cmpPath)}`, {
+      help: `run \`harness-watch aggregate\` first (${String((e as Error).message).split('\n')[0]})`,
+    })
+  }
+  const notes: string[] = []
+  const decision = await readDecision(path.join(roundDir, 'decision.json'), notes)
+  const outDir = path.join(roundDir, 'diagnosis')
+  const wanted = new Set<string>()
+  for (const c of comparison.comparisons)
+    for (const d of c.drivers) {
+      wanted.add(`${c.baseline}\0${d.instance}`)
+      wanted.add(`${c.treatment}\0${d.instance}`)
+    }
+  const attempts = await loadAttempts(
+    opts.artifacts ?? path.join(roundDir, 'artifacts'),
+    outDir,
+    wanted,
+    notes,
+  )
+  const dossier = buildDossier({ comparison, decision, attempts, maxInstances: opts.maxInstances, notes })
+  await mkdir(outDir, { recursive: true })
+  const dossierJson = path.join(outDir, 'dossier.json')
+  const dossierMd = path.join(outDir, 'dossier.md')
+  await writeFile(dossierJson, strictJson(dossier))
+  await writeFile(dossierMd, renderDossierMarkdown(dossier))
+  // report.html (written before the dossier existed) links each driving instance to its timelines.
+  const htmlPath = path.join(roundDir, 'report.html')
+  const html = await readFile(htmlPath, 'utf8').catch(() => null)
+  if (html !== null) await writeFile(htmlPath, withDossierSection(html, dossierHtmlSection(dossier)))
+  const n = dossier.comparisons.reduce((s, c) => s + c.instances.length, 0)
+  opts.log?.(
+    `diagnosis: ${n} driving instance(s), ${Object.keys(dossier.attempts).length} attempt(s) → ${quotePath(dossierJson)}`,
+  )
+  let proposal: ProposalFile | null = null
+  if (opts.analyst && n > 0) {
+    proposal = await runAnalyst({
+      dossier,
+      dir: outDir,
+      report: await readReport(roundDir),
+      port: opts.analyst,
+    })
+    opts.log?.(
+      `diagnosis: proposal ${proposal.grounding.status} after ${proposal.grounding.attempts} answer(s) (analyst ${proposal.analyst.route}, spend reported apart) → ${quotePath(path.join(outDir, 'proposal.json'))}`,
+    )
+  }
+  return { roundDir, dossierJson, dossierMd, dossier, proposal }
+}
+
+/** `<dir>/confirm-<n>` with the highest n holding a comparison.json, else `dir`. */
+export async function finalRoundDir(dir: string): Promise<string> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+  const rounds = entries
+    .filter((e) => e.isDirectory() && /^confirm-\d+$/.test(e.name))
+    .map((e) => ({ name: e.name, n: Number(e.name.slice(8)) }))
+    .sort((a, b) => b.n - a.n)
+  for (const r of rounds) {
+    const p = path.join(dir, r.name)
+    if (
+      await readFile(path.join(p, 'comparison.json')).then(
+        () => true,
+        () => false,
+      )
+    )
+      return p
+  }
+  return dir
+}
+
+async function readDecision(file: string, notes: string[]): Promise<Decision | null> {
+  const text = await readFile(file, 'utf8').catch(() => null)
+  if (text === null) return null
+  try {
+    return DecisionSchema.parse(JSON.parse(text))
+  } catch {
+    notes.push(`decision.json could not be read (another version?): statuses are left out`)
+    return null
+  }
+}
+
+async function loadAttempts(
+  artifacts: string,
+  outDir: string,
+  wanted: Set<string>,
+  notes: string[],
+): Promise<LoadedAttempt[]> {
+  const legs = await readdir(artifacts, { withFileTypes: true }).catch(() => [])
+  const out: LoadedAttempt[] = []
+  for (const leg of legs.filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
+    const legDir = await legFolder(path.join(artifacts, leg.name))
+    const records: AttemptRecord[] = []
+    for (const [i, line] of (await readFile(path.join(legDir, 'attempts.jsonl'), 'utf8').catch(() => ''))
+      .split('\n')
+      .entries()) {
+      if (line.trim() === '') continue
+      const r = safeJson(line, AttemptRecordSchema)
+      if (r) records.push(r)
+      else notes.push(`${leg.name}/attempts.jsonl:${i + 1}: not a valid attempt record (left out)`)
+    }
+    const needed = records.filter((r) => r.final && wanted.has(`${r.cell_id}\0${r.instance_id}`))
+    if (needed.length === 0) continue
+    const ledger = new Map<string, LedgerRow[]>()
+    for (const [i, line] of (await readFile(path.join(legDir, 'ledger.jsonl'), 'utf8').catch(() => ''))
+      .split('\n')
+      .entries()) {
+      if (line.trim() === '') continue
+      const row = safeJson(line, LedgerRowSchema)
+      if (!row) {
+        notes.push(`${leg.name}/ledger.jsonl:${i + 1}: not a valid ledger row (left out of request curves)`)
+        continue
+      }
+      const a = row.attribution
+      if (!a) continue
+      const k = `${a.cell_id}\0${a.instance_id}\0${a.trial}\0${a.attempt}`
+      const list = ledger.get(k) ?? []
+      list.push(row)
+      ledger.set(k, list)
+    }
+    for (const r of needed) {
+      const logs = path.join(legDir, r.logs_dir)
+      const bytes = await readFile(path.join(logs, 'trajectory.jsonl')).catch(() => null)
+      out.push({
+        record: r,
+        logsDir: path.relative(outDir, logs),
+        trajectory: normalizeTrajectory(bytes === null ? null : new Uint8Array(bytes), r.harness, {
+          cell: r.cell_id,
+          instance: r.instance_id,
+          trial: r.trial,
+          attempt: r.attempt,
+          startedAtMs: Number.isFinite(Date.parse(r.started_at)) ? Date.parse(r.started_at) : null,
+        }),
+        requests: ledger.get(`${r.cell_id}\0${r.instance_id}\0${r.trial}\0${r.attempt}`) ?? [],
+        patch: await readFile(path.join(logs, 'patch.diff'), 'utf8').catch(() => ''),
+        verifierLog: await readFile(path.join(logs, 'verifier.log'), 'utf8').catch(() => null),
+      })
+    }
+  }
+  return out
+}
+
+/** The leg folder itself, or its single sub-folder holding attempts.jsonl (a downloaded artifact). */
+async function legFolder(dir: string): Promise<string> {
+  const entries = await readdir(dir, { withFileTypes: true }).catch(() => [])
+  if (entries.some((e) => e.isFile() && e.name === 'attempts.jsonl')) return dir
+  const subs = entries.filter((e) => e.isDirectory())
+  return subs.length === 1 && subs[0] ? path.join(dir, subs[0].name) : dir
+}
+
+function safeJson<T>(
+  line: string,
+  schema: { safeParse(v: unknown): { success: boolean; data?: T } },
+): T | null {
+  try {
+    const r = schema.safeParse(JSON.parse(line))
+    return r.success ? (r.data as T) : null
+  } catch {
+    return null
+  }
+}
+
+/**
+ * The diagnosis written beside a decision (diagnosis/dossier.json, and proposal.json when an analyst
+ * ran), for publishing; null when there is no dossier. A proposal that does not validate is dropped.
+ */
+export async function readDiagnosis(roundDir: string): Promise<DiagnosisSummary | null> {
+  const dir = path.join(roundDir, 'diagnosis')
+  if (
+    !(await readFile(path.join(dir, 'dossier.json')).then(
+      () => true,
+      () => false,
+    ))
+  )
+    return null
+  const text = await readFile(path.join(dir, 'proposal.json'), 'utf8').catch(() => null)
+  let proposal: ProposalFile | null = null
+  if (text !== null) proposal = safeJson(text, ProposalFileSchema)
+  return { proposal, dossierPath: 'diagnosis/dossier.md' }
+}
