@@ -141,7 +141,9 @@ describe('loadTask', () => {
   it('names the task.toml file and field', async () => {
     const e = await loadError(taskFiles({ 'task.toml': GOOD_TOML.replace('"bugfix"', '"docs"') }))
     expect(e.where).toBe(path.join(root, 'demo-task', 'task.toml'))
-    expect(e.message).toBe('metadata.category: expected one of "bugfix", "feature", "refactor", "tool-use", got "docs"')
+    expect(e.message).toBe(
+      'metadata.category: expected one of "bugfix", "feature", "refactor", "tool-use", got "docs"',
+    )
   })
 
   it('rejects missing or empty parts with the folder named', async () => {
