@@ -43,6 +43,8 @@ export interface Observation {
   endedAt: string | null
   /** Each attempt's failure class (src/classify); absent for published results, which carry none. */
   classes?: AttemptClassView[]
+  /** Bridge tasks: tool calls over the trial's attempts and how many failed (error or invalid_arguments). */
+  tools?: { calls: number; failed: number } | null
 }
 
 /** One attempt's classification as the comparison keeps it. */

@@ -14,6 +14,7 @@ import type {
 } from '../telemetry/capture.js'
 import type { Attribution } from '../telemetry/ledger.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
+import { ANSWER_FILE } from './bridge-source.js'
 import { harnessEnv } from './env.js'
 import type { InstanceSource, Verdict } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
@@ -205,6 +206,8 @@ export async function runAttempt(
       let verdict: Verdict | null = null
       const vt0 = performance.now()
       if (ranHarness && dirs && !run?.aborted) {
+        // The answer grader of bridge tasks reads the final answer from the private scratch folder.
+        await writeFile(path.join(dirs.scratch, ANSWER_FILE), parsed.finalMessage ?? '')
         verdict = await leg.source.verify(
           spec.instance,
           { workspace: dirs.workspace, scratch: dirs.scratch, logsDir: logs },
@@ -284,6 +287,7 @@ export async function runAttempt(
       self_report: parsed.selfReport,
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,
+      ...(verdict?.tools ? { tools: verdict.tools } : {}),
     }
     return {
       record,

@@ -79,6 +79,16 @@ export const AttemptRecordSchema = z.strictObject({
   self_report: SelfReportSchema.nullable(),
   final_message: z.string().nullable().describe("the harness's final answer, truncated to 2,000 characters"),
   logs_dir: z.string().describe('relative to the leg folder: logs/<instance>/<trial>-<attempt>'),
+  tools: z
+    .strictObject({
+      calls: z.number().int().nonnegative(),
+      ok: z.number().int().nonnegative(),
+      error: z.number().int().nonnegative(),
+      invalid_arguments: z.number().int().nonnegative(),
+      unreadable: z.number().int().nonnegative(),
+    })
+    .optional()
+    .describe("bridge tasks: the attempt's tool calls by status, summed from calls.jsonl"),
 })
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>
 
