@@ -5,6 +5,7 @@ import { stopWorker } from '../compare/worker.js'
 import { EXIT, isHwError } from '../errors.js'
 import { packageRoot } from '../util/paths.js'
 import { registerAggregate } from './commands/aggregate.js'
+import { registerBridge } from './commands/bridge.js'
 import { registerCompare } from './commands/compare.js'
 import { registerConfirm } from './commands/confirm.js'
 import { registerDetect } from './commands/detect.js'
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerConfirm(program)
   registerPublish(program)
   registerLocal(program)
+  registerBridge(program)
   return program
 }
 
