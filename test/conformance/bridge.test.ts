@@ -8,7 +8,7 @@ import { runWithBridge } from '../support/bridge-run.js'
 
 /**
  * Every bridge recipe of src/harnesses/mcp.ts verified on the real CLI (rig.md §0): pinned versions of
- * manifests/local-all.yml, each over its own wire API, against the scripted model and an MCP server on
+ * manifests/local-all.yml, each over its own wire API, against the scripted model and the real tool-bridge on
  * stdio. `HW_CONFORMANCE=pi,codex` runs a subset.
  */
 const PINNED: { harness: HarnessName; version: string; api: WireApi; model: string }[] = [
@@ -35,7 +35,7 @@ describe.sequential('tool-bridge recipes on the real CLIs', () => {
       process.stdout.write(
         `[${pin.harness}] bridge run ${(r.wallMs / 1000).toFixed(1)} s, transport ${r.transport}\n`,
       )
-      expectBridgeRecipeWorks(r, recipe?.toolName('get_order') ?? { name: '?' })
+      expectBridgeRecipeWorks(r, (t) => recipe?.toolName(t) ?? { name: '?' })
     })
   }
 })

@@ -8,7 +8,7 @@ import { runWithBridge } from '../support/bridge-run.js'
 
 /**
  * The one real CLI of the default suite: Pi with our bridge extension (the transport we wrote
- * ourselves), against the scripted model and an MCP server on stdio. Every other recipe is verified
+ * ourselves), against the scripted model and the real tool-bridge on stdio. Every other recipe is verified
  * by test/conformance/bridge.test.ts.
  */
 describe('Pi 0.73.1 reaches the tool-bridge through the extension', () => {
@@ -35,6 +35,6 @@ describe('Pi 0.73.1 reaches the tool-bridge through the extension', () => {
       timeoutMs: 120_000,
     })
     expect(r.transport).toBe('pi-extension')
-    expectBridgeRecipeWorks(r, MCP_RECIPES.pi?.toolName('get_order') ?? { name: '?' })
+    expectBridgeRecipeWorks(r, (t) => MCP_RECIPES.pi?.toolName(t) ?? { name: '?' })
   }, 180_000)
 })
