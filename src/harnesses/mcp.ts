@@ -232,8 +232,26 @@ const piRecipe: McpRecipe = {
 }
 
 /**
+ * agentd (issue 15 §7): its own `--mcp <file>` flag, given an `mcpServers` file in the home. Tool names
+ * are taken as agentd registers them, unprefixed (not verified against a real agentd: no release runs
+ * here; the stand-in test checks the flag and the file).
+ */
+const agentdRecipe: McpRecipe = {
+  transport: mcpTransport,
+  toolName: (tool) => ({ name: tool }),
+  async wire(inv, ctx, e) {
+    const file = await writeInside(
+      ctx.home,
+      '.agentd/hw-mcp.json',
+      jsonFile({ mcpServers: { [BRIDGE_SERVER]: serverEntry(e, (url) => ({ type: 'http', url })) } }),
+    )
+    return { ...inv, args: [...inv.args, '--mcp', file] }
+  },
+}
+
+/**
  * The bridge recipe of every harness; null where the harness cannot load the bridge here, and
- * `validate` refuses such a cell for a bridge panel (`bridgeRefusal`). agentd takes `--mcp` itself.
+ * `validate` refuses such a cell for a bridge panel (`bridgeRefusal`).
  */
 export const MCP_RECIPES: Record<HarnessName, McpRecipe | null> = {
   pi: piRecipe,
@@ -246,6 +264,7 @@ export const MCP_RECIPES: Record<HarnessName, McpRecipe | null> = {
   openhands: null,
   hermes: null,
   'mini-swe-agent': null,
+  agentd: agentdRecipe,
   command: null,
 }
 

@@ -7,6 +7,7 @@ import { runProcessGroup } from '../panel/process.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
 import { safeSegment } from '../util/paths.js'
+import type { BridgeSpec } from './bridge.js'
 import type { VerifierStatus } from './outcome.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
 
@@ -38,9 +39,14 @@ export interface SourceDirs {
 export interface InstanceSource {
   /**
    * Fill the empty workspace with the instance's starting state, committed as the baseline; return the
-   * prompt and the baseline commit. Throws on failure (an infra failure of the attempt).
+   * prompt and the baseline commit, and for a bridge task the bridge to wire into the harness (its
+   * environment file and a fresh state folder under `dirs.scratch`). Throws on failure (an infra
+   * failure of the attempt).
    */
-  prepare(instance: string, dirs: SourceDirs): Promise<{ prompt: string; baseCommit: string }>
+  prepare(
+    instance: string,
+    dirs: SourceDirs,
+  ): Promise<{ prompt: string; baseCommit: string; bridge?: BridgeSpec }>
   /** Grade the attempt after the harness; `patchFile` holds its deliverable. Never throws. */
   verify(instance: string, dirs: SourceDirs, patchFile: string): Promise<Verdict>
   /** Remove cached starting states. */

@@ -141,9 +141,18 @@ describe('bridge recipes (rig.md §2), rendered into each harness isolated home'
 })
 
 describe('which harnesses can run a bridge panel', () => {
-  it('the seven npm CLIs have a recipe; the others are refused with a reason', () => {
+  it('the seven npm CLIs and agentd have a recipe; the others are refused with a reason', () => {
     const wired = HARNESS_NAMES.filter((h) => MCP_RECIPES[h] !== null).sort()
-    expect(wired).toEqual(['claude-code', 'codex', 'copilot', 'gemini-cli', 'opencode', 'pi', 'qwen-code'])
+    expect(wired).toEqual([
+      'agentd',
+      'claude-code',
+      'codex',
+      'copilot',
+      'gemini-cli',
+      'opencode',
+      'pi',
+      'qwen-code',
+    ])
     for (const h of HARNESS_NAMES) {
       const why = bridgeRefusal(h)
       if (MCP_RECIPES[h]) expect(why).toBeNull()
@@ -170,6 +179,7 @@ describe('which harnesses can run a bridge panel', () => {
       'gemini-cli': { name: 'mcp_bridge_get_order' },
       copilot: { name: 'bridge-get_order' },
       'qwen-code': { name: 'mcp__bridge__get_order' },
+      agentd: { name: 'get_order' },
     })
   })
 
