@@ -128,8 +128,10 @@ const codexRecipe: McpRecipe = {
     const text = await readFile(file, 'utf8').catch(() => '')
     const doc = parseToml(text) as Record<string, unknown>
     const servers = (doc.mcp_servers ?? {}) as Record<string, unknown>
-    // A slow start on a loaded runner must not leave the tools out of the first request: Codex then
-    // runs without them (seen at the default timeout on a busy 2-core machine).
+    // Codex 0.171 treats MCP servers as optional and sends the first request once a short grace period
+    // is over, without the tools of a server still starting (seen with the bridge started from source
+    // on a busy 2-core runner): wait for the bridge as long as its start may take.
+    doc.mcp_optional_startup_grace_ms = MCP_STARTUP_TIMEOUT_S * 1000
     doc.mcp_servers = {
       ...servers,
       [BRIDGE_SERVER]: serverEntry(e, (url) => ({ url }), { startup_timeout_sec: MCP_STARTUP_TIMEOUT_S }),

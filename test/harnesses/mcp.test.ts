@@ -64,6 +64,8 @@ describe('bridge recipes (rig.md §2), rendered into each harness isolated home'
     expect(doc.mcp_servers).toEqual({
       bridge: { command: STDIO.command, args: STDIO.args, startup_timeout_sec: 60 },
     })
+    // Codex would otherwise send its first request without a bridge that is still starting
+    expect(doc.mcp_optional_startup_grace_ms).toBe(60_000)
     expect(doc.model_provider).toBe('hw')
     expect(doc.approval_policy).toBe('never')
     expect(invocation).toEqual(inv)
