@@ -95,3 +95,46 @@ export function summarizeCalls(file: string): CallSummary {
   }
   return out
 }
+
+/**
+ * The private record of calls with their arguments, for grading only (`tool_calls` needs the values).
+ * It lives in the attempt's scratch state folder, which never leaves the run; calls.jsonl is what the
+ * artifact keeps.
+ */
+export interface TracedCall {
+  tool: string
+  arguments: unknown
+  status: CallRow['status']
+  code?: string
+}
+
+export class TraceLog {
+  constructor(readonly file: string) {}
+  append(call: TracedCall): void {
+    appendFileSync(this.file, `${JSON.stringify(call)}\n`)
+  }
+}
+
+/** Read a trace file; a missing file is no calls, an unreadable line is skipped and counted. */
+export function readTrace(file: string): { calls: TracedCall[]; unreadable: number } {
+  let text: string
+  try {
+    text = readFileSync(file, 'utf8')
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return { calls: [], unreadable: 0 }
+    throw e
+  }
+  const calls: TracedCall[] = []
+  let unreadable = 0
+  for (const line of text.split('\n')) {
+    if (line.trim() === '') continue
+    try {
+      const v = JSON.parse(line) as TracedCall
+      if (typeof v.tool === 'string' && typeof v.status === 'string') calls.push(v)
+      else unreadable++
+    } catch {
+      unreadable++
+    }
+  }
+  return { calls, unreadable }
+}

@@ -1,6 +1,6 @@
 import type { JsonSchemaValidator } from '@modelcontextprotocol/sdk/validation'
 import { AjvJsonSchemaValidator } from '@modelcontextprotocol/sdk/validation/ajv'
-import { type CallLog, callRow } from './calls.js'
+import { type CallLog, callRow, type TraceLog } from './calls.js'
 import type { ToolOutcome, ToolProvider, ToolSpec } from './provider.js'
 
 /** A property Gemini CLI adds to every tool and forwards when set (rig.md §2.3); dropped unless declared. */
@@ -20,6 +20,7 @@ export class Dispatcher {
   constructor(
     private readonly provider: ToolProvider,
     private readonly log: CallLog | null = null,
+    private readonly trace: TraceLog | null = null,
   ) {
     this.specs = new Map(provider.tools().map((t) => [t.name, t]))
     const ajv = new AjvJsonSchemaValidator()
@@ -40,6 +41,12 @@ export class Dispatcher {
     const start = performance.now()
     const outcome = await this.outcome(name, rawArgs)
     this.log?.append(callRow(name, rawArgs, outcome.status, outcome.code, performance.now() - start))
+    this.trace?.append({
+      tool: name,
+      arguments: rawArgs ?? null,
+      status: outcome.status,
+      ...(outcome.code ? { code: outcome.code } : {}),
+    })
     return outcome
   }
 

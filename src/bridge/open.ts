@@ -3,13 +3,15 @@ import path from 'node:path'
 import { HwError } from '../errors.js'
 import { quotePath } from '../util/paths.js'
 import { realRoot } from './builtins/confine.js'
-import { CallLog } from './calls.js'
+import { CallLog, TraceLog } from './calls.js'
 import { Dispatcher } from './dispatch.js'
 import { EnvProvider } from './env-provider.js'
 import { loadEnvironment } from './env-schema.js'
 
 /** The calls log inside a state folder. */
 export const CALLS_FILE = 'calls.jsonl'
+/** The private calls-with-arguments record inside a state folder (grading only; never in an artifact). */
+export const TRACE_FILE = 'trace.jsonl'
 
 /**
  * A dispatcher over an environment file: the world in `<stateDir>/world.json`, calls logged to
@@ -29,5 +31,12 @@ export async function openEnvironment(
     throw new HwError('bridge_sandbox_missing', `${quotePath(sandbox)}: the sandbox folder does not exist`)
   }
   const provider = new EnvProvider(env, stateDir, root)
-  return { dispatcher: new Dispatcher(provider, new CallLog(path.join(stateDir, CALLS_FILE))), provider }
+  return {
+    dispatcher: new Dispatcher(
+      provider,
+      new CallLog(path.join(stateDir, CALLS_FILE)),
+      new TraceLog(path.join(stateDir, TRACE_FILE)),
+    ),
+    provider,
+  }
 }

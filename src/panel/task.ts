@@ -14,8 +14,8 @@ export const TaskTomlSchema = z.strictObject({
   version: z.string().optional(),
   metadata: z.strictObject({
     difficulty: z.enum(['easy', 'medium', 'hard']),
-    language: z.enum(['javascript', 'python']),
-    category: z.enum(['bugfix', 'feature', 'refactor']),
+    language: z.enum(['javascript', 'python', 'none']),
+    category: z.enum(['bugfix', 'feature', 'refactor', 'tool-use']),
     tags: z.array(z.string().min(1)).default([]),
     author_name: z.string().optional(),
     author_email: z.string().optional(),
@@ -29,13 +29,23 @@ export const TaskTomlSchema = z.strictObject({
   agent: z.strictObject({ timeout_sec: z.number().positive().default(300) }).default({ timeout_sec: 300 }),
   hw: z
     .strictObject({
+      kind: z
+        .enum(['tests', 'bridge'])
+        .default('tests')
+        .describe('tests: tests/test.sh grades; bridge: environment/bridge.json tools, graders below'),
+      graders: z
+        .array(z.record(z.string(), z.unknown()))
+        .optional()
+        .describe(
+          'bridge tasks: [[hw.graders]] name = "tool_calls" | "end_state" | "files" | "command" | "answer", plus its fields',
+        ),
       test_command: z
         .string()
         .min(1)
         .optional()
         .describe('visible tests the agent may run in the workspace, e.g. "node --test"'),
     })
-    .default({}),
+    .default({ kind: 'tests' }),
   environment: z.record(z.string(), z.unknown()).optional(),
   solution: z.record(z.string(), z.unknown()).optional(),
 })
@@ -59,13 +69,15 @@ export interface Task {
   /** Extra variables task.toml sets for the verifier ([verifier] env). */
   verifierEnv: Record<string, string>
   hasSolution: boolean
+  /** `tests` (tests/test.sh grades) or `bridge` (tool-bridge task; see src/panel/bridge-task.ts). */
+  kind: 'tests' | 'bridge'
   paths: {
     /** Repo copied into each attempt's workspace. */
     environment: string
     /** Hidden verifier folder (HW_TESTS_DIR). */
     tests: string
     testScript: string
-    /** solution/solve.sh, or null when absent. */
+    /** solution/solve.sh (a bridge task: solution/calls.json), or null when absent. */
     solveScript: string | null
   }
 }
@@ -133,10 +145,10 @@ export async function loadTask(dir: string): Promise<Task> {
 
   const tests = path.join(abs, 'tests')
   const testScript = path.join(tests, 'test.sh')
-  if (!(await isFile(testScript))) {
+  if (toml.hw.kind === 'tests' && !(await isFile(testScript))) {
     throw new HwError('task_invalid', 'missing tests/test.sh (the hidden verifier)', { where: abs })
   }
-  const solveFile = path.join(abs, 'solution', 'solve.sh')
+  const solveFile = path.join(abs, 'solution', toml.hw.kind === 'bridge' ? 'calls.json' : 'solve.sh')
   const hasSolution = await isFile(solveFile)
 
   return {
@@ -149,6 +161,7 @@ export async function loadTask(dir: string): Promise<Task> {
     testCommand: toml.hw.test_command ?? null,
     verifierEnv: toml.verifier.env ?? {},
     hasSolution,
+    kind: toml.hw.kind,
     paths: { environment, tests, testScript, solveScript: hasSolution ? solveFile : null },
   }
 }

@@ -4,6 +4,7 @@ import path from 'node:path'
 import pLimit from 'p-limit'
 import { HwError } from '../errors.js'
 import { builtinPanelsDir } from '../util/paths.js'
+import { verifyBridgeTask } from './bridge-verify.js'
 import { runProcessGroup } from './process.js'
 import { listTaskFolders } from './resolve.js'
 import { loadTask, type Task } from './task.js'
@@ -60,6 +61,7 @@ export async function verifyTask(task: Task, opts: VerifyOptions = {}): Promise<
   const logs = path.join(logRoot, task.id)
   await mkdir(logs, { recursive: true })
   try {
+    if (task.kind === 'bridge') return await verifyBridgeTask(task, { repeat: opts.repeat, logsDir: logRoot })
     const start = await withWorkspace(task, (ws) =>
       runTaskVerifier(task, ws, { logFile: path.join(logs, 'start.log') }),
     )

@@ -14,7 +14,8 @@ import type {
 } from '../telemetry/capture.js'
 import type { Attribution } from '../telemetry/ledger.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
-import { type BridgeSpec, bridgeStdioEndpoint } from './bridge.js'
+import { bridgeStdioEndpoint } from './bridge.js'
+import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
 import { harnessEnv } from './env.js'
 import type { InstanceSource, Verdict } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
@@ -121,7 +122,7 @@ export async function runAttempt(
   try {
     // --- setup: workspace, home, telemetry key, adapter config ---
     let prompt = ''
-    let bridge: BridgeSpec | undefined
+    let bridge: BridgeAttempt | undefined
     try {
       dirs = await makeAttemptDirs(leg.workRoot)
       ;({ prompt, baseCommit, bridge } = await leg.source.prepare(spec.instance, {
@@ -160,7 +161,7 @@ export async function runAttempt(
             leg.adapter.name,
             inv,
             ctx,
-            bridgeStdioEndpoint(bridge, dirs.workspace),
+            bridgeStdioEndpoint(bridge, bridge.sandbox),
           )
           inv = wired.invocation
           transport = wired.transport
@@ -218,6 +219,8 @@ export async function runAttempt(
       let verdict: Verdict | null = null
       const vt0 = performance.now()
       if (ranHarness && dirs && !run?.aborted) {
+        // The answer grader of bridge tasks reads the final answer from the private scratch folder.
+        await writeFile(path.join(dirs.scratch, ANSWER_FILE), parsed.finalMessage ?? '')
         verdict = await leg.source.verify(
           spec.instance,
           { workspace: dirs.workspace, scratch: dirs.scratch, logsDir: logs },
@@ -298,6 +301,7 @@ export async function runAttempt(
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,
       ...(transport ? { transport } : {}),
+      ...(verdict?.tools ? { tools: verdict.tools } : {}),
     }
     return {
       record,

@@ -1,13 +1,15 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
 import path from 'node:path'
+import type { CallSummary } from '../bridge/calls.js'
 import { HwError } from '../errors.js'
 import type { Manifest } from '../manifest/schema.js'
+import { type BridgeTask, loadBridgeTask } from '../panel/bridge-task.js'
 import { expandTemplate, writePredictions } from '../panel/idlist.js'
 import { runProcessGroup } from '../panel/process.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
 import { safeSegment } from '../util/paths.js'
-import type { BridgeSpec } from './bridge.js'
+import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
 import type { VerifierStatus } from './outcome.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
 
@@ -19,6 +21,8 @@ export interface Verdict {
   durationMs: number
   /** Why the status is error/timeout, or null. */
   reason: string | null
+  /** Bridge tasks: the attempt's tool calls by status (from calls.jsonl). */
+  tools?: CallSummary
 }
 
 /** The folders of one attempt an instance source works in (all absolute). */
@@ -39,14 +43,13 @@ export interface SourceDirs {
 export interface InstanceSource {
   /**
    * Fill the empty workspace with the instance's starting state, committed as the baseline; return the
-   * prompt and the baseline commit, and for a bridge task the bridge to wire into the harness (its
-   * environment file and a fresh state folder under `dirs.scratch`). Throws on failure (an infra
-   * failure of the attempt).
+   * prompt and the baseline commit, and for a bridge task the bridge the run stage wires into the
+   * harness (harnesses/mcp.ts). Throws on failure (an infra failure of the attempt).
    */
   prepare(
     instance: string,
     dirs: SourceDirs,
-  ): Promise<{ prompt: string; baseCommit: string; bridge?: BridgeSpec }>
+  ): Promise<{ prompt: string; baseCommit: string; bridge?: BridgeAttempt }>
   /** Grade the attempt after the harness; `patchFile` holds its deliverable. Never throws. */
   verify(instance: string, dirs: SourceDirs, patchFile: string): Promise<Verdict>
   /** Remove cached starting states. */
@@ -93,10 +96,17 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
     memo(templates, task.id, () =>
       buildTemplate(task.paths.environment, path.join(opts.templatesDir, safeSegment(task.id))),
     )
+  // Bridge tasks: the third source of prompts and grades (src/run/bridge-source.ts).
+  const bridgeTasks = new Map<string, Promise<BridgeTask>>()
+  const bridgeOf = (task: Task): Promise<BridgeTask> => memo(bridgeTasks, task.id, () => loadBridgeTask(task))
   return {
     async prepare(instance, dirs) {
       if (opts.tasksDir) {
         const task = await taskOf(instance)
+        if (task.kind === 'bridge') {
+          const r = await prepareBridge(task.id, await bridgeOf(task), dirs, opts.templatesDir, templates)
+          return { prompt: task.instruction, ...r }
+        }
         const baseCommit = await templateOf(task)
         await copyTemplate(path.join(opts.templatesDir, safeSegment(task.id)), dirs.workspace)
         return { prompt: task.instruction, baseCommit }
@@ -112,6 +122,7 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
       try {
         if (b.verifier.kind === 'task-tests') {
           const task = await taskOf(instance)
+          if (task.kind === 'bridge') return await verifyBridge(await bridgeOf(task), dirs)
           const r = await runTaskVerifier(task, dirs.workspace, {
             logFile: path.join(dirs.logsDir, 'verifier.log'),
           })

@@ -79,6 +79,16 @@ export const AttemptRecordSchema = z.strictObject({
     .enum(['mcp-stdio', 'mcp-http', 'pi-extension'])
     .optional()
     .describe('bridge tasks: how the harness reached the tool-bridge (its MCP client, or our Pi extension)'),
+  tools: z
+    .strictObject({
+      calls: z.number().int().nonnegative(),
+      ok: z.number().int().nonnegative(),
+      error: z.number().int().nonnegative(),
+      invalid_arguments: z.number().int().nonnegative(),
+      unreadable: z.number().int().nonnegative(),
+    })
+    .optional()
+    .describe("bridge tasks: the attempt's tool calls by status, summed from calls.jsonl"),
 })
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>
 

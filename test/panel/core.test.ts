@@ -60,7 +60,9 @@ describe('built-in panel "core"', () => {
     expect(Object.keys(by((t) => t.meta.difficulty)).sort()).toEqual(['easy', 'hard', 'medium'])
     for (const t of tasks) {
       const lang = t.meta.language === 'javascript' ? 'js' : 'py'
-      const kind = { bugfix: 'fix', feature: 'feature', refactor: 'refactor' }[t.meta.category]
+      const kind = ({ bugfix: 'fix', feature: 'feature', refactor: 'refactor' } as Record<string, string>)[
+        t.meta.category
+      ]
       expect(t.id.startsWith(`${lang}-${kind}-`), t.id).toBe(true)
       expect(t.testCommand, t.id).toBe(
         t.meta.language === 'javascript' ? 'node --test' : 'python3 -m unittest -q',

@@ -11,17 +11,25 @@ export const BASH_SCHEMA = {
   additionalProperties: false,
 }
 
+/** A finished bash command: exit code (null when killed), combined output (capped), whether it timed out. */
+export interface BashRun {
+  exitCode: number | null
+  signal: string | null
+  output: string
+  timedOut: boolean
+  spawnError: string | null
+}
+
 /**
- * bash: run `command` with `bash -c` in the sandbox folder, with an allowlisted environment (PATH,
- * LANG, HOME and TMPDIR set to the sandbox: nothing of the bridge's own environment), stdin closed, in
- * its own process group, killed whole after `timeoutS` seconds. The result is the exit code and the
- * combined output (at most 64 KiB). A non-zero exit is a result, not a tool error; a timeout is an error.
+ * Run `command` with `bash -c` in `cwd`, with an allowlisted environment (PATH, LANG, HOME and TMPDIR
+ * set to `cwd`: nothing of our own environment), stdin closed, in its own process group, killed whole
+ * after `timeoutS` seconds. Combined output is kept up to 64 KiB.
  */
-export function bashTool(root: string, args: { command: string }, timeoutS: number): Promise<ToolOutcome> {
+export function runBash(cwd: string, command: string, timeoutS: number): Promise<BashRun> {
   return new Promise((resolve) => {
-    const child = spawn('bash', ['-c', args.command], {
-      cwd: root,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: root, TMPDIR: root },
+    const child = spawn('bash', ['-c', command], {
+      cwd,
+      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', LANG: 'C.UTF-8', HOME: cwd, TMPDIR: cwd },
       stdio: ['ignore', 'pipe', 'pipe'],
       detached: true,
     })
@@ -29,13 +37,11 @@ export function bashTool(root: string, args: { command: string }, timeoutS: numb
     let size = 0
     let cut = false
     const take = (b: Buffer): void => {
-      if (size >= MAX_OUTPUT_BYTES) {
-        cut = true
-        return
-      }
-      chunks.push(b.subarray(0, MAX_OUTPUT_BYTES - size))
-      if (b.length > MAX_OUTPUT_BYTES - size) cut = true
-      size += Math.min(b.length, MAX_OUTPUT_BYTES - size)
+      const room = MAX_OUTPUT_BYTES - size
+      if (b.length > room) cut = true
+      if (room <= 0) return
+      chunks.push(b.subarray(0, room))
+      size += Math.min(b.length, room)
     }
     child.stdout.on('data', take)
     child.stderr.on('data', take)
@@ -46,17 +52,31 @@ export function bashTool(root: string, args: { command: string }, timeoutS: numb
     }, timeoutS * 1000)
     child.on('error', (e) => {
       clearTimeout(timer)
-      resolve({ status: 'error', code: 'spawn_failed', text: e.message })
+      resolve({ exitCode: null, signal: null, output: '', timedOut: false, spawnError: e.message })
     })
     child.on('close', (code, signal) => {
       clearTimeout(timer)
       killGroup(child.pid)
-      const out = Buffer.concat(chunks).toString('utf8') + (cut ? '\n[output cut at 64 KiB]' : '')
-      if (timedOut)
-        resolve({ status: 'error', code: 'timeout', text: `timed out after ${timeoutS} s\n${out}` })
-      else resolve({ status: 'ok', text: `exit ${code ?? signal}\n${out}` })
+      const output = Buffer.concat(chunks).toString('utf8') + (cut ? '\n[output cut at 64 KiB]' : '')
+      resolve({ exitCode: code, signal, output, timedOut, spawnError: null })
     })
   })
+}
+
+/**
+ * The bash builtin: `runBash` in the sandbox folder. The result is the exit code and the output; a
+ * non-zero exit is a result, not a tool error; a timeout is an error.
+ */
+export async function bashTool(
+  root: string,
+  args: { command: string },
+  timeoutS: number,
+): Promise<ToolOutcome> {
+  const r = await runBash(root, args.command, timeoutS)
+  if (r.spawnError) return { status: 'error', code: 'spawn_failed', text: r.spawnError }
+  if (r.timedOut)
+    return { status: 'error', code: 'timeout', text: `timed out after ${timeoutS} s\n${r.output}` }
+  return { status: 'ok', text: `exit ${r.exitCode ?? r.signal}\n${r.output}` }
 }
 
 function killGroup(pid: number | undefined): void {
