@@ -58,7 +58,7 @@ export async function loadTaskScript(dir: string): Promise<TaskScript> {
   }
   const files = await listFiles(path.join(dir, 'environment'))
   const callsText = await readFile(path.join(dir, 'solution', 'calls.json'), 'utf8').catch(() => null)
-  const answer = await readFile(path.join(dir, 'solution', 'answer.txt'), 'utf8').catch(() => null)
+  const answer = await readFile(path.join(dir, 'solution', 'answer.md'), 'utf8').catch(() => null)
   return {
     id: path.basename(dir),
     instruction,

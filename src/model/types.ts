@@ -68,7 +68,7 @@ export interface TaskScript {
   inspectFile: string | null
   /** Bridge task: the reference tool calls of solution/calls.json, in order; absent for coding tasks. */
   calls?: ReferenceCall[] | null
-  /** Bridge task: the reference final answer (solution/answer.txt), or null. */
+  /** Bridge task: the reference final answer (solution/answer.md), or null. */
   answer?: string | null
 }
 

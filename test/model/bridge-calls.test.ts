@@ -243,12 +243,12 @@ describe('reference calls and tool results', () => {
     expect(unwrapToolResult('{"other":1}')).toBe('{"other":1}')
   })
 
-  it('a task folder with solution/calls.json and answer.txt loads them into the script', async () => {
+  it('a task folder with solution/calls.json and answer.md loads them into the script', async () => {
     const dir = path.join(mkdtempSync(path.join(os.tmpdir(), 'hw-bridge-task-')), 'orders')
     mkdirSync(path.join(dir, 'solution'), { recursive: true })
     writeFileSync(path.join(dir, 'instruction.md'), 'Cancel order #W1.')
     writeFileSync(path.join(dir, 'solution', 'calls.json'), JSON.stringify(task.calls))
-    writeFileSync(path.join(dir, 'solution', 'answer.txt'), 'Cancelled.')
+    writeFileSync(path.join(dir, 'solution', 'answer.md'), 'Cancelled.')
     const s = await loadTaskScript(dir)
     expect(s.calls).toEqual(task.calls)
     expect(s.answer).toBe('Cancelled.')

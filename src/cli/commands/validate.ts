@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { loadManifest } from '../../manifest/load.js'
 import { summarizeManifest } from '../../manifest/summary.js'
+import { assertBridgeCapable } from '../../panel/bridge-capable.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
 
@@ -13,6 +14,7 @@ export function registerValidate(program: Command): void {
     .action(async (file: string, opts: { json?: boolean }) => {
       const loaded = await loadManifest(file, { runnable: true })
       const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
+      await assertBridgeCapable(loaded.manifest, panel, loaded.locate)
       // Planning is part of validation: a matrix that cannot fit 256 jobs is a manifest problem.
       const plan = buildPlan(loaded, panel)
       if (opts.json) {
