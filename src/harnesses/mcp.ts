@@ -128,13 +128,17 @@ const codexRecipe: McpRecipe = {
     const text = await readFile(file, 'utf8').catch(() => '')
     const doc = parseToml(text) as Record<string, unknown>
     const servers = (doc.mcp_servers ?? {}) as Record<string, unknown>
-    // Codex 0.171 treats MCP servers as optional and sends the first request once a short grace period
-    // is over, without the tools of a server still starting (seen with the bridge started from source
-    // on a busy 2-core runner): wait for the bridge as long as its start may take.
+    // Codex 0.171 treats an MCP server as optional by default and sends the first request once a short
+    // grace period is over, without the tools of a server still starting (seen with the bridge started
+    // from source on a busy 2-core runner). `required = true` makes the session wait for it (and fail
+    // if it cannot start, rather than run the task without its tools).
     doc.mcp_optional_startup_grace_ms = MCP_STARTUP_TIMEOUT_S * 1000
     doc.mcp_servers = {
       ...servers,
-      [BRIDGE_SERVER]: serverEntry(e, (url) => ({ url }), { startup_timeout_sec: MCP_STARTUP_TIMEOUT_S }),
+      [BRIDGE_SERVER]: serverEntry(e, (url) => ({ url }), {
+        required: true,
+        startup_timeout_sec: MCP_STARTUP_TIMEOUT_S,
+      }),
     }
     await writeInside(ctx.home, '.codex/config.toml', `${toToml(doc)}\n`)
     return inv

@@ -62,7 +62,7 @@ describe('bridge recipes (rig.md §2), rendered into each harness isolated home'
       unknown
     >
     expect(doc.mcp_servers).toEqual({
-      bridge: { command: STDIO.command, args: STDIO.args, startup_timeout_sec: 60 },
+      bridge: { command: STDIO.command, args: STDIO.args, required: true, startup_timeout_sec: 60 },
     })
     // Codex would otherwise send its first request without a bridge that is still starting
     expect(doc.mcp_optional_startup_grace_ms).toBe(60_000)
@@ -74,7 +74,7 @@ describe('bridge recipes (rig.md §2), rendered into each harness isolated home'
       string,
       unknown
     >
-    expect(again.mcp_servers).toEqual({ bridge: { url: HTTP.url, startup_timeout_sec: 60 } })
+    expect(again.mcp_servers).toEqual({ bridge: { url: HTTP.url, required: true, startup_timeout_sec: 60 } })
   })
 
   it('Gemini CLI and Qwen Code: mcpServers merged into settings.json (trust; Qwen alwaysLoadTools)', async () => {
