@@ -5,7 +5,7 @@ import { type Environment, loadEnvironment } from '../bridge/env-schema.js'
 import { HwError } from '../errors.js'
 import { type GraderUse, parseGraderUses } from '../grade/registry.js'
 import type { ReferenceCall } from '../grade/types.js'
-import { parseTaskToml, type Task } from './task.js'
+import { loadTask, parseTaskToml, type Task } from './task.js'
 
 /**
  * A bridge task folder (`[hw] kind = "bridge"` in task.toml):
@@ -92,4 +92,34 @@ export async function loadBridgeTask(task: Task): Promise<BridgeTask> {
     workspaceDir: hasWorkspace ? workspaceDir : null,
     scenario: await readFile(path.join(task.dir, 'user', 'scenario.md'), 'utf8').catch(() => null),
   }
+}
+
+/**
+ * Load every bridge task among `ids` of a task-folder panel, so `validate` refuses a bad environment,
+ * grader list or reference before anything runs. Throws HwError `task_invalid` listing every problem
+ * (each with its file, and line and field when known).
+ */
+export async function checkBridgeTasks(tasksDir: string, ids: readonly string[]): Promise<number> {
+  const problems: string[] = []
+  let bridge = 0
+  for (const id of ids) {
+    try {
+      const task = await loadTask(path.join(tasksDir, id))
+      if (task.kind !== 'bridge') continue
+      bridge++
+      await loadBridgeTask(task)
+    } catch (e) {
+      if (!(e instanceof HwError)) throw e
+      if (e.details.length > 0 && e.code === 'bridge_env_invalid') problems.push(...e.details)
+      else
+        problems.push(`${e.where ? `${e.where} ` : ''}${e.message}${e.details.map((d) => `; ${d}`).join('')}`)
+    }
+  }
+  if (problems.length > 0) {
+    throw new HwError('task_invalid', `${problems.length} problem(s) in the panel's task folders`, {
+      details: problems,
+      help: 'see docs/bridge.md for the bridge task format',
+    })
+  }
+  return bridge
 }
