@@ -37,4 +37,24 @@ describe('Pi 0.73.1 reaches the tool-bridge through the extension', () => {
     expect(r.transport).toBe('pi-extension')
     expectBridgeRecipeWorks(r, (t) => MCP_RECIPES.pi?.toolName(t) ?? { name: '?' })
   }, 180_000)
+
+  it('a bridge that cannot start fails the run before any model request, saying why', async (t) => {
+    if (!installed) {
+      t.skip(skip)
+      return
+    }
+    const r = await runWithBridge({
+      harness: 'pi',
+      installed,
+      api: 'chat',
+      model: 'gpt-5-mini',
+      timeoutMs: 120_000,
+      brokenBridge: true,
+    })
+    expect(r.exitCode).toBe(1)
+    expect(r.records).toEqual([])
+    expect(r.calls).toEqual([])
+    expect(r.parsed.startupError).toMatch(/Failed to load extension .*bridge-extension\.mjs/)
+    expect(r.stderr).toContain('cannot read the environment file')
+  }, 180_000)
 })

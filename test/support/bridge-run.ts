@@ -106,6 +106,8 @@ export async function runWithBridge(opts: {
   api: WireApi
   model: string
   timeoutMs?: number
+  /** Point the bridge at an environment file that does not exist (it cannot start). */
+  brokenBridge?: boolean
 }): Promise<BridgeRunResult> {
   const base = await mkdtemp(path.join(os.tmpdir(), `hw-bridge-${opts.harness}-`))
   const model = await startScriptedModel({ tasks: [ORDER_TASK], config: { success_rate: 1 } })
@@ -131,7 +133,10 @@ export async function runWithBridge(opts: {
     }
     const adapter = adapterFor(opts.harness)
     const inv0 = await adapter.prepare(opts.installed, ctx)
-    const endpoint = bridgeStdioEndpoint({ envFile, stateDir }, dirs.workspace)
+    const endpoint = bridgeStdioEndpoint(
+      { envFile: opts.brokenBridge ? path.join(base, 'missing.json') : envFile, stateDir },
+      dirs.workspace,
+    )
     const { invocation: inv, transport } = await wireBridge(opts.harness, inv0, ctx, endpoint)
     const t0 = performance.now()
     const run = await execa(inv.command, inv.args, {
