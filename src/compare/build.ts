@@ -11,6 +11,7 @@ import {
   registerPair,
 } from './pair.js'
 import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from './schema.js'
+import { buildScorecard } from './scorecard.js'
 import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD } from './stats/index.js'
 
 /** α and power of every test, interval and MDE in a comparison. */
@@ -97,6 +98,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
 
   return {
     schema_version: COMPARISON_SCHEMA_VERSION,
+    scorecard: buildScorecard(input.cells, input.observations),
     kind: input.kind,
     experiment_id: input.experimentId,
     run_id: input.runId,

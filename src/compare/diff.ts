@@ -3,6 +3,8 @@ import { z } from 'zod'
 import { HwError } from '../errors.js'
 import { zodMessage } from './jsonl.js'
 import { type Comparison, ComparisonSchema, type InstanceCell } from './schema.js'
+import { diffScorecards } from './scorecard.js'
+import { ScorecardDiffSchema } from './scorecard-schema.js'
 import { mcnemarExact } from './stats/index.js'
 
 export const DIFF_SCHEMA_VERSION = 1
@@ -68,6 +70,7 @@ export const ComparisonDiffSchema = z.strictObject({
   }),
   cells: z.array(CellDiffSchema),
   notes: z.array(z.string()),
+  scorecards: z.array(ScorecardDiffSchema).optional(),
 })
 export type ComparisonDiff = z.infer<typeof ComparisonDiffSchema>
 
@@ -204,6 +207,9 @@ export function diffComparisons(oldC: Comparison, newC: Comparison, opts: DiffOp
     instances: { common: common.length, only_old: onlyOld, only_new: onlyNew },
     cells,
     notes,
+    ...(oldC.scorecard && newC.scorecard
+      ? { scorecards: diffScorecards(oldC.scorecard, newC.scorecard) }
+      : {}),
   }
 }
 

@@ -498,6 +498,7 @@ function trialObservation(
     reasons,
     startedAt,
     endedAt,
+    tools: sumTools(rows.map((r) => r.value)),
   }
 }
 
@@ -525,4 +526,17 @@ function firstRunId(legs: LegArtifact[]): string | null {
     else if (l.attempts[0]) ids.add(l.attempts[0].value.run_id)
   }
   return [...ids].sort()[0] ?? null
+}
+
+/** Tool calls summed over a trial's attempts (bridge tasks), or null when no attempt reported them. */
+function sumTools(rows: AttemptRecord[]): { calls: number; failed: number } | null {
+  const withTools = rows.filter((r) => r.tools !== undefined)
+  if (withTools.length === 0) return null
+  let calls = 0
+  let failed = 0
+  for (const r of withTools) {
+    calls += r.tools?.calls ?? 0
+    failed += (r.tools?.error ?? 0) + (r.tools?.invalid_arguments ?? 0)
+  }
+  return { calls, failed }
 }

@@ -40,6 +40,8 @@ export interface Observation {
   /** Earliest start / latest end over the trial's attempts (ISO-8601, from the rows). */
   startedAt: string | null
   endedAt: string | null
+  /** Bridge tasks: tool calls over the trial's attempts and how many failed (error or invalid_arguments). */
+  tools?: { calls: number; failed: number } | null
 }
 
 export type CellRole = 'baseline' | 'treatment' | 'other'

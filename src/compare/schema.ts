@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { ScorecardSchema } from './scorecard-schema.js'
 
 /**
  * comparison.json: the paired comparison of every (baseline, treatment) pair of one experiment run (or of
@@ -387,6 +388,9 @@ export const ComparisonSchema = z.strictObject({
   instances: z.array(InstanceRowSchema),
   scope_statement: z.string(),
   notes: z.array(z.string()),
+  scorecard: ScorecardSchema.optional().describe(
+    'per cell: pass@1, pass^k, cost per solved task, tool-call error rate, exits',
+  ),
   drift: z
     .array(
       z.strictObject({

@@ -32,6 +32,8 @@ export function renderDiffMarkdown(d: ComparisonDiff, fullReport = 'the --json o
     '',
   ].join('\n')
   const sections: Section[] = [{ id: 'summary', text: head, keep: true }]
+  if (d.scorecards && d.scorecards.length > 0)
+    sections.push({ id: 'scorecard', text: scorecardDiffMarkdown(d.scorecards), keep: true })
   for (const c of d.cells) {
     if (c.regressions.length + c.fixes.length === 0) continue
     const rows = [
@@ -49,4 +51,21 @@ export function renderDiffMarkdown(d: ComparisonDiff, fullReport = 'the --json o
     pointer: (omitted) =>
       `> Shortened to fit GitHub's limit (${omitted.join(', ')}); the full list is in ${fullReport}.\n`,
   }).text
+}
+
+/** The scorecard part of a diff: headline metrics old → new and per-task pass-rate changes. */
+function scorecardDiffMarkdown(rows: NonNullable<ComparisonDiff['scorecards']>): string {
+  const rate = (v: number | null): string => (v === null ? '—' : `${(v * 100).toFixed(1)}%`)
+  const usd = (v: number | null): string => (v === null ? '—' : `$${v.toFixed(4)}`)
+  return [
+    '## Scorecard',
+    '',
+    '| Cell | pass@1 old → new | Tool-call error rate old → new | Cost per solved task old → new | Tasks regressed | Tasks fixed |',
+    '|---|---|---|---|---|---|',
+    ...rows.map(
+      (r) =>
+        `| ${codeSpan(r.cell)} | ${rate(r.pass_at_1.old)} → ${rate(r.pass_at_1.new)} | ${rate(r.tool_call_error_rate.old)} → ${rate(r.tool_call_error_rate.new)} | ${usd(r.cost_per_solved_usd.old)} → ${usd(r.cost_per_solved_usd.new)} | ${r.regressions.map(codeSpan).join(', ') || '—'} | ${r.fixes.map(codeSpan).join(', ') || '—'} |`,
+    ),
+    '',
+  ].join('\n')
 }

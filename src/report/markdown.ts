@@ -20,6 +20,7 @@ import {
   routeText,
 } from './format.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
+import { scorecardMarkdown } from './scorecard.js'
 
 export interface MarkdownOptions {
   /** Where the full report lives (a URL or a file name next to report.md). */
@@ -80,6 +81,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
     { id: 'resources', text: resourceSection(c) },
+    ...(c.scorecard ? [{ id: 'scorecard', text: scorecardMarkdown(c.scorecard, h) }] : []),
     { id: 'request-shape', text: requestShapeSection(c) },
     { id: 'drivers', text: driverSection(c) },
     incompleteSection(c),

@@ -70,7 +70,7 @@ describe('parseTaskToml', () => {
     const e = tomlError(
       '[metadata]\ndifficulty = "easy"\nlanguage = "rust"\ncategory = "bugfix"\n[verifier]\ntimeout_sec = -1\n',
     )
-    expect(e.message).toBe('metadata.language: expected one of "javascript", "python", got "rust"')
+    expect(e.message).toBe('metadata.language: expected one of "javascript", "python", "none", got "rust"')
     expect(e.details).toEqual(['verifier.timeout_sec: expected a number > 0, got -1'])
   })
 
@@ -141,7 +141,9 @@ describe('loadTask', () => {
   it('names the task.toml file and field', async () => {
     const e = await loadError(taskFiles({ 'task.toml': GOOD_TOML.replace('"bugfix"', '"docs"') }))
     expect(e.where).toBe(path.join(root, 'demo-task', 'task.toml'))
-    expect(e.message).toBe('metadata.category: expected one of "bugfix", "feature", "refactor", got "docs"')
+    expect(e.message).toBe(
+      'metadata.category: expected one of "bugfix", "feature", "refactor", "tool-use", got "docs"',
+    )
   })
 
   it('rejects missing or empty parts with the folder named', async () => {

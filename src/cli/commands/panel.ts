@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { EXIT, HwError } from '../../errors.js'
+import { importBfcl } from '../../panel/import/write.js'
 import { badTasks, isGood, type PanelVerification, resolvePanelDir, verifyPanel } from '../../panel/verify.js'
 
 interface VerifyFlags {
@@ -50,6 +51,23 @@ export function registerPanel(program: Command): void {
         if (!flags.logs) process.stderr.write('(rerun with --logs <dir> to keep the verifier output)\n')
       }
       process.exitCode = bad.length > 0 ? EXIT.failure : EXIT.ok
+    })
+  panel
+    .command('import')
+    .description("Convert a benchmark's files into bridge task folders")
+    .command('bfcl')
+    .description('BFCL question file (+ its possible_answer file) → one bridge task per single-turn row')
+    .argument('<file>', 'BFCL_v4_<category>.json (JSON Lines)')
+    .requiredOption('--out <dir>', 'folder to write the task folders into (a panel folder)')
+    .option('--answers <file>', 'the ground truth (default: possible_answer/<same name> beside <file>)')
+    .action(async (file: string, flags: { out: string; answers?: string }) => {
+      const r = await importBfcl(file, flags.out, flags.answers)
+      for (const s of r.skipped) process.stderr.write(`skipped ${s.id}: ${s.reason}\n`)
+      process.stdout.write(
+        `imported ${r.tasks.length} task(s) into ${flags.out}; skipped ${r.skipped.length}\n`,
+      )
+      if (r.tasks.length > 0)
+        process.stdout.write(`check them with: harness-watch panel verify ${flags.out}\n`)
     })
 }
 

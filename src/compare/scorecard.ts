@@ -1,0 +1,140 @@
+import type { Observation } from './observations.js'
+import type { Scorecard, ScorecardDiff } from './scorecard-schema.js'
+
+/**
+ * The scorecard: per-cell metrics of the agentic-evaluation tradition, as pure functions over trials
+ * (observations). Definitions:
+ * - pass@1: mean over instances of (resolved trials / graded trials); infra_error and ungraded trials
+ *   are left out of the denominator and counted apart.
+ * - pass^k (τ²-bench): mean over instances with n ≥ k graded trials of C(c, k) / C(n, k), c resolved;
+ *   the chance that k trials drawn without replacement all pass. Reported for k = 1..max trials.
+ * - cost per solved task: the cell's summed spend (USD) over resolved trials; null when nothing was
+ *   solved or any trial has no spend.
+ * - tool-call error rate: failed tool calls (error or invalid_arguments) / tool calls, over trials of
+ *   bridge tasks; null when no trial reports tool calls.
+ * - exits: trials by exit class of the final attempt (clean, budget, error, timeout, infra, …).
+ * Every undefined value is null, never NaN.
+ */
+
+/** C(n, k) / C(m, k) computed as a product (no overflow for the trial counts we see). */
+export function choiceRatio(c: number, n: number, k: number): number {
+  if (k > n) throw new RangeError(`k ${k} > n ${n}`)
+  if (c < k) return 0
+  let r = 1
+  for (let i = 0; i < k; i++) r *= (c - i) / (n - i)
+  return r
+}
+
+const graded = (o: Observation): boolean => o.outcome === 'resolved' || o.outcome === 'unresolved'
+
+/** Per instance: resolved and graded trials. */
+export function taskCounts(trials: Observation[]): Map<string, { resolved: number; graded: number }> {
+  const out = new Map<string, { resolved: number; graded: number }>()
+  for (const o of trials) {
+    const t = out.get(o.instance) ?? { resolved: 0, graded: 0 }
+    if (graded(o)) t.graded++
+    if (o.outcome === 'resolved') t.resolved++
+    out.set(o.instance, t)
+  }
+  return out
+}
+
+export function passAt1(trials: Observation[]): number | null {
+  const per = [...taskCounts(trials).values()].filter((t) => t.graded > 0)
+  if (per.length === 0) return null
+  return per.reduce((s, t) => s + t.resolved / t.graded, 0) / per.length
+}
+
+export function passHatK(trials: Observation[], k: number): { value: number | null; instances: number } {
+  const per = [...taskCounts(trials).values()].filter((t) => t.graded >= k)
+  if (per.length === 0) return { value: null, instances: 0 }
+  return {
+    value: per.reduce((s, t) => s + choiceRatio(t.resolved, t.graded, k), 0) / per.length,
+    instances: per.length,
+  }
+}
+
+export function costPerSolved(trials: Observation[]): number | null {
+  const solved = trials.filter((o) => o.outcome === 'resolved').length
+  if (solved === 0) return null
+  let spend = 0
+  for (const o of trials) {
+    const v = o.metrics.spend_usd
+    if (v === null || v === undefined) return null
+    spend += v
+  }
+  return spend / solved
+}
+
+export function toolCallErrorRate(trials: Observation[]): { calls: number | null; rate: number | null } {
+  const withTools = trials.filter((o) => o.tools)
+  if (withTools.length === 0) return { calls: null, rate: null }
+  const calls = withTools.reduce((s, o) => s + (o.tools?.calls ?? 0), 0)
+  const failed = withTools.reduce((s, o) => s + (o.tools?.failed ?? 0), 0)
+  return { calls, rate: calls === 0 ? null : failed / calls }
+}
+
+export function exitDistribution(trials: Observation[]): Record<string, number> {
+  const out: Record<string, number> = {}
+  for (const o of trials) {
+    const k = o.exitClass ?? 'unknown'
+    out[k] = (out[k] ?? 0) + 1
+  }
+  return Object.fromEntries(Object.entries(out).sort(([a], [b]) => a.localeCompare(b)))
+}
+
+/** The scorecard of each cell, in the order given. */
+export function buildScorecard(
+  cells: { id: string; trials: number }[],
+  observations: Observation[],
+): Scorecard {
+  return cells.map((c) => {
+    const trials = observations.filter((o) => o.cell === c.id)
+    const tools = toolCallErrorRate(trials)
+    const maxK = Math.max(1, c.trials)
+    return {
+      cell: c.id,
+      trials: trials.length,
+      graded_trials: trials.filter(graded).length,
+      resolved_trials: trials.filter((o) => o.outcome === 'resolved').length,
+      pass_at_1: passAt1(trials),
+      pass_hat_k: Array.from({ length: maxK }, (_, i) => ({ k: i + 1, ...passHatK(trials, i + 1) })),
+      cost_per_solved_usd: costPerSolved(trials),
+      tool_calls: tools.calls,
+      tool_call_error_rate: tools.rate,
+      exits: exitDistribution(trials),
+      tasks: Object.fromEntries([...taskCounts(trials).entries()].sort(([a], [b]) => a.localeCompare(b))),
+    }
+  })
+}
+
+/**
+ * Compare two scorecards. A task regresses when its pass rate falls (e.g. 2/2 → 1/2) and is fixed when
+ * it rises; tasks graded on one side only are left out.
+ */
+export function diffScorecards(oldCard: Scorecard, newCard: Scorecard): ScorecardDiff[] {
+  const out: ScorecardDiff[] = []
+  for (const n of newCard) {
+    const o = oldCard.find((c) => c.cell === n.cell)
+    if (!o) continue
+    const regressions: string[] = []
+    const fixes: string[] = []
+    for (const [task, nt] of Object.entries(n.tasks)) {
+      const ot = o.tasks[task]
+      if (!ot || ot.graded === 0 || nt.graded === 0) continue
+      const before = ot.resolved / ot.graded
+      const after = nt.resolved / nt.graded
+      if (after < before) regressions.push(task)
+      else if (after > before) fixes.push(task)
+    }
+    out.push({
+      cell: n.cell,
+      pass_at_1: { old: o.pass_at_1, new: n.pass_at_1 },
+      tool_call_error_rate: { old: o.tool_call_error_rate, new: n.tool_call_error_rate },
+      cost_per_solved_usd: { old: o.cost_per_solved_usd, new: n.cost_per_solved_usd },
+      regressions: regressions.sort(),
+      fixes: fixes.sort(),
+    })
+  }
+  return out
+}

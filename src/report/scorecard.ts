@@ -1,0 +1,32 @@
+import type { Scorecard } from '../compare/scorecard-schema.js'
+import { codeSpan, escapeMarkdown } from './escape.js'
+
+const pct = (v: number | null): string => (v === null ? '—' : `${(v * 100).toFixed(1)}%`)
+
+/**
+ * The scorecard section of the Markdown report: per cell pass@1, pass^k (k = max trials), cost per
+ * solved task, tool-call error rate (bridge tasks) and the exit distribution. Cell ids and exit class
+ * names come from artifacts: escaped.
+ */
+export function scorecardMarkdown(card: Scorecard, h: string): string {
+  const maxK = Math.max(1, ...card.map((c) => c.pass_hat_k.length))
+  const rows = card.map((c) => {
+    const hat = c.pass_hat_k.find((p) => p.k === maxK)
+    const exits = Object.entries(c.exits)
+      .map(([k, n]) => `${escapeMarkdown(k)} ${n}`)
+      .join(', ')
+    const cost = c.cost_per_solved_usd === null ? '—' : `$${c.cost_per_solved_usd.toFixed(4)}`
+    const tools = c.tool_calls === null ? '—' : `${pct(c.tool_call_error_rate)} of ${c.tool_calls}`
+    return `| ${codeSpan(c.cell)} | ${c.resolved_trials}/${c.graded_trials} | ${pct(c.pass_at_1)} | ${pct(hat?.value ?? null)} | ${cost} | ${tools} | ${exits || '—'} |`
+  })
+  return [
+    `${h}# Scorecard`,
+    '',
+    `| Cell | Resolved / graded trials | pass@1 | pass^${maxK} | Cost per solved task | Tool-call errors | Exits |`,
+    '|---|---:|---:|---:|---:|---:|---|',
+    ...rows,
+    '',
+    'pass@1: mean per-instance resolve rate over graded trials; pass^k: chance k trials of an instance all pass (τ²-bench); infra errors and ungraded trials are not in the denominators.',
+    '',
+  ].join('\n')
+}

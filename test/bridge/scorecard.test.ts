@@ -1,0 +1,163 @@
+import { describe, expect, it } from 'vitest'
+import type { Observation } from '../../src/compare/observations.js'
+import {
+  buildScorecard,
+  choiceRatio,
+  costPerSolved,
+  diffScorecards,
+  exitDistribution,
+  passAt1,
+  passHatK,
+  toolCallErrorRate,
+} from '../../src/compare/scorecard.js'
+import { createRng } from '../../src/compare/stats/rng.js'
+import { scorecardMarkdown } from '../../src/report/scorecard.js'
+import { strictJson } from '../../src/util/json.js'
+
+function obs(
+  cell: string,
+  instance: string,
+  trial: number,
+  outcome: Observation['outcome'],
+  extra: Partial<Observation> = {},
+): Observation {
+  return {
+    cell,
+    instance,
+    trial,
+    outcome,
+    exitClass: outcome === 'infra_error' ? 'infra' : 'clean',
+    attempts: 1,
+    coverage: 'complete',
+    coverageDetail: null,
+    attemptCoverage: { complete: 1, partial: 0, missing: 0, unknown: 0 },
+    metrics: { spend_usd: 0.5 } as Observation['metrics'],
+    shape: { firstRequestBytes: null, firstRequestTools: null, auxRequests: null },
+    identity: { harnessVersion: null, configHash: null, models: [] },
+    reasons: [],
+    startedAt: null,
+    endedAt: null,
+    ...extra,
+  }
+}
+
+describe('scorecard metrics (reference values)', () => {
+  // Instance a: 3 of 4 resolved; b: 1 of 4; c: 4 of 4 but one trial infra (3 graded).
+  const trials = [
+    ...[1, 1, 1, 0].map((r, i) => obs('x', 'a', i, r ? 'resolved' : 'unresolved')),
+    ...[1, 0, 0, 0].map((r, i) => obs('x', 'b', i, r ? 'resolved' : 'unresolved')),
+    ...[1, 1, 1].map((_, i) => obs('x', 'c', i, 'resolved')),
+    obs('x', 'c', 3, 'infra_error'),
+  ]
+  it('pass@1 is the mean per-instance rate over graded trials', () => {
+    expect(passAt1(trials)).toBeCloseTo((3 / 4 + 1 / 4 + 3 / 3) / 3, 12)
+  })
+  it('pass^k is the mean of C(c,k)/C(n,k) over instances with n ≥ k', () => {
+    expect(choiceRatio(3, 4, 2)).toBe(0.5)
+    expect(choiceRatio(1, 4, 2)).toBe(0)
+    expect(passHatK(trials, 2)).toEqual({ value: (0.5 + 0 + 1) / 3, instances: 3 })
+    // Only a and b have 4 graded trials.
+    expect(passHatK(trials, 4)).toEqual({ value: 0, instances: 2 })
+    expect(passHatK(trials, 5)).toEqual({ value: null, instances: 0 })
+  })
+  it('cost per solved task, exit distribution, tool-call error rate', () => {
+    expect(costPerSolved(trials)).toBeCloseTo((12 * 0.5) / 7, 12)
+    expect(costPerSolved(trials.filter((o) => o.outcome !== 'resolved'))).toBeNull()
+    const unknownSpend = [
+      ...trials,
+      obs('x', 'd', 0, 'resolved', { metrics: { spend_usd: null } as Observation['metrics'] }),
+    ]
+    expect(costPerSolved(unknownSpend)).toBeNull()
+    expect(exitDistribution(trials)).toEqual({ clean: 11, infra: 1 })
+    expect(toolCallErrorRate(trials)).toEqual({ calls: null, rate: null })
+    const withTools = [
+      obs('x', 'a', 0, 'resolved', { tools: { calls: 8, failed: 1 } }),
+      obs('x', 'a', 1, 'resolved', { tools: { calls: 2, failed: 1 } }),
+    ]
+    expect(toolCallErrorRate(withTools)).toEqual({ calls: 10, rate: 0.2 })
+    expect(toolCallErrorRate([obs('x', 'a', 0, 'resolved', { tools: { calls: 0, failed: 0 } })])).toEqual({
+      calls: 0,
+      rate: null,
+    })
+  })
+  it('the scorecard is strict JSON (no NaN) even for a cell with nothing graded', () => {
+    const card = buildScorecard(
+      [
+        { id: 'x', trials: 4 },
+        { id: 'empty', trials: 4 },
+      ],
+      [...trials, obs('empty', 'a', 0, 'infra_error')],
+    )
+    expect(() => strictJson(card)).not.toThrow()
+    expect(card[1]).toMatchObject({
+      pass_at_1: null,
+      cost_per_solved_usd: null,
+      graded_trials: 0,
+      exits: { infra: 1 },
+    })
+    expect(card[0]?.pass_hat_k.map((p) => p.k)).toEqual([1, 2, 3, 4])
+  })
+})
+
+describe('scorecard by seeded simulation', () => {
+  it('pass^k is unbiased for p^k and pass@1 for p', () => {
+    const rng = createRng(20261201)
+    const p = 0.7
+    const trials: Observation[] = []
+    for (let i = 0; i < 3000; i++) {
+      for (let t = 0; t < 4; t++)
+        trials.push(obs('x', `i${i}`, t, rng.nextFloat() < p ? 'resolved' : 'unresolved'))
+    }
+    expect(passAt1(trials)).toBeCloseTo(p, 1)
+    expect(Math.abs((passHatK(trials, 2).value ?? 0) - p ** 2)).toBeLessThan(0.02)
+    expect(Math.abs((passHatK(trials, 4).value ?? 0) - p ** 4)).toBeLessThan(0.02)
+  })
+})
+
+describe('scorecard diff and report', () => {
+  it('lists per-task regressions and fixes', () => {
+    const before = buildScorecard(
+      [{ id: 'x', trials: 2 }],
+      [
+        obs('x', 'a', 0, 'resolved'),
+        obs('x', 'a', 1, 'resolved'),
+        obs('x', 'b', 0, 'unresolved'),
+        obs('x', 'b', 1, 'unresolved'),
+        obs('x', 'c', 0, 'resolved'),
+      ],
+    )
+    const after = buildScorecard(
+      [{ id: 'x', trials: 2 }],
+      [
+        obs('x', 'a', 0, 'resolved'),
+        obs('x', 'a', 1, 'unresolved'),
+        obs('x', 'b', 0, 'resolved'),
+        obs('x', 'b', 1, 'unresolved'),
+        obs('x', 'c', 0, 'infra_error'),
+      ],
+    )
+    const d = diffScorecards(before, after)
+    expect(d).toEqual([
+      {
+        cell: 'x',
+        pass_at_1: { old: (1 + 0 + 1) / 3, new: (0.5 + 0.5) / 2 },
+        tool_call_error_rate: { old: null, new: null },
+        cost_per_solved_usd: { old: 2.5 / 3, new: 2.5 / 2 },
+        regressions: ['a'],
+        fixes: ['b'],
+      },
+    ])
+  })
+  it('escapes cell ids and exit classes from artifacts', () => {
+    const card = buildScorecard(
+      [{ id: 'x|<img src=x>', trials: 1 }],
+      [obs('x|<img src=x>', 'a', 0, 'resolved', { exitClass: '**bold**|x' })],
+    )
+    const md = scorecardMarkdown(card, '#')
+    // The id stays inert inside a code span with its pipe escaped (the table keeps 7 columns).
+    expect(md).toContain('| `x\\|<img src=x>` |')
+    expect(md).not.toContain('**bold**|x')
+    const row = md.split('\n').find((l) => l.includes('img')) ?? ''
+    expect(row.split(/(?<!\\)\|/).length - 2).toBe(7)
+  })
+})
