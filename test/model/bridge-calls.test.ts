@@ -194,6 +194,12 @@ describe('the scripted model calls bridge tools under each harness naming', () =
     const { body: b } = answer(engine(), 'chat', body('chat', ['bash', 'read']))
     expect(b.choices[0].message.tool_calls).toBeUndefined()
     expect(b.choices[0].message.content).toContain('get_order is not among the tools')
+    // the bridge's own name wins over a harness tool of the bare name; another server's is never taken
+    const t = (name: string) => ({ name, description: '', schema: {}, kind: 'function' })
+    expect(findBridgeTool([t('get_order'), t('bridge_get_order')], 'get_order')?.name).toBe(
+      'bridge_get_order',
+    )
+    expect(findBridgeTool([t('mcp__other.get_order')], 'get_order')).toBeNull()
     // an unrelated server's tool of the same function name is not the bridge's
     expect(
       findBridgeTool(
