@@ -401,6 +401,7 @@ describe('aggregate: determinism and strictness', () => {
       'run_id',
       'schema_version',
       'scope_statement',
+      'scorecard',
       'stamp',
       'telemetry_coverage',
     ])
