@@ -79,6 +79,11 @@ export interface ParsedRun {
   selfReport: SelfReport | null
   /** Set when the harness failed before doing any work (bad config, auth, crash at startup). */
   startupError: string | null
+  /**
+   * Set when the harness stopped itself on its own budget (e.g. agentd's exit code 7): the reason, for
+   * exit class `budget`. Absent or null otherwise.
+   */
+  budgetStop?: string | null
 }
 
 /**

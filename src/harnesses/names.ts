@@ -18,6 +18,7 @@ export const HARNESSES = {
   openhands: { package: null, apis: ['chat', 'responses', 'anthropic'], runnable: false },
   hermes: { package: null, apis: ['chat'], runnable: false },
   'mini-swe-agent': { package: null, apis: ['chat', 'responses', 'anthropic'], runnable: false },
+  agentd: { package: null, apis: ['chat'], runnable: false },
   command: { package: null, apis: ['chat', 'responses', 'anthropic', 'gemini'], runnable: true },
 } as const satisfies Record<string, { package: string | null; apis: readonly WireApi[]; runnable: boolean }>
 

@@ -1,4 +1,5 @@
 import { HwError } from '../errors.js'
+import { agentdAdapter } from './agentd.js'
 import { claudeCodeAdapter } from './claude-code.js'
 import { codexAdapter } from './codex.js'
 import { commandAdapter } from './command.js'
@@ -25,6 +26,7 @@ export const ADAPTERS: Record<HarnessName, HarnessAdapter> = {
   openhands: openhandsAdapter,
   hermes: hermesAdapter,
   'mini-swe-agent': miniSweAgentAdapter,
+  agentd: agentdAdapter,
   command: commandAdapter,
 }
 

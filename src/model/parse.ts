@@ -127,11 +127,11 @@ function parseResponses(body: Json): Parts {
     if (type.endsWith('_output')) toolResults.push({ text: textOf(o.output), isError: false })
   }
   const tools: OfferedTool[] = []
-  const addTool = (t: unknown, prefix: string): void => {
+  const addTool = (t: unknown, prefix: string, namespace?: string): void => {
     const o = obj(t)
     const type = str(o.type) || 'function'
     if (type === 'namespace') {
-      for (const sub of arr(o.tools)) addTool(sub, `${prefix}${str(o.name)}.`)
+      for (const sub of arr(o.tools)) addTool(sub, `${prefix}${str(o.name)}.`, str(o.name))
     } else if (type === 'local_shell') {
       tools.push({ name: 'local_shell', description: 'local shell', schema: null, kind: 'local_shell' })
     } else {
@@ -140,6 +140,7 @@ function parseResponses(body: Json): Parts {
         description: str(o.description),
         schema: schemaOf(o.parameters),
         kind: type,
+        ...(namespace ? { namespace } : {}),
       })
     }
   }

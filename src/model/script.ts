@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { findBridgeTool, unwrapToolResult } from './calls.js'
 import { findReadTool, findShellTool, readArgs, shellArgs, valueFromSchema } from './tools.js'
 import type { Action, ParsedRequest, TaskScript } from './types.js'
 
@@ -31,6 +32,7 @@ export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
     }
     return { kind: 'text', step: 'title', text: title }
   }
+  if (ctx.task?.calls) return decideBridge(req, ctx.task, ctx.success)
   const shell = findShellTool(req.tools)
   const read = findReadTool(req.tools)
   if (!ctx.task) {
@@ -67,6 +69,33 @@ export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
     return { kind: 'tool', step, tool: shell, args: shellArgs(shell, task.testCommand, 'Run the tests') }
   }
   return { kind: 'text', step: 'final', text: finalText(task, ctx.success) }
+}
+
+/**
+ * A bridge task: the reference calls of solution/calls.json, one per response, each to the bridge tool
+ * under the harness's own naming (calls.ts `findBridgeTool`), then the answer. A failure draw stops
+ * one call short (no call at all for a one-call task). A call whose tool is not offered ends the
+ * attempt with an answer saying so: a harness that did not load the bridge fails visibly.
+ */
+export function decideBridge(req: ParsedRequest, task: TaskScript, success: boolean): Action {
+  const all = task.calls ?? []
+  const calls = success ? all : all.slice(0, -1)
+  const call = calls[req.toolResults]
+  if (call === undefined) {
+    if (!success) return { kind: 'text', step: 'final', text: 'I could not complete the request.' }
+    const last = unwrapToolResult(req.lastToolResult ?? '')
+    const text = task.answer?.trim() || (last === '' ? 'Done.' : `Done. ${last.slice(0, 500)}`)
+    return { kind: 'text', step: 'final', text }
+  }
+  const tool = findBridgeTool(req.tools, call.tool)
+  if (!tool) {
+    return {
+      kind: 'text',
+      step: 'final',
+      text: `I cannot do this: the tool ${call.tool} is not among the tools I was given.`,
+    }
+  }
+  return { kind: 'tool', step: 'bridge', tool, args: call.arguments }
 }
 
 /** The tool steps of a task: only those the offered tools and the task's files make possible. */

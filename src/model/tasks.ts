@@ -2,6 +2,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { HwError } from '../errors.js'
+import { parseReferenceCalls } from './calls.js'
 import { collapse } from './parse.js'
 import type { TaskScript } from './types.js'
 
@@ -56,12 +57,16 @@ export async function loadTaskScript(dir: string): Promise<TaskScript> {
     }
   }
   const files = await listFiles(path.join(dir, 'environment'))
+  const callsText = await readFile(path.join(dir, 'solution', 'calls.json'), 'utf8').catch(() => null)
+  const answer = await readFile(path.join(dir, 'solution', 'answer.md'), 'utf8').catch(() => null)
   return {
     id: path.basename(dir),
     instruction,
     solve,
     testCommand,
     inspectFile: pickInspectFile(files, instruction),
+    calls: callsText === null ? null : parseReferenceCalls(callsText),
+    answer,
   }
 }
 

@@ -1,6 +1,7 @@
 import type { z } from 'zod'
 import type { WireApi } from '../harnesses/names.js'
 import type { ScriptedModelSchema } from '../manifest/schema.js'
+import type { ReferenceCall } from './calls.js'
 
 /** Settings of the scripted model as declared in a manifest (`model.scripted`), defaults applied. */
 export type ScriptedSettings = z.output<typeof ScriptedModelSchema>
@@ -18,6 +19,11 @@ export interface OfferedTool {
   schema: Schema | null
   /** Wire kind: `function`, `custom`, `local_shell`, `web_search`… */
   kind: string
+  /**
+   * The Responses namespace holding the tool (Codex offers MCP tools as namespace `mcp__<server>`);
+   * `name` is then `<namespace>.<function>` and a call names both apart.
+   */
+  namespace?: string
 }
 
 /**
@@ -60,6 +66,10 @@ export interface TaskScript {
   testCommand: string | null
   /** A workspace file worth reading first (relative path), or null. */
   inspectFile: string | null
+  /** Bridge task: the reference tool calls of solution/calls.json, in order; absent for coding tasks. */
+  calls?: ReferenceCall[] | null
+  /** Bridge task: the reference final answer (solution/answer.md), or null. */
+  answer?: string | null
 }
 
 /** What one response does: call a tool, or answer with text. */
@@ -67,7 +77,7 @@ export type Action =
   | {
       kind: 'tool'
       /** Why: inspect the workspace, apply the solution, run the tests, or explore (unknown task). */
-      step: 'inspect' | 'solve' | 'test' | 'explore'
+      step: 'inspect' | 'solve' | 'test' | 'explore' | 'bridge'
       tool: OfferedTool
       args: Record<string, unknown>
     }

@@ -4,6 +4,7 @@ import { performance } from 'node:perf_hooks'
 import { checkLedger } from '../classify/ledger-check.js'
 import { messageOf } from '../errors.js'
 import type { AttemptContext, HarnessAdapter, InstalledHarness, ParsedRun } from '../harnesses/contract.js'
+import { type BridgeTransport, wireBridge } from '../harnesses/mcp.js'
 import type { WireApi } from '../harnesses/names.js'
 import type { Cell } from '../manifest/schema.js'
 import type {
@@ -14,7 +15,8 @@ import type {
 } from '../telemetry/capture.js'
 import type { Attribution } from '../telemetry/ledger.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
-import { ANSWER_FILE } from './bridge-source.js'
+import { bridgeStdioEndpoint } from './bridge.js'
+import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
 import { harnessEnv } from './env.js'
 import type { InstanceSource, Verdict } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
@@ -115,14 +117,16 @@ export async function runAttempt(
   let missingPassEnv: string[] = []
   let run: HarnessRunResult | null = null
   let setupMs = 0
+  let transport: BridgeTransport | undefined
   const stdoutFile = path.join(logs, 'stdout.txt')
   const stderrFile = path.join(logs, 'stderr.txt')
   try {
     // --- setup: workspace, home, telemetry key, adapter config ---
     let prompt = ''
+    let bridge: BridgeAttempt | undefined
     try {
       dirs = await makeAttemptDirs(leg.workRoot)
-      ;({ prompt, baseCommit } = await leg.source.prepare(spec.instance, {
+      ;({ prompt, baseCommit, bridge } = await leg.source.prepare(spec.instance, {
         workspace: dirs.workspace,
         scratch: dirs.scratch,
         logsDir: logs,
@@ -152,7 +156,17 @@ export async function runAttempt(
         prices: leg.prices,
       }
       try {
-        const inv = await leg.adapter.prepare(leg.installed, ctx)
+        let inv = await leg.adapter.prepare(leg.installed, ctx)
+        if (bridge) {
+          const wired = await wireBridge(
+            leg.adapter.name,
+            inv,
+            ctx,
+            bridgeStdioEndpoint(bridge, bridge.sandbox),
+          )
+          inv = wired.invocation
+          transport = wired.transport
+        }
         const env = harnessEnv({
           dirs,
           runnerEnv: leg.runnerEnv,
@@ -229,6 +243,7 @@ export async function runAttempt(
       timedOut: run?.timedOut ?? false,
       startupError: parsed.startupError,
       budgetExceeded: telemetry.summary.budget_exceeded,
+      harnessBudgetStop: parsed.budgetStop ?? null,
       rows: telemetry.rows,
       deliverableBytes: deliverable.bytes,
     })
@@ -287,6 +302,7 @@ export async function runAttempt(
       self_report: parsed.selfReport,
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,
+      ...(transport ? { transport } : {}),
       ...(verdict?.tools ? { tools: verdict.tools } : {}),
     }
     return {

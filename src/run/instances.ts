@@ -43,7 +43,8 @@ export interface SourceDirs {
 export interface InstanceSource {
   /**
    * Fill the empty workspace with the instance's starting state, committed as the baseline; return the
-   * prompt and the baseline commit. Throws on failure (an infra failure of the attempt).
+   * prompt and the baseline commit, and for a bridge task the bridge the run stage wires into the
+   * harness (harnesses/mcp.ts). Throws on failure (an infra failure of the attempt).
    */
   prepare(
     instance: string,

@@ -16,6 +16,8 @@ export interface ExitFacts {
   startupError: string | null
   /** The telemetry summary says the proxy refused requests for budget. */
   budgetExceeded: boolean
+  /** The harness stopped itself on its own budget (adapter's reading), with its reason. */
+  harnessBudgetStop?: string | null
   /** The attempt's ledger rows (failed upstream requests are read from them). */
   rows: readonly LedgerRow[]
   /** The deliverable's size in bytes. */
@@ -62,6 +64,7 @@ export function upstreamFailureClass(row: LedgerRow): string | null {
 export function classifyExit(f: ExitFacts): ExitDecision {
   if (f.infraError) return { class: 'infra', reason: f.infraError }
   if (f.budgetExceeded) return { class: 'budget', reason: 'budget_exceeded' }
+  if (f.harnessBudgetStop) return { class: 'budget', reason: f.harnessBudgetStop }
   const nonClean = f.timedOut || f.exitCode !== 0 || f.signal !== null || f.startupError !== null
   if (nonClean && f.deliverableBytes === 0) {
     const route = routeFailure(f.rows)
@@ -105,7 +108,9 @@ export function decideOutcome(f: OutcomeFacts): OutcomeDecision {
   if (f.exit.class === 'infra' && !f.exit.reason?.startsWith('verifier')) {
     return { outcome: 'infra_error', reason: f.exit.reason ?? 'infra' }
   }
-  if (f.exit.class === 'budget' && f.deliverableBytes === 0) {
+  // Only the proxy's refusal hides the task from the harness; a harness that stopped on its own budget
+  // is graded on what it left.
+  if (f.exit.class === 'budget' && f.exit.reason === 'budget_exceeded' && f.deliverableBytes === 0) {
     return { outcome: 'infra_error', reason: 'budget_exceeded' }
   }
   if (f.verifier === 'error' || f.verifier === 'timeout' || f.verifier === 'skipped') {

@@ -79,6 +79,10 @@ export const AttemptRecordSchema = z.strictObject({
   self_report: SelfReportSchema.nullable(),
   final_message: z.string().nullable().describe("the harness's final answer, truncated to 2,000 characters"),
   logs_dir: z.string().describe('relative to the leg folder: logs/<instance>/<trial>-<attempt>'),
+  transport: z
+    .enum(['mcp-stdio', 'mcp-http', 'pi-extension'])
+    .optional()
+    .describe('bridge tasks: how the harness reached the tool-bridge (its MCP client, or our Pi extension)'),
   tools: z
     .strictObject({
       calls: z.number().int().nonnegative(),

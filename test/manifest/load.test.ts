@@ -56,7 +56,7 @@ describe('manifest validation', () => {
 
   it('names file, line, column and field for an unknown harness', () => {
     expect(problems(valid)).toEqual([
-      'manifests/p0.yml:20:14 cells[1].harness: unknown harness "opencod" (known: pi, opencode, codex, claude-code, gemini-cli, copilot, qwen-code, openhands, hermes, mini-swe-agent, command)',
+      'manifests/p0.yml:20:14 cells[1].harness: unknown harness "opencod" (known: pi, opencode, codex, claude-code, gemini-cli, copilot, qwen-code, openhands, hermes, mini-swe-agent, agentd, command)',
     ])
   })
 

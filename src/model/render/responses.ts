@@ -21,11 +21,14 @@ export function renderResponses(input: RenderInput, body: Record<string, unknown
       action: { type: 'exec', command: action.args.command, env: {} },
     }
   } else if (action.kind === 'tool') {
+    // A namespaced tool (Codex's MCP servers) is called by namespace + function name, never by the
+    // flattened name: Codex answers `unsupported call` to that (rig.md §2.2).
+    const ns = action.tool.namespace
     item = {
       type: 'function_call',
       id: input.id('fc_'),
       call_id: input.id('call_'),
-      name: action.tool.name,
+      ...(ns ? { namespace: ns, name: action.tool.name.slice(ns.length + 1) } : { name: action.tool.name }),
       arguments: JSON.stringify(action.args),
       status: 'completed',
     }

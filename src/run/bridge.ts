@@ -1,0 +1,53 @@
+import { existsSync } from 'node:fs'
+import { createRequire } from 'node:module'
+import path from 'node:path'
+import { fileURLToPath, pathToFileURL } from 'node:url'
+import type { BridgeEndpoint } from '../harnesses/mcp.js'
+
+/** What a bridge task's instance source hands the attempt: the environment file and a fresh state folder. */
+export interface BridgeSpec {
+  /** environment/bridge.json of the task (absolute). */
+  envFile: string
+  /** The attempt's state folder (world.json, calls.jsonl), outside workspace and home (absolute). */
+  stateDir: string
+}
+
+/**
+ * How to start this Harness Watch's own CLI as a child process: from the bundle (`node dist/cli/index.js`)
+ * or, when running from source, `node --import <tsx loader> src/cli/entry.ts`. Paths are absolute, so the
+ * command works from any working directory (a harness starts the bridge in its workspace).
+ */
+export function selfCli(moduleFile = fileURLToPath(import.meta.url)): { command: string; args: string[] } {
+  if (moduleFile.endsWith('.ts')) {
+    const entry = path.resolve(path.dirname(moduleFile), '..', 'cli', 'entry.ts')
+    const loader = createRequire(moduleFile).resolve('tsx')
+    return { command: process.execPath, args: ['--import', pathToFileURL(loader).href, entry] }
+  }
+  // Bundled: the CLI bundle itself, or dist/cli/index.js beside the action bundle.
+  const beside = path.join(path.dirname(moduleFile), 'cli', 'index.js')
+  return { command: process.execPath, args: [existsSync(beside) ? beside : moduleFile] }
+}
+
+/**
+ * The stdio endpoint of one attempt's bridge: `harness-watch bridge serve --env <file> --state <dir>
+ * --sandbox <workspace>`, every setting in argv (rig.md §3.2: Codex whitelists the server's env, Gemini
+ * and Copilot drop variables). Each harness invocation starts its own server; the world persists in the
+ * state folder across them (and across resumed turns).
+ */
+export function bridgeStdioEndpoint(spec: BridgeSpec, sandbox: string, cli = selfCli()): BridgeEndpoint {
+  return {
+    kind: 'stdio',
+    command: cli.command,
+    args: [
+      ...cli.args,
+      'bridge',
+      'serve',
+      '--env',
+      spec.envFile,
+      '--state',
+      spec.stateDir,
+      '--sandbox',
+      sandbox,
+    ],
+  }
+}
