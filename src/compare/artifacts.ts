@@ -203,6 +203,15 @@ export async function readLegArtifacts(
           message: `leg.json is for leg ${record.leg} (cell ${record.cell_id}), the plan expects ${leg.leg} (cell ${leg.cell})`,
         })
       }
+      const rows = attempts.rows.length + attempts.errors.length
+      if (record && record.attempts > rows) {
+        // An emptied or cut attempts.jsonl: the leg recorded attempts that are not there.
+        out.inputErrors.push({
+          file: attemptsFile,
+          line: null,
+          message: `holds ${rows} attempt row(s), but leg.json records ${record.attempts}: ${record.attempts - rows} row(s) are missing`,
+        })
+      }
     }
 
     const ledgerFile = ledgerNames[i]!

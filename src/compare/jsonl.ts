@@ -1,6 +1,6 @@
 import type { z } from 'zod'
-import { fieldPath } from '../manifest/load.js'
 import { jsonErrorPosition, jsonErrorReason } from '../util/json-text.js'
+import { issuesSummary } from '../util/zod-message.js'
 import { fastCheck } from './fast-check.js'
 
 /** A problem with one input file or one of its lines; `line` is 1-based, null for the whole file. */
@@ -74,7 +74,7 @@ export function forEachJsonl<S extends z.ZodType>(
     }
     const parsed = schema.safeParse(json)
     if (parsed.success) onRow(parsed.data, line)
-    else errors.push({ file, line, message: zodMessage(parsed.error), json })
+    else errors.push({ file, line, message: zodMessage(parsed.error, json), json })
   }
   return errors
 }
@@ -97,12 +97,13 @@ export function parseJsonFile<S extends z.ZodType>(
   }
   const parsed = schema.safeParse(json)
   if (parsed.success) return { value: parsed.data, errors: [] }
-  return { value: null, errors: [{ file, line: null, message: zodMessage(parsed.error) }] }
+  return { value: null, errors: [{ file, line: null, message: zodMessage(parsed.error, json) }] }
 }
 
-/** The first few zod issues as `field.path: message`, joined. */
-export function zodMessage(error: z.ZodError): string {
-  const issues = error.issues.slice(0, 3).map((i) => `${fieldPath(i.path)}: ${i.message}`)
-  const more = error.issues.length > 3 ? ` (+${error.issues.length - 3} more)` : ''
-  return `does not match the schema: ${issues.join('; ')}${more}`
+/**
+ * The first few zod issues as `field.path: rule (got <excerpt>)`, joined; `json` is the value that
+ * was validated (for the excerpts).
+ */
+export function zodMessage(error: z.ZodError, json?: unknown): string {
+  return `does not match the schema: ${issuesSummary(error, json)}`
 }

@@ -5,6 +5,7 @@ import type { z } from 'zod'
 import { HwError } from '../errors.js'
 import { canonicalJson, sha256 } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
+import { fieldPath } from '../util/zod-message.js'
 import { type Cell, cellApi, type Manifest, ManifestSchema, runnableProblems } from './schema.js'
 
 /** A manifest read from disk and validated: the text, its sha256, the typed value, and cell config hashes. */
@@ -159,15 +160,7 @@ function findDuplicate(node: unknown, offset: number): { key: string; first: num
   return null
 }
 
-/** `cells[1].harness` style path. */
-export function fieldPath(p: readonly PropertyKey[]): string {
-  let out = ''
-  for (const k of p) {
-    if (typeof k === 'number') out += `[${k}]`
-    else out += out ? `.${String(k)}` : String(k)
-  }
-  return out || '(top level)'
-}
+export { fieldPath }
 
 function describeIssue(issue: z.core.$ZodIssue, source: string | null): string {
   switch (issue.code) {
