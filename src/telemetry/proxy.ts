@@ -15,6 +15,7 @@ import { type Observation, observeResponse, type ResponseObserver } from './obse
 import { chooseProxySpend, type Prices } from './prices.js'
 import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
 import { classifyPath, decodeSafe, inspectRequest, type PathInfo } from './request-shape.js'
+import { checkLedgerRow, type RowProblem } from './row-check.js'
 import { USAGE_PARTIAL_FLAG } from './summary.js'
 
 /** The model route as the proxy needs it: provider (for cache semantics) and prices (for spend). */
@@ -65,6 +66,8 @@ export interface ProxyAttempt {
   readonly key: string
   /** Rows of this attempt so far, in completion order. */
   readonly rows: readonly LedgerRow[]
+  /** Figures of those rows that broke a rule and were set to null (see `checkLedgerRow`). */
+  readonly problems: readonly RowProblem[]
   /** Requests forwarded so far (budget rejections excluded). */
   readonly requests: number
   readonly inflight: number
@@ -88,6 +91,7 @@ const ANSWER_HOP_BY_HOP = new Set([
 
 class AttemptState implements ProxyAttempt {
   readonly rows: LedgerRow[] = []
+  readonly problems: RowProblem[] = []
   requests = 0
   inflight = 0
   spendUsd = 0
@@ -721,7 +725,10 @@ export class RecordingProxy {
     }
   }
 
-  private emit(row: LedgerRow, attempt: AttemptState | null): void {
+  private emit(raw: LedgerRow, attempt: AttemptState | null): void {
+    // An upstream's absurd usage (negative, beyond any real request) is an input error of its row.
+    const { row, problems } = checkLedgerRow(raw)
+    attempt?.problems.push(...problems)
     try {
       this.ledger?.append(row)
     } catch (e) {
