@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import { excerpt } from './text.js'
+import { clip, excerpt, oneLine } from './text.js'
 
 /** `cells[1].harness` style path of a field; `(top level)` for the empty path. */
 export function fieldPath(p: readonly PropertyKey[]): string {
@@ -28,7 +28,8 @@ export function valueAt(root: unknown, p: readonly PropertyKey[]): unknown {
 export function issueLine(issue: z.core.$ZodIssue, root: unknown): string {
   const found = valueAt(root, issue.path)
   const got = issue.code === 'unrecognized_keys' || found === undefined ? '' : ` (got ${excerpt(found)})`
-  return `${fieldPath(issue.path)}: ${issue.message}${got}`
+  // zod's message can quote input (an unknown key): printable and short like any excerpt.
+  return `${clip(oneLine(fieldPath(issue.path)), 120)}: ${clip(oneLine(issue.message), 200)}${got}`
 }
 
 /** The first `max` issues of a zod error as `issueLine`s, joined by `; `, with `(+N more)`. */
