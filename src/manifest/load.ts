@@ -43,8 +43,27 @@ export interface LoadOptions {
 export async function loadManifest(file: string, opts: LoadOptions = {}): Promise<LoadedManifest> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    const bytes = await readFile(file)
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    } catch {
+      const at = firstInvalidUtf8(bytes)
+      let line = 1
+      let col = 1
+      for (let i = 0; i < at; i++) {
+        if (bytes[i] === 10) {
+          line++
+          col = 1
+        } else if (((bytes[i] as number) & 0xc0) !== 0x80) col++
+      }
+      const hex = (bytes[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')
+      throw new HwError('manifest_invalid', `not UTF-8 text: byte 0x${hex} is not valid UTF-8`, {
+        where: quotePath(`${file}:${line}:${col}`),
+        help: 'save the manifest as UTF-8 (YAML and JSON manifests must be UTF-8)',
+      })
+    }
   } catch (e) {
+    if (e instanceof HwError) throw e
     throw new HwError(
       'manifest_unreadable',
       `cannot read manifest: ${(e as NodeJS.ErrnoException).code ?? e}`,
@@ -232,4 +251,18 @@ export function configHash(cell: Cell, m: Manifest): string {
       config: cell.config,
     }),
   )
+}
+
+/** 0-based offset of the first byte that does not start or continue a UTF-8 sequence (a locator). */
+function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0
+  while (i < b.length) {
+    const c = b[i] as number
+    const n =
+      c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1
+    if (n < 0) return i
+    for (let k = 1; k <= n; k++) if (i + k >= b.length || ((b[i + k] as number) & 0xc0) !== 0x80) return i
+    i += n + 1
+  }
+  return i
 }
