@@ -1,6 +1,6 @@
 import { HwError } from '../../errors.js'
 import type { Coverage } from '../../telemetry/ledger.js'
-import { oneLine } from '../../util/text.js'
+import { clip, oneLine } from '../../util/text.js'
 import { type CellInput, type ComparisonInput, emptyMetrics, type Observation } from '../observations.js'
 import type { PublishedSystem } from './formats.js'
 
@@ -94,7 +94,10 @@ export function checkPanel(
       if (resolved.length > 0 && !ignoreUnknownIds) {
         throw new HwError(
           'published_panel',
-          `${resolved.length} resolved id(s) are not in --instances: ${list(resolved.map(oneLine), 10)}`,
+          `${resolved.length} resolved id(s) are not in --instances: ${list(
+            resolved.map((i) => clip(oneLine(i), 80)),
+            10,
+          )}`,
           {
             where: s.source,
             help: 'pass the --instances list of the benchmark the file was scored on, or --ignore-unknown-ids to leave them out (each is listed)',
@@ -102,7 +105,7 @@ export function checkPanel(
         )
       }
       warnings.push(
-        `${s.name}: ${outside.length} id(s) the file names are not in --instances and are ignored (${resolved.length} of them resolved): ${outside.map(oneLine).join(', ')}`,
+        `${clip(oneLine(s.name), 80)}: ${outside.length} id(s) the file names are not in --instances and are ignored (${resolved.length} of them resolved): ${outside.map((i) => clip(oneLine(i), 80)).join(', ')}`,
       )
     }
   }
