@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
+import { duplicateLegs } from '../run/plan-file.js'
 import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from '../run/records.js'
 import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
 import { sha256 } from '../util/json.js'
@@ -62,6 +63,14 @@ export async function readPlan(file: string): Promise<{ plan: Plan; sha256: stri
     throw new HwError('plan_invalid', 'not a valid plan.json', {
       where: file,
       details: errors.map((e) => `${e.file}${e.line ? `:${e.line}` : ''} ${e.message}`),
+      help: 'regenerate it with `harness-watch plan <manifest>`',
+    })
+  }
+  const dups = duplicateLegs(value)
+  if (dups.length > 0) {
+    throw new HwError('plan_invalid', 'not a valid plan.json', {
+      where: file,
+      details: dups,
       help: 'regenerate it with `harness-watch plan <manifest>`',
     })
   }

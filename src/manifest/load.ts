@@ -5,6 +5,7 @@ import type { z } from 'zod'
 import { HwError } from '../errors.js'
 import { canonicalJson, sha256 } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
+import { clip, oneLine } from '../util/text.js'
 import { fieldPath } from '../util/zod-message.js'
 import { type Cell, cellApi, type Manifest, ManifestSchema, runnableProblems } from './schema.js'
 
@@ -109,7 +110,16 @@ function parseManifest(
       help: 'fix the syntax at the position shown',
     })
   }
-  const value = doc.toJS({ maxAliasCount: 100 })
+  let value: unknown
+  try {
+    value = doc.toJS({ maxAliasCount: 100 })
+  } catch (e) {
+    // An alias bomb (aliases expanding to an exponential document) stops here, named with the file.
+    throw new HwError('manifest_invalid', `${quotePath(file)}: not a usable YAML document`, {
+      details: [`${quotePath(file)} ${clip(oneLine((e as Error).message), 200)}`],
+      help: 'write the values out, or use fewer YAML aliases (at most 100 expansions)',
+    })
+  }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new HwError('manifest_invalid', `${quotePath(file)}: expected a mapping at the top level`, {
       help: 'a manifest starts with schema_version, experiment, model, benchmark, panel, cells, baseline',

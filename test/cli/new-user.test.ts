@@ -70,3 +70,45 @@ describe('defects a new user meets first', () => {
     expect(msg).toContain('… (')
   })
 })
+
+describe('errors with a place', () => {
+  it('a YAML alias bomb names the manifest file', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'hw-newuser-'))
+    const file = path.join(dir, 'bomb.yml')
+    const levels = ['a: &a ["x","x","x","x","x","x","x","x","x"]']
+    for (let i = 1; i < 9; i++) {
+      const prev = String.fromCharCode(96 + i)
+      const cur = String.fromCharCode(97 + i)
+      levels.push(`${cur}: &${cur} [${Array(9).fill(`*${prev}`).join(',')}]`)
+    }
+    writeFileSync(file, `${levels.join('\n')}\n`)
+    expect(await main(['validate', file])).toBe(2)
+    expect(io.err).toContain(`error: ${file}: not a usable YAML document`)
+    expect(io.err).toMatch(/alias/i)
+  })
+
+  it('a plan.json with a repeated leg is refused naming legs[i], not blamed on attempts.jsonl', async () => {
+    const { makePlan, writePlan } = await import('../compare/fixtures.js')
+    const plan = await makePlan()
+    const planFile = writePlan({ ...plan, legs: [...plan.legs, plan.legs[0]!] })
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-newuser-'))
+    expect(await main(['aggregate', '--plan', planFile, '--artifacts', out, '--out', out])).toBe(2)
+    expect(io.err).toContain(`legs[${plan.legs.length}].leg: "${plan.legs[0]!.leg}" repeats legs[0]`)
+    expect(io.err).not.toContain('attempts.jsonl')
+  })
+
+  it('a pretty-printed plan.json with a syntax error is located at line and column', async () => {
+    const { makePlan, writePlan } = await import('../compare/fixtures.js')
+    const planFile = writePlan(await makePlan())
+    const { readFileSync } = await import('node:fs')
+    const text = readFileSync(planFile, 'utf8').replace('"kind": "plan",', '"kind": "plan",,')
+    writeFileSync(planFile, text)
+    const line = text.split('\n').findIndex((l) => l.includes('"kind": "plan",,')) + 1
+    const { loadPlan } = await import('../../src/run/plan-file.js')
+    await expect(loadPlan(planFile)).rejects.toMatchObject({
+      code: 'plan_invalid',
+      where: `${planFile}:${line}:18`,
+      message: expect.stringMatching(/^not valid JSON: /),
+    })
+  })
+})
