@@ -1,4 +1,6 @@
+import { ZodError } from 'zod'
 import { quotePath } from './util/paths.js'
+import { issuesSummary } from './util/zod-message.js'
 
 /**
  * The one error type for mistakes a person can fix (bad manifest, missing file, wrong flag).
@@ -43,9 +45,13 @@ export function isHwError(e: unknown): e is HwError {
   return e instanceof HwError
 }
 
-/** Message of any thrown value, for the few places that must not throw. */
+/**
+ * Message of any thrown value, for the few places that must not throw. A schema failure (zod) reads as
+ * a sentence naming the fields and rules, never its JSON dump.
+ */
 export function messageOf(e: unknown): string {
   if (e instanceof HwError) return e.format()
+  if (e instanceof ZodError) return `a record does not match its schema: ${issuesSummary(e, undefined)}`
   if (e instanceof Error) return e.message
   return String(e)
 }

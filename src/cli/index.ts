@@ -4,6 +4,7 @@ import { Command, CommanderError, Help } from 'commander'
 import { stopWorker } from '../compare/worker.js'
 import { EXIT, isHwError } from '../errors.js'
 import { packageRoot } from '../util/paths.js'
+import { printable } from '../util/text.js'
 import { registerAggregate } from './commands/aggregate.js'
 import { registerBridge } from './commands/bridge.js'
 import { registerCompare } from './commands/compare.js'
@@ -80,21 +81,54 @@ export async function main(argv: string[]): Promise<number> {
 function failureCode(program: Command, e: unknown): number {
   if (e instanceof CommanderError) {
     // --help and --version land here with exitCode 0.
+    if (e.code === 'commander.unknownCommand') suggestCommand(program, e.message)
     return e.exitCode === 0 ? EXIT.ok : EXIT.usage
   }
   if (isHwError(e) && e.code === 'aborted') {
     // Interrupted (Ctrl-C / SIGTERM): the shell convention for a SIGINT exit.
-    process.stderr.write(`stopped: ${e.message}\n`)
+    // Some aborts already read "stopped …": the word is printed once.
+    process.stderr.write(printable(`stopped: ${e.message.replace(/^stopped:?\s*/, '')}\n`))
     return EXIT.interrupted
   }
   if (isHwError(e)) {
-    process.stderr.write(`error: ${e.format()}\n`)
+    process.stderr.write(printable(`error: ${e.format()}\n`))
     if (program.opts().verbose && e.stack) process.stderr.write(`${e.stack}\n`)
     return EXIT.usage
   }
   const err = e instanceof Error ? e : new Error(String(e))
-  process.stderr.write(`error: ${err.message}\n`)
+  process.stderr.write(printable(`error: ${err.message}\n`))
   if (program.opts().verbose && err.stack) process.stderr.write(`${err.stack}\n`)
   else process.stderr.write('(run with --verbose for details)\n')
   return EXIT.failure
+}
+
+/**
+ * After commander's `unknown command 'x'` (which suggests only close spellings): name the nearest
+ * command whatever the distance, and list them all.
+ */
+function suggestCommand(program: Command, message: string): void {
+  const typed = /unknown command '([^']*)'/.exec(message)?.[1]
+  if (typed === undefined || message.includes('Did you mean')) return
+  const names = program.commands.map((c) => c.name()).filter((n) => n !== 'help')
+  const nearest = [...names].sort((a, b) => editDistance(typed, a) - editDistance(typed, b))[0]
+  if (nearest) {
+    process.stderr.write(printable(`(the nearest command is ${nearest}; commands: ${names.join(', ')})\n`))
+  }
+}
+
+/** Levenshtein distance of two short strings. */
+export function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) {
+      cur[j] = Math.min(
+        (prev[j] ?? 0) + 1,
+        (cur[j - 1] ?? 0) + 1,
+        (prev[j - 1] ?? 0) + (a[i - 1] === b[j - 1] ? 0 : 1),
+      )
+    }
+    prev = cur
+  }
+  return prev[b.length] ?? 0
 }

@@ -3,6 +3,7 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
+import { duplicateLegs } from '../run/plan-file.js'
 import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from '../run/records.js'
 import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
 import { sha256 } from '../util/json.js'
@@ -64,6 +65,14 @@ export async function readPlan(file: string): Promise<{ plan: Plan; sha256: stri
     throw new HwError('plan_invalid', 'not a valid plan.json', {
       where: file,
       details: errors.map((e) => `${e.file}${e.line ? `:${e.line}` : ''} ${e.message}`),
+      help: 'regenerate it with `harness-watch plan <manifest>`',
+    })
+  }
+  const dups = duplicateLegs(value)
+  if (dups.length > 0) {
+    throw new HwError('plan_invalid', 'not a valid plan.json', {
+      where: file,
+      details: dups,
       help: 'regenerate it with `harness-watch plan <manifest>`',
     })
   }
@@ -215,6 +224,15 @@ export async function readLegArtifacts(
           file: legFile,
           line: null,
           message: `leg.json is for leg ${record.leg} (cell ${record.cell_id}), the plan expects ${leg.leg} (cell ${leg.cell})`,
+        })
+      }
+      const rows = attempts.rows.length + attempts.errors.length
+      if (record && record.attempts > rows) {
+        // An emptied or cut attempts.jsonl: the leg recorded attempts that are not there.
+        out.inputErrors.push({
+          file: attemptsFile,
+          line: null,
+          message: `holds ${rows} attempt row(s), but leg.json records ${record.attempts}: ${record.attempts - rows} row(s) are missing`,
         })
       }
     }

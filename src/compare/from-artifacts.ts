@@ -5,6 +5,7 @@ import { type Manifest, ManifestSchema } from '../manifest/schema.js'
 import type { Plan } from '../plan/schema.js'
 import type { AttemptRecord } from '../run/records.js'
 import type { Coverage } from '../telemetry/ledger.js'
+import { issuesSummary } from '../util/zod-message.js'
 import { attemptKey, type LegArtifact, type ReadArtifacts } from './artifacts.js'
 import type { InputError, Numbered } from './jsonl.js'
 import type { CellInput, ComparisonInput, FinalOutcome, LegDrift, Observation } from './observations.js'
@@ -54,7 +55,7 @@ export function observationsFromArtifacts(
     inputErrors.push({
       file: planFile,
       line: null,
-      message: 'plan.manifest does not validate; the header shows what the plan itself states',
+      message: `plan.manifest does not validate: ${issuesSummary(parsedManifest.error, plan.manifest)}; the header shows what the plan itself states`,
     })
   }
   const declaredLimits =

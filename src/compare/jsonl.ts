@@ -1,5 +1,6 @@
 import type { z } from 'zod'
-import { fieldPath } from '../manifest/load.js'
+import { jsonErrorPosition, jsonErrorReason } from '../util/json-text.js'
+import { issuesSummary } from '../util/zod-message.js'
 import { fastCheck } from './fast-check.js'
 
 /** A problem with one input file or one of its lines; `line` is 1-based, null for the whole file. */
@@ -62,7 +63,8 @@ export function forEachJsonl<S extends z.ZodType>(
     try {
       json = JSON.parse(raw)
     } catch (e) {
-      errors.push({ file, line, message: `not valid JSON: ${(e as Error).message}` })
+      const at = jsonErrorPosition(raw, e)
+      errors.push({ file, line, message: `not valid JSON at column ${at.col}: ${jsonErrorReason(e)}` })
       continue
     }
     // Rows the compiled check accepts are exactly what zod would return; zod judges the rest.
@@ -72,7 +74,7 @@ export function forEachJsonl<S extends z.ZodType>(
     }
     const parsed = schema.safeParse(json)
     if (parsed.success) onRow(parsed.data, line)
-    else errors.push({ file, line, message: zodMessage(parsed.error), json })
+    else errors.push({ file, line, message: zodMessage(parsed.error, json), json })
   }
   return errors
 }
@@ -87,32 +89,21 @@ export function parseJsonFile<S extends z.ZodType>(
   try {
     json = JSON.parse(text)
   } catch (e) {
+    const at = jsonErrorPosition(text, e)
     return {
       value: null,
-      errors: [{ file, line: jsonErrorLine(text, e), message: `not valid JSON: ${(e as Error).message}` }],
+      errors: [{ file, line: at.line, message: `not valid JSON at column ${at.col}: ${jsonErrorReason(e)}` }],
     }
   }
   const parsed = schema.safeParse(json)
   if (parsed.success) return { value: parsed.data, errors: [] }
-  return { value: null, errors: [{ file, line: null, message: zodMessage(parsed.error) }] }
+  return { value: null, errors: [{ file, line: null, message: zodMessage(parsed.error, json) }] }
 }
 
-/** The first few zod issues as `field.path: message`, joined. */
-export function zodMessage(error: z.ZodError): string {
-  const issues = error.issues.slice(0, 3).map((i) => `${fieldPath(i.path)}: ${i.message}`)
-  const more = error.issues.length > 3 ? ` (+${error.issues.length - 3} more)` : ''
-  return `does not match the schema: ${issues.join('; ')}${more}`
-}
-
-/** V8 reports "at position N" (and newer versions "line L column C"); turn it into a 1-based line. */
-function jsonErrorLine(text: string, e: unknown): number | null {
-  const msg = (e as Error).message
-  const lineMatch = /line (\d+)/.exec(msg)
-  if (lineMatch) return Number(lineMatch[1])
-  const pos = /position (\d+)/.exec(msg)
-  if (!pos) return null
-  const offset = Number(pos[1])
-  let line = 1
-  for (let i = 0; i < offset && i < text.length; i++) if (text.charCodeAt(i) === 10) line++
-  return line
+/**
+ * The first few zod issues as `field.path: rule (got <excerpt>)`, joined; `json` is the value that
+ * was validated (for the excerpts).
+ */
+export function zodMessage(error: z.ZodError, json?: unknown): string {
+  return `does not match the schema: ${issuesSummary(error, json)}`
 }

@@ -5,6 +5,8 @@ import type { z } from 'zod'
 import { HwError } from '../errors.js'
 import { canonicalJson, sha256 } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
+import { clip, oneLine } from '../util/text.js'
+import { fieldPath } from '../util/zod-message.js'
 import { type Cell, cellApi, type Manifest, ManifestSchema, runnableProblems } from './schema.js'
 
 /** A manifest read from disk and validated: the text, its sha256, the typed value, and cell config hashes. */
@@ -42,8 +44,27 @@ export interface LoadOptions {
 export async function loadManifest(file: string, opts: LoadOptions = {}): Promise<LoadedManifest> {
   let text: string
   try {
-    text = await readFile(file, 'utf8')
+    const bytes = await readFile(file)
+    try {
+      text = new TextDecoder('utf-8', { fatal: true }).decode(bytes)
+    } catch {
+      const at = firstInvalidUtf8(bytes)
+      let line = 1
+      let col = 1
+      for (let i = 0; i < at; i++) {
+        if (bytes[i] === 10) {
+          line++
+          col = 1
+        } else if (((bytes[i] as number) & 0xc0) !== 0x80) col++
+      }
+      const hex = (bytes[at] ?? 0).toString(16).toUpperCase().padStart(2, '0')
+      throw new HwError('manifest_invalid', `not UTF-8 text: byte 0x${hex} is not valid UTF-8`, {
+        where: quotePath(`${file}:${line}:${col}`),
+        help: 'save the manifest as UTF-8 (YAML and JSON manifests must be UTF-8)',
+      })
+    }
   } catch (e) {
+    if (e instanceof HwError) throw e
     throw new HwError(
       'manifest_unreadable',
       `cannot read manifest: ${(e as NodeJS.ErrnoException).code ?? e}`,
@@ -89,7 +110,16 @@ function parseManifest(
       help: 'fix the syntax at the position shown',
     })
   }
-  const value = doc.toJS({ maxAliasCount: 100 })
+  let value: unknown
+  try {
+    value = doc.toJS({ maxAliasCount: 100 })
+  } catch (e) {
+    // An alias bomb (aliases expanding to an exponential document) stops here, named with the file.
+    throw new HwError('manifest_invalid', `${quotePath(file)}: not a usable YAML document`, {
+      details: [`${quotePath(file)} ${clip(oneLine((e as Error).message), 200)}`],
+      help: 'write the values out, or use fewer YAML aliases (at most 100 expansions)',
+    })
+  }
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     throw new HwError('manifest_invalid', `${quotePath(file)}: expected a mapping at the top level`, {
       help: 'a manifest starts with schema_version, experiment, model, benchmark, panel, cells, baseline',
@@ -159,15 +189,7 @@ function findDuplicate(node: unknown, offset: number): { key: string; first: num
   return null
 }
 
-/** `cells[1].harness` style path. */
-export function fieldPath(p: readonly PropertyKey[]): string {
-  let out = ''
-  for (const k of p) {
-    if (typeof k === 'number') out += `[${k}]`
-    else out += out ? `.${String(k)}` : String(k)
-  }
-  return out || '(top level)'
-}
+export { fieldPath }
 
 function describeIssue(issue: z.core.$ZodIssue, source: string | null): string {
   switch (issue.code) {
@@ -239,4 +261,18 @@ export function configHash(cell: Cell, m: Manifest): string {
       config: cell.config,
     }),
   )
+}
+
+/** 0-based offset of the first byte that does not start or continue a UTF-8 sequence (a locator). */
+function firstInvalidUtf8(b: Uint8Array): number {
+  let i = 0
+  while (i < b.length) {
+    const c = b[i] as number
+    const n =
+      c < 0x80 ? 0 : c >= 0xc2 && c <= 0xdf ? 1 : c >= 0xe0 && c <= 0xef ? 2 : c >= 0xf0 && c <= 0xf4 ? 3 : -1
+    if (n < 0) return i
+    for (let k = 1; k <= n; k++) if (i + k >= b.length || ((b[i + k] as number) & 0xc0) !== 0x80) return i
+    i += n + 1
+  }
+  return i
 }

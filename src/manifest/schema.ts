@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { HwError } from '../errors.js'
 import { HARNESS_NAMES, HARNESSES, isHarnessName } from '../harnesses/names.js'
+import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duration.js'
 import { templatePlaceholders } from '../util/template.js'
 import { COMMAND_PLACEHOLDERS, ID_LIST_PLACEHOLDERS } from './templates.js'
 
@@ -39,6 +40,22 @@ const EnvName = z
   .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, { message: 'expected an environment variable name' })
 const Usd = z.number().nonnegative()
 
+/** A duration in seconds, > 0 and at most {@link MAX_TIMER_S} (timers cannot wait longer). */
+export const Seconds = z
+  .number()
+  .positive()
+  .max(MAX_TIMER_S, { message: durationRangeMessage(MAX_TIMER_S, 's') })
+
+/** Longest first retry backoff: with `retries.max` 10 the last retry waits 2^9 × backoff_s. */
+export const MAX_BACKOFF_S = Math.floor(MAX_TIMER_S / 2 ** 9)
+
+/** A delay in milliseconds, an integer from 0 to {@link MAX_TIMER_MS}. */
+const Millis = z
+  .number()
+  .int()
+  .nonnegative()
+  .max(MAX_TIMER_MS, { message: durationRangeMessage(MAX_TIMER_MS, 'ms') })
+
 /** USD per million tokens. `cache_read`/`cache_write` default to null = not priced separately. */
 export const PricesSchema = z.strictObject({
   input: Usd.describe('USD per million fresh (uncached) input tokens'),
@@ -55,7 +72,7 @@ const FaultsSchema = z.strictObject({
 
 const ScriptedTaskSchema = z.strictObject({
   success_rate: z.number().min(0).max(1).optional(),
-  latency_ms: z.number().int().nonnegative().optional(),
+  latency_ms: Millis.optional(),
   faults: FaultsSchema.partial().optional(),
 })
 
@@ -68,7 +85,7 @@ export const ScriptedModelSchema = z.strictObject({
     .max(1)
     .default(0.75)
     .describe('probability the model follows the reference solution'),
-  latency_ms: z.number().int().nonnegative().default(0).describe('delay before each response'),
+  latency_ms: Millis.default(0).describe(`delay before each response, ms (0 to ${MAX_TIMER_MS})`),
   faults: FaultsSchema.default({ rate_429: 0, rate_500: 0, hang_rate: 0 }),
   caching: z.boolean().default(true).describe('simulate prompt caching of repeated prefixes'),
   tasks: z.record(z.string(), ScriptedTaskSchema).default({}).describe('per-instance overrides'),
@@ -103,7 +120,9 @@ export const VerifierSchema = z.strictObject({
     .describe(
       'grading command template for kind=command: {instance} {workspace} {patch} {predictions} {out} {run_id}',
     ),
-  timeout_s: z.number().positive().default(300).describe('verifier wall-clock limit, seconds'),
+  timeout_s: Seconds.default(300).describe(
+    `verifier wall-clock limit, seconds (> 0, at most ${MAX_TIMER_S})`,
+  ),
   reports: z
     .boolean()
     .optional()
@@ -161,7 +180,9 @@ export const CellSchema = z.strictObject({
 })
 
 export const BudgetsSchema = z.strictObject({
-  timeout_s: z.number().positive().default(900).describe('wall-clock limit of one attempt'),
+  timeout_s: Seconds.default(900).describe(
+    `wall-clock limit of one attempt, seconds (> 0, at most ${MAX_TIMER_S})`,
+  ),
   max_spend_usd: Usd.optional().describe('per attempt; the proxy refuses further requests beyond it'),
   max_requests: z.number().int().positive().optional().describe('per attempt proxy requests'),
 })
@@ -169,7 +190,14 @@ export const BudgetsSchema = z.strictObject({
 export const RetriesSchema = z.strictObject({
   max: z.number().int().min(0).max(10).default(0).describe('retries per (instance, trial)'),
   on: z.array(ExitClassSchema).default(['infra']).describe('exit classes that are retried'),
-  backoff_s: z.number().nonnegative().default(5).describe('first backoff; doubles each retry'),
+  backoff_s: z
+    .number()
+    .nonnegative()
+    .max(MAX_BACKOFF_S, {
+      message: `at most ${MAX_BACKOFF_S} s: the backoff doubles each retry and the 10th retry must wait at most ${MAX_TIMER_S} s`,
+    })
+    .default(5)
+    .describe(`first backoff, seconds; doubles each retry (0 to ${MAX_BACKOFF_S})`),
 })
 
 export const ShardsSchema = z.union(
@@ -240,8 +268,15 @@ export const LiteLLMSettingsSchema = z.strictObject({
   base_url_env: EnvName.default('LITELLM_BASE_URL'),
   master_key_env: EnvName.default('LITELLM_MASTER_KEY'),
   attribution: z.enum(['virtual-key', 'metadata-header']).default('virtual-key'),
-  settle_s: z.number().nonnegative().default(10).describe('quiescence window before capture'),
-  max_wait_s: z.number().positive().default(120),
+  settle_s: z
+    .number()
+    .nonnegative()
+    .max(MAX_TIMER_S, { message: durationRangeMessage(MAX_TIMER_S, 's') })
+    .default(10)
+    .describe(`quiescence window before capture, seconds (0 to ${MAX_TIMER_S})`),
+  max_wait_s: Seconds.default(120).describe(
+    `give up waiting for LiteLLM rows after this, seconds (> 0, at most ${MAX_TIMER_S})`,
+  ),
   tolerance_usd: z.number().nonnegative().default(0.0001),
   page_size: z.number().int().min(1).max(1000).default(1000),
 })

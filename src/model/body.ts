@@ -29,14 +29,19 @@ export async function readBody(req: IncomingMessage): Promise<Buffer> {
 
 function decode(buf: Buffer, encoding: string): Buffer {
   const enc = encoding.toLowerCase().trim()
+  // A decompressed body is capped like a plain one: a compression bomb stops at the limit.
+  const opts = { maxOutputLength: MAX_BODY_BYTES }
   try {
     if (enc === '' || enc === 'identity') return buf
-    if (enc === 'gzip' || enc === 'x-gzip') return zlib.gunzipSync(buf)
-    if (enc === 'deflate') return zlib.inflateSync(buf)
-    if (enc === 'br') return zlib.brotliDecompressSync(buf)
+    if (enc === 'gzip' || enc === 'x-gzip') return zlib.gunzipSync(buf, opts)
+    if (enc === 'deflate') return zlib.inflateSync(buf, opts)
+    if (enc === 'br') return zlib.brotliDecompressSync(buf, opts)
     if (enc === 'zstd') return zstd(buf)
   } catch (e) {
     if (e instanceof BodyError) throw e
+    if ((e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') {
+      throw new BodyError(413, `decompressed request body over ${MAX_BODY_BYTES} bytes`)
+    }
     throw new BodyError(400, `cannot decode ${enc} body: ${(e as Error).message}`)
   }
   throw new BodyError(415, `unsupported content-encoding "${encoding}"`)

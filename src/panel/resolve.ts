@@ -50,6 +50,28 @@ export async function resolvePanel(
         p.source === 'tasks'
           ? path.resolve(manifestDir, p.path ?? '')
           : path.join(builtinPanelsDir(), p.name ?? '')
+      const isDir = (await stat(tasksDir).catch(() => null))?.isDirectory() === true
+      if (!isDir) {
+        // Blamed on the manifest field that names it; for a built-in panel, the ones that exist.
+        const field = p.source === 'tasks' ? 'path' : 'name'
+        const builtins = (await readdir(builtinPanelsDir(), { withFileTypes: true }).catch(() => []))
+          .filter((d) => d.isDirectory() && !d.name.startsWith('.'))
+          .map((d) => d.name)
+          .sort()
+        throw new HwError(
+          'panel_invalid',
+          p.source === 'tasks'
+            ? `panel.path: no folder ${quotePath(tasksDir)}`
+            : `panel.name: there is no built-in panel "${p.name ?? ''}"`,
+          {
+            where: locate ? locate(['panel', field]) : quotePath(manifestFile),
+            help:
+              p.source === 'tasks'
+                ? 'panel.path is a folder of task folders, relative to the manifest'
+                : `built-in panels: ${builtins.join(', ') || '(none)'}`,
+          },
+        )
+      }
       ids = await listTaskFolders(tasksDir)
       break
     }
@@ -160,9 +182,21 @@ export async function listTaskFolders(dir: string): Promise<string[]> {
     })
   }
   const ids: string[] = []
+  const incomplete: string[] = []
   for (const name of names.sort()) {
     if (name.startsWith('.')) continue
+    if (!(await stat(path.join(dir, name)).catch(() => null))?.isDirectory()) continue
     const s = await stat(path.join(dir, name, 'instruction.md')).catch(() => null)
+    // A task folder is graded by its tests: one without task.toml or tests/ cannot be run.
+    const missing = [
+      s?.isFile() ? null : 'instruction.md',
+      (await stat(path.join(dir, name, 'task.toml')).catch(() => null))?.isFile() ? null : 'task.toml',
+      (await stat(path.join(dir, name, 'tests')).catch(() => null))?.isDirectory() ? null : 'tests/',
+    ].filter((x): x is string => x !== null)
+    if (missing.length > 0) {
+      incomplete.push(`${quotePath(path.join(dir, name))}: no ${missing.join(', ')}`)
+      continue
+    }
     if (s?.isFile()) {
       const ok = InstanceId.safeParse(name)
       if (!ok.success) {
@@ -176,6 +210,13 @@ export async function listTaskFolders(dir: string): Promise<string[]> {
       }
       ids.push(name)
     }
+  }
+  if (incomplete.length > 0) {
+    throw new HwError('panel_invalid', `${incomplete.length} task folder(s) are incomplete`, {
+      where: quotePath(dir),
+      details: incomplete,
+      help: 'a Harbor task folder holds instruction.md, task.toml and tests/ (see manifests/panels/core)',
+    })
   }
   return ids
 }

@@ -4,7 +4,7 @@ import { parse as parseToml, TomlError } from 'smol-toml'
 import { z } from 'zod'
 import { HwError } from '../errors.js'
 import { fieldPath } from '../manifest/load.js'
-import { InstanceId } from '../manifest/schema.js'
+import { InstanceId, Seconds } from '../manifest/schema.js'
 
 /**
  * task.toml of a Harbor-layout task folder. Harbor's own keys (version, author_*, [environment],
@@ -22,11 +22,11 @@ export const TaskTomlSchema = z.strictObject({
   }),
   verifier: z
     .strictObject({
-      timeout_sec: z.number().positive().default(60),
+      timeout_sec: Seconds.default(60),
       env: z.record(z.string(), z.string()).optional(),
     })
     .default({ timeout_sec: 60 }),
-  agent: z.strictObject({ timeout_sec: z.number().positive().default(300) }).default({ timeout_sec: 300 }),
+  agent: z.strictObject({ timeout_sec: Seconds.default(300) }).default({ timeout_sec: 300 }),
   hw: z
     .strictObject({
       kind: z

@@ -137,7 +137,7 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     config_hash: configHash,
     round: plan.round,
   }
-  const existing = await artifact.readAttempts()
+  const existing = await artifact.readAttempts(log)
   const state = resumeState(existing, identity, artifact.attemptsFile)
   const previous = await artifact.readLeg()
   if (previous && existing.length > 0 && previous.manifest_sha256 !== loaded.sha256) {
@@ -158,6 +158,7 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
       state.recorded.has(
         attemptKey(row.attribution.instance_id, row.attribution.trial, row.attribution.attempt),
       ),
+    log,
   )
 
   const total = leg.instances.length * plan.trials

@@ -1,9 +1,11 @@
 import { readFile } from 'node:fs/promises'
 import { HwError } from '../errors.js'
-import { fieldPath, type LoadedManifest } from '../manifest/load.js'
+import type { LoadedManifest } from '../manifest/load.js'
 import type { Cell } from '../manifest/schema.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
+import { parseJsonText } from '../util/json-text.js'
 import { quotePath } from '../util/paths.js'
+import { issueLine } from '../util/zod-message.js'
 
 /**
  * Read and validate plan.json. Every instance id is checked by the schema (no `/`, no `..`: ids name
@@ -20,22 +22,41 @@ export async function loadPlan(file: string): Promise<Plan> {
       help: 'pass the plan.json written by `harness-watch plan`',
     })
   }
-  let value: unknown
-  try {
-    value = JSON.parse(text)
-  } catch (e) {
-    throw new HwError('plan_invalid', `not valid JSON: ${(e as Error).message}`, { where: quotePath(file) })
-  }
-  return parsePlan(value, file)
+  return parsePlan(parseJsonText(text, file, 'plan_invalid'), quotePath(file))
 }
 
-/** Validate a plan object (PlanSchema). Throws HwError `plan_invalid` naming each bad field. */
+/**
+ * Legs and artifacts a plan names twice, as `legs[3].leg: "a-s0" repeats legs[0]` lines: each leg is
+ * one artifact folder, so a repeated one would be read (and its rows counted) twice.
+ */
+export function duplicateLegs(plan: Plan): string[] {
+  const problems: string[] = []
+  for (const field of ['leg', 'artifact'] as const) {
+    const first = new Map<string, number>()
+    plan.legs.forEach((l, i) => {
+      const at = first.get(l[field])
+      if (at === undefined) first.set(l[field], i)
+      else problems.push(`legs[${i}].${field}: "${l[field]}" repeats legs[${at}] (each leg is one artifact)`)
+    })
+  }
+  return problems
+}
+
+/** Validate a plan object (PlanSchema, legs named once). Throws HwError `plan_invalid` naming each bad field. */
 export function parsePlan(value: unknown, where = 'plan.json'): Plan {
   const r = PlanSchema.safeParse(value)
-  if (r.success) return r.data
+  if (r.success) {
+    const dups = duplicateLegs(r.data)
+    if (dups.length === 0) return r.data
+    throw new HwError('plan_invalid', `${dups.length} problem(s) in the plan`, {
+      where,
+      details: dups,
+      help: 'regenerate it with `harness-watch plan` (plan.json is not meant to be edited)',
+    })
+  }
   throw new HwError('plan_invalid', `${r.error.issues.length} problem(s) in the plan`, {
     where,
-    details: r.error.issues.slice(0, 20).map((i) => `${fieldPath(i.path)}: ${i.message}`),
+    details: r.error.issues.slice(0, 20).map((i) => issueLine(i, value)),
     help: 'regenerate it with `harness-watch plan` (plan.json is not meant to be edited)',
   })
 }

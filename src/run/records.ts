@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { LedgerCheckSchema } from '../classify/ledger-check.js'
 import { ExitClassSchema } from '../manifest/schema.js'
 import { TelemetrySummarySchema } from '../telemetry/ledger.js'
+import { MAX_LEDGER_MS } from '../telemetry/limits.js'
 
 export const ATTEMPT_SCHEMA_VERSION = 1
 export const LEG_SCHEMA_VERSION = 1
@@ -44,9 +45,9 @@ export const AttemptRecordSchema = z.strictObject({
   started_at: z.string(),
   ended_at: z.string(),
   phases_ms: z.strictObject({
-    setup: z.number().nonnegative(),
-    harness: z.number().nonnegative(),
-    verifier: z.number().nonnegative(),
+    setup: z.number().nonnegative().max(MAX_LEDGER_MS),
+    harness: z.number().nonnegative().max(MAX_LEDGER_MS),
+    verifier: z.number().nonnegative().max(MAX_LEDGER_MS),
   }),
   exit: z.strictObject({
     class: ExitClassSchema,
@@ -65,7 +66,7 @@ export const AttemptRecordSchema = z.strictObject({
     status: z.enum(['pass', 'fail', 'error', 'timeout', 'skipped']),
     exit_code: z.number().int().nullable(),
     reward: z.number().nullable(),
-    duration_ms: z.number().nonnegative(),
+    duration_ms: z.number().nonnegative().max(MAX_LEDGER_MS),
   }),
   deliverable: z.strictObject({
     bytes: z.number().int().nonnegative(),

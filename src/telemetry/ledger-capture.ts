@@ -2,6 +2,7 @@ import type { ModelRoute } from '../manifest/schema.js'
 import type { AttemptBudget, AttemptTelemetry, CapturedTelemetry, TelemetryCapture } from './capture.js'
 import type { Attribution } from './ledger.js'
 import { RecordingProxy } from './proxy.js'
+import { describeRowProblems, INPUT_ERROR_FLAG } from './row-check.js'
 import { summarizeAttempt } from './summary.js'
 
 export interface LedgerCaptureOptions {
@@ -66,7 +67,17 @@ export async function openLedgerCapture(opts: LedgerCaptureOptions): Promise<Led
             await attempt.idle(opts.finishTimeoutMs ?? 30_000)
             attempt.release()
             const rows = [...attempt.rows]
-            return { rows, summary: summarizeAttempt(rows, { source: 'ledger', declaredModel }) }
+            const findings =
+              attempt.problems.length > 0
+                ? [
+                    {
+                      coverage: 'partial' as const,
+                      reason: describeRowProblems(attempt.problems, 'the proxy ledger'),
+                      flag: INPUT_ERROR_FLAG,
+                    },
+                  ]
+                : []
+            return { rows, summary: summarizeAttempt(rows, { source: 'ledger', declaredModel, findings }) }
           })()
           return finished
         },

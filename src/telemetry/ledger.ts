@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { MAX_LEDGER_MS, MAX_LEDGER_USD } from './limits.js'
 
 export const LEDGER_SCHEMA_VERSION = 1
 
@@ -71,10 +72,11 @@ export const LedgerRowSchema = z.strictObject({
     .describe(
       'proxy: when the first byte of the answer body arrived (for streams, the first event — which for Anthropic is message_start, before any text); LiteLLM: its completionStartTime',
     ),
-  duration_ms: z.number().nonnegative().nullable(),
+  duration_ms: z.number().nonnegative().max(MAX_LEDGER_MS).nullable(),
   ttft_ms: z
     .number()
     .nonnegative()
+    .max(MAX_LEDGER_MS)
     .nullable()
     .describe('ms from the request to first_token_at (time to first byte of the answer body at the proxy)'),
   request_shape: z
@@ -87,10 +89,25 @@ export const LedgerRowSchema = z.strictObject({
     .nullable(),
   tokens: TokensSchema,
   cache_semantics: z.enum(['inclusive', 'exclusive', 'unknown']),
-  spend_usd: z.number().nonnegative().nullable().describe('USD; null when it cannot be known (unpriced)'),
+  spend_usd: z
+    .number()
+    .nonnegative()
+    .max(MAX_LEDGER_USD)
+    .nullable()
+    .describe('USD; null when it cannot be known (unpriced)'),
   spend_source: z.enum(['proxy', 'litellm', 'cost_breakdown', 'recomputed', 'unpriced']),
-  spend_logged_usd: z.number().nullable().describe('spend as logged by LiteLLM, when the source is LiteLLM'),
-  spend_recomputed_usd: z.number().nullable().describe('spend from tokens × the manifest price table'),
+  spend_logged_usd: z
+    .number()
+    .min(-MAX_LEDGER_USD)
+    .max(MAX_LEDGER_USD)
+    .nullable()
+    .describe('spend as logged by LiteLLM, when the source is LiteLLM'),
+  spend_recomputed_usd: z
+    .number()
+    .nonnegative()
+    .max(MAX_LEDGER_USD)
+    .nullable()
+    .describe('spend from tokens × the manifest price table'),
   flags: z.array(z.string()).describe('e.g. spend_mismatch, unpriced, model_mismatch'),
   attribution: AttributionSchema.nullable(),
   usage_object: z.record(z.string(), z.unknown()).nullable(),
@@ -118,7 +135,7 @@ export const TelemetrySummarySchema = z.strictObject({
   cache_write_tokens: Count,
   output_tokens: Count,
   reasoning_tokens: Count,
-  spend_usd: z.number().nonnegative().nullable(),
+  spend_usd: z.number().nonnegative().max(MAX_LEDGER_USD).nullable(),
   spend_source: z.enum(['proxy', 'litellm', 'cost_breakdown', 'recomputed', 'unpriced', 'mixed', 'none']),
   models_observed: z.array(z.string()),
   model_mismatch: z.boolean(),

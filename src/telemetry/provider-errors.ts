@@ -7,6 +7,7 @@ export type ProxyErrorKind =
   | 'budget_exceeded'
   | 'upstream_unreachable'
   | 'upstream_timeout'
+  | 'request_too_large'
 
 export interface ProviderError {
   status: number
@@ -19,6 +20,7 @@ const MESSAGES: Record<ProxyErrorKind, string> = {
   budget_exceeded: 'Budget exceeded: this attempt has used its request or spend budget.',
   upstream_unreachable: 'The upstream model server could not be reached.',
   upstream_timeout: 'The upstream model server did not answer in time.',
+  request_too_large: 'Request too large: the request body (decompressed) is over the proxy limit.',
 }
 
 /**
@@ -28,7 +30,8 @@ const MESSAGES: Record<ProxyErrorKind, string> = {
  * - Anthropic: `{"type":"error","error":{"type","message"}}`; budget → 400 `invalid_request_error`
  *   (Anthropic's low-credit answer, which Claude Code does not retry).
  * - Gemini: `{"error":{"code","message","status"}}`; budget → 429 `RESOURCE_EXHAUSTED`.
- * Unparsable request target → 400; unknown key → 401 in each shape; unreachable → 502; timeout → 504.
+ * Unparsable request target → 400; unknown key → 401 in each shape; unreachable → 502; timeout → 504;
+ * a body over the proxy's limit → 413.
  */
 export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderError {
   const message = MESSAGES[kind]
@@ -39,6 +42,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
       budget_exceeded: [400, 'invalid_request_error'],
       upstream_unreachable: [502, 'api_error'],
       upstream_timeout: [504, 'api_error'],
+      request_too_large: [413, 'request_too_large'],
     }
     const [status, type] = table[kind]
     return { status, body: JSON.stringify({ type: 'error', error: { type, message } }) }
@@ -50,6 +54,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
       budget_exceeded: [429, 'RESOURCE_EXHAUSTED'],
       upstream_unreachable: [502, 'UNAVAILABLE'],
       upstream_timeout: [504, 'DEADLINE_EXCEEDED'],
+      request_too_large: [413, 'INVALID_ARGUMENT'],
     }
     const [status, code] = table[kind]
     return { status, body: JSON.stringify({ error: { code: status, message, status: code } }) }
@@ -60,6 +65,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
     budget_exceeded: [429, 'insufficient_quota', 'budget_exceeded'],
     upstream_unreachable: [502, 'server_error', 'upstream_unreachable'],
     upstream_timeout: [504, 'server_error', 'upstream_timeout'],
+    request_too_large: [413, 'invalid_request_error', 'request_too_large'],
   }
   const [status, type, code] = table[kind]
   return { status, body: JSON.stringify({ error: { message, type, param: null, code } }) }

@@ -14,7 +14,15 @@ import { hasTokens, NULL_TOKENS, normalizeUsage, projectUsage } from './normaliz
 import { type Observation, observeResponse, type ResponseObserver } from './observe.js'
 import { chooseProxySpend, type Prices } from './prices.js'
 import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
-import { classifyPath, decodeSafe, inspectRequest, type PathInfo } from './request-shape.js'
+import {
+  classifyPath,
+  DEFAULT_MAX_BODY_BYTES,
+  decodeBody,
+  decodeSafe,
+  inspectRequest,
+  type PathInfo,
+} from './request-shape.js'
+import { checkLedgerRow, type RowProblem } from './row-check.js'
 import { USAGE_PARTIAL_FLAG } from './summary.js'
 
 /** The model route as the proxy needs it: provider (for cache semantics) and prices (for spend). */
@@ -48,6 +56,12 @@ export interface RecordingProxyOptions {
   port?: number
   /** Called with every row after it is written. */
   onRow?: (row: LedgerRow) => void
+  /**
+   * Largest request body, bytes, as received and after its content-encoding is undone (default
+   * 64 MiB). A larger one is answered 413 in the provider's shape, recorded (class
+   * `request_too_large`) and never forwarded.
+   */
+  maxBodyBytes?: number
 }
 
 /** One attempt as the proxy knows it: its key, budget and rows. */
@@ -65,6 +79,8 @@ export interface ProxyAttempt {
   readonly key: string
   /** Rows of this attempt so far, in completion order. */
   readonly rows: readonly LedgerRow[]
+  /** Figures of those rows that broke a rule and were set to null (see `checkLedgerRow`). */
+  readonly problems: readonly RowProblem[]
   /** Requests forwarded so far (budget rejections excluded). */
   readonly requests: number
   readonly inflight: number
@@ -88,6 +104,7 @@ const ANSWER_HOP_BY_HOP = new Set([
 
 class AttemptState implements ProxyAttempt {
   readonly rows: LedgerRow[] = []
+  readonly problems: RowProblem[] = []
   requests = 0
   inflight = 0
   spendUsd = 0
@@ -189,6 +206,11 @@ export class RecordingProxy {
       proxy.handle(req, res),
     )
     server.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => proxy.clientError(err, socket))
+    // Requests Node would answer itself, unrecorded: a CONNECT tunnel and an Expect it cannot meet.
+    server.on('connect', (req: http.IncomingMessage, socket: Duplex) => proxy.refuseConnect(req, socket))
+    server.on('checkExpectation', (req: http.IncomingMessage, res: http.ServerResponse) =>
+      proxy.refuseExpectation(req, res),
+    )
     // Requests may legitimately stream for a long time; the upstream idle timeout governs instead.
     server.requestTimeout = 0
     server.headersTimeout = 60_000
@@ -253,6 +275,56 @@ export class RecordingProxy {
       if (state) return { state, key: c.key }
     }
     return { state: null, key: null }
+  }
+
+  /**
+   * CONNECT (a tunnel request; this proxy forwards model API calls only): answered 405 and recorded
+   * as a `bad_request` row, attributed when it carries an attempt's key.
+   */
+  refuseConnect(req: http.IncomingMessage, socket: Duplex): void {
+    guardSocket(socket as Socket)
+    const status = 405
+    socket.end(
+      `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nAllow: GET, POST\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
+    )
+    this.recordLocal(req, 'CONNECT', status, 'bad_request', 'connect_refused')
+  }
+
+  /** An `Expect:` other than 100-continue: answered 417 as Node would, and recorded. */
+  refuseExpectation(req: http.IncomingMessage, res: http.ServerResponse): void {
+    const status = 417
+    res.writeHead(status, { connection: 'close', 'content-length': '0' }).end()
+    req.resume()
+    this.recordLocal(req, `${req.method ?? 'GET'} expect`, status, 'bad_request', 'expectation_failed')
+  }
+
+  /** A row for a request answered here without reaching `handle`. */
+  private recordLocal(
+    req: http.IncomingMessage,
+    callType: string,
+    status: number,
+    errorClass: string,
+    errorCode: string,
+  ): void {
+    const url = requestTarget(req.url)
+    const found = this.findAttempt(keyCandidates(req.headers, url?.searchParams ?? null, null))
+    const attempt = found.state
+    const now = performance.now()
+    if (attempt) attempt.inflight++
+    const row = this.buildRow({
+      path: { api: 'other', callType, model: null, stream: null },
+      startedAt: new Date(),
+      t0: now,
+      t1: now,
+      firstByte: null,
+      chunks: [],
+      contentEncoding: undefined,
+      attempt,
+      attribution: attempt ? attempt.reg.attribution : null,
+      outcome: { httpStatus: status, errorClass, errorCode, observation: null, noCharge: true, local: true },
+      retried: false,
+    })
+    this.emit(row, attempt)
   }
 
   /**
@@ -321,9 +393,16 @@ export class RecordingProxy {
 
     // Keep a copy of the request body for its shape (sizes and counts); it is never stored.
     const chunks: Buffer[] = []
+    const maxBody = this.opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES
+    let received = 0
     let reqEnded = false
     const reqDone = new Promise<void>((resolve) => {
-      req.on('data', (c: Buffer) => chunks.push(c))
+      req.on('data', (c: Buffer) => {
+        received += c.length
+        // Over the limit nothing more is kept: the request is refused once it has been read.
+        if (received > maxBody) chunks.length = 0
+        else chunks.push(c)
+      })
       req.once('end', () => {
         reqEnded = true
         // One buffer from here on: sent upstream and read for the row.
@@ -609,9 +688,40 @@ export class RecordingProxy {
 
     // The whole body goes upstream in one write (requests are small; this halves the syscalls).
     void reqDone.then(() => {
-      if (!reqEnded)
-        up.destroy() // the client left mid-upload; its 'close' records the row
-      else up.end(chunks[0] ?? Buffer.alloc(0))
+      if (!reqEnded) {
+        // The client stopped mid-upload (a cut or half-closed chunked body): recorded now, not when
+        // the socket finally closes, so the row is there before the attempt's telemetry is summed.
+        record(() => ({
+          httpStatus: null,
+          errorClass: this.stopping ? 'proxy_stopped' : 'client_aborted',
+          errorCode: 'request_body_incomplete',
+          observation: null,
+          noCharge: true,
+          local: true,
+        }))
+        up.destroy()
+        res.destroy()
+        return
+      }
+      const decoded =
+        received > maxBody
+          ? 'too_large'
+          : decodeBody(chunks[0] ?? Buffer.alloc(0), header(req, 'content-encoding'), maxBody)
+      if (decoded === 'too_large') {
+        chunks.length = 0
+        const status = answerProviderError(res, path.api, 'request_too_large')
+        record(() => ({
+          httpStatus: status,
+          errorClass: 'request_too_large',
+          errorCode: `over ${maxBody} bytes`,
+          observation: null,
+          noCharge: true,
+          local: true,
+        }))
+        up.destroy()
+        return
+      }
+      up.end(chunks[0] ?? Buffer.alloc(0))
     })
   }
 
@@ -721,7 +831,10 @@ export class RecordingProxy {
     }
   }
 
-  private emit(row: LedgerRow, attempt: AttemptState | null): void {
+  private emit(raw: LedgerRow, attempt: AttemptState | null): void {
+    // An upstream's absurd usage (negative, beyond any real request) is an input error of its row.
+    const { row, problems } = checkLedgerRow(raw)
+    attempt?.problems.push(...problems)
     try {
       this.ledger?.append(row)
     } catch (e) {

@@ -54,21 +54,49 @@ export function decodeSafe(s: string): string {
   }
 }
 
-/** The request body as JSON, decoding gzip/deflate/br/zstd bodies; undefined when unreadable. */
-export function decodeJsonBody(body: Buffer, contentEncoding: string | undefined): unknown {
-  if (body.length === 0) return undefined
+/** Default cap on a request body after decompression, bytes (64 MiB). */
+export const DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
+
+/**
+ * The request body with its content-encoding (gzip, deflate, br; zstd where Node has it) undone,
+ * never more than `maxBytes` bytes of output: `too_large` when the decoded body would exceed it (a
+ * compression bomb stops there), `undecodable` when it cannot be decoded.
+ */
+export function decodeBody(
+  body: Buffer,
+  contentEncoding: string | undefined,
+  maxBytes = DEFAULT_MAX_BODY_BYTES,
+): Buffer | 'too_large' | 'undecodable' {
+  if (body.length > maxBytes) return 'too_large'
+  const enc = (contentEncoding ?? '').trim().toLowerCase()
+  const opts = { maxOutputLength: Math.max(1, maxBytes) }
   try {
-    const enc = (contentEncoding ?? '').trim().toLowerCase()
-    let raw = body
-    if (enc === 'gzip' || enc === 'x-gzip') raw = zlib.gunzipSync(body)
-    else if (enc === 'deflate') raw = zlib.inflateSync(body)
-    else if (enc === 'br') raw = zlib.brotliDecompressSync(body)
-    else if (enc === 'zstd') {
+    if (enc === '' || enc === 'identity') return body
+    if (enc === 'gzip' || enc === 'x-gzip') return zlib.gunzipSync(body, opts)
+    if (enc === 'deflate') return zlib.inflateSync(body, opts)
+    if (enc === 'br') return zlib.brotliDecompressSync(body, opts)
+    if (enc === 'zstd') {
       // Node ≥ 22.15 has zstd; on Node 20 the shape of a zstd body stays unknown.
-      const z = (zlib as unknown as { zstdDecompressSync?: (b: Buffer) => Buffer }).zstdDecompressSync
-      if (!z) return undefined
-      raw = z(body)
-    } else if (enc !== '' && enc !== 'identity') return undefined
+      const z = (zlib as unknown as { zstdDecompressSync?: (b: Buffer, o: object) => Buffer })
+        .zstdDecompressSync
+      return z ? z(body, opts) : 'undecodable'
+    }
+    return 'undecodable'
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE' ? 'too_large' : 'undecodable'
+  }
+}
+
+/** The request body as JSON, decoding gzip/deflate/br/zstd bodies; undefined when unreadable or over `maxBytes`. */
+export function decodeJsonBody(
+  body: Buffer,
+  contentEncoding: string | undefined,
+  maxBytes = DEFAULT_MAX_BODY_BYTES,
+): unknown {
+  if (body.length === 0) return undefined
+  const raw = decodeBody(body, contentEncoding, maxBytes)
+  if (typeof raw === 'string') return undefined
+  try {
     return JSON.parse(raw.toString('utf8'))
   } catch {
     return undefined

@@ -1,5 +1,6 @@
 import type { SelfReport } from '../run/records.js'
 import type { Coverage, LedgerRow, TelemetrySummary, Tokens } from './ledger.js'
+import { MAX_LEDGER_TOKENS, MAX_LEDGER_USD } from './limits.js'
 
 /** Severity order of coverage: a worse one always wins when two findings meet. */
 const RANK: Record<Coverage, number> = { complete: 0, unknown: 1, partial: 2, missing: 3 }
@@ -34,6 +35,8 @@ export const BYPASS_FLAG = 'telemetry_bypass_suspected'
 
 /** Flag raised when the front proxy forwarded requests but the source logged none of them. */
 export const ROWS_LOST_FLAG = 'ledger_rows_lost'
+/** Flag raised when a sum over an attempt's rows is beyond what an attempt may hold (left null). */
+export const SUM_OVERFLOW_FLAG = 'sum_overflow'
 /** Row flag: the answer was cut off mid-way, so its usage is what arrived before the cut. */
 export const USAGE_PARTIAL_FLAG = 'usage_partial'
 
@@ -171,11 +174,31 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
 
   const missing = (coverage as Coverage) === 'missing'
   const cacheKnown = !inference.some((r) => r.cache_semantics === 'unknown' && r.tokens.input_total !== null)
-  const total = (f: keyof Tokens): number | null => (missing ? null : sumTokens(inference, f))
+  // A sum beyond what an attempt may hold is not stated: null, with the rows that made it.
+  const overflow = (what: string, limit: string, culprits: readonly LedgerRow[]): null => {
+    const top = [...culprits].slice(0, 3).map((r) => r.request_id)
+    note(
+      'partial',
+      `the ${what} of ${culprits.length} request(s) exceeds ${limit} (largest: ${top.join(', ')}): the total is not stated`,
+      SUM_OVERFLOW_FLAG,
+    )
+    return null
+  }
+  const total = (f: keyof Tokens): number | null => {
+    if (missing) return null
+    const t = sumTokens(inference, f)
+    if (t === null || t <= MAX_LEDGER_TOKENS) return t
+    const by = [...inference].sort((a, b) => (b.tokens[f] ?? 0) - (a.tokens[f] ?? 0))
+    return overflow(`${f} tokens`, `${MAX_LEDGER_TOKENS}`, by)
+  }
   const cacheTotal = (f: keyof Tokens): number | null => (cacheKnown ? total(f) : null)
 
   const unpriced = rows.filter((r) => r.spend_usd === null).length
-  const spendUsd = missing || unpriced > 0 ? null : round(rows.reduce((s, r) => s + (r.spend_usd ?? 0), 0))
+  let spendUsd = missing || unpriced > 0 ? null : round(rows.reduce((s, r) => s + (r.spend_usd ?? 0), 0))
+  if (spendUsd !== null && !(spendUsd <= MAX_LEDGER_USD)) {
+    const by = [...rows].sort((a, b) => (b.spend_usd ?? 0) - (a.spend_usd ?? 0))
+    spendUsd = overflow('spend', `$${MAX_LEDGER_USD}`, by)
+  }
   if (unpriced > 0 && !missing) flags.add('unpriced')
 
   // The first *agent* request (one that carries tools) is the harness's real opening prompt; a
@@ -183,6 +206,15 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
   const ordered = [...inference].sort((a, b) => a.started_at.localeCompare(b.started_at))
   const first = ordered.find((r) => (r.request_shape?.tools ?? 0) > 0) ?? ordered[0]
   const shaped = inference.filter((r) => r.request_shape !== null && r.request_shape.tools !== null)
+  // Summed before coverage and reason are read: an overflowing sum adds to them.
+  const sums = {
+    input_tokens: total('input_total'),
+    input_fresh_tokens: cacheTotal('input_fresh'),
+    cache_read_tokens: cacheTotal('cache_read'),
+    cache_write_tokens: cacheTotal('cache_write'),
+    output_tokens: total('output'),
+    reasoning_tokens: total('reasoning'),
+  }
 
   return {
     source: ctx.source,
@@ -191,12 +223,7 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
     rows: rows.length,
     failed_rows: rows.filter((r) => r.status === 'failure').length,
     proxy_requests: requestCount(inference.length, forwarded, missing),
-    input_tokens: total('input_total'),
-    input_fresh_tokens: cacheTotal('input_fresh'),
-    cache_read_tokens: cacheTotal('cache_read'),
-    cache_write_tokens: cacheTotal('cache_write'),
-    output_tokens: total('output'),
-    reasoning_tokens: total('reasoning'),
+    ...sums,
     spend_usd: spendUsd,
     spend_source: spendSourceOf(rows),
     models_observed: modelsObserved,

@@ -31,7 +31,7 @@ describe('harness-watch compare', () => {
     const args = ['compare', '--baseline', a, '--treatment', b, '--out', out, '--resamples', '200']
     expect(await main([...args, '--instances', list])).toBe(0)
     expect(io.out).toMatch(/^20 blocks planned: 20 outcome-complete, 0 complete, 20 incomplete;/)
-    expect(io.out).toMatch(/a20 → b20: W\/L\/T 1\/1\/18, Δ ±0\.0 pp, McNemar p 1,/)
+    expect(io.out).toMatch(/A → B: W\/L\/T 1\/1\/18, Δ ±0\.0 pp, McNemar p 1,/)
     expect(io.err).toBe('')
 
     // Without the list the 17 instances neither system resolved are unknown: refused, exit 2.
@@ -77,7 +77,30 @@ describe('harness-watch compare', () => {
       '--resamples',
       '200',
     ])
-    expect(code).toBe(0)
+    // Both files resolve i1, which is not on the panel: refused, naming it.
+    expect(code).toBe(2)
+    expect(io.err).toContain('1 resolved id(s) are not in --instances: i1')
+    expect(io.err).toContain('--ignore-unknown-ids')
+    io.err = ''
+    io.out = ''
+    const ignored = await main([
+      'compare',
+      '--baseline',
+      oh('sa'),
+      '--treatment',
+      oh('sb'),
+      '--instances',
+      list,
+      '--ignore-unknown-ids',
+      '--out',
+      path.join(f.dir, 'out'),
+      '--resamples',
+      '200',
+    ])
+    expect(ignored).toBe(0)
+    expect(io.err).toContain(
+      'warning: sa: 2 id(s) the file names are not in --instances and are ignored (1 of them resolved): i1, i2\n',
+    )
     expect(io.out).not.toContain('0/0/20')
     expect(io.out).toMatch(/^20 blocks planned: 0 outcome-complete, 0 complete, 20 incomplete;/)
     expect(io.out).toMatch(/sa → sb: no outcome-complete blocks \(W\/L\/T —, McNemar p —\)/)

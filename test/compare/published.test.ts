@@ -56,7 +56,8 @@ describe('compare: self-written files of each published format', () => {
     const { parsed, markdown } = await compareFiles(a, b)
     expect(parsed.kind).toBe('published')
     const cmp = parsed.comparisons[0]!
-    expect([cmp.baseline, cmp.treatment]).toEqual(['sys-a', 'sys-b'])
+    // Cells are named after the systems the files declare.
+    expect([cmp.baseline, cmp.treatment]).toEqual(['Sys-A-1.0-m', 'Sys-B-m'])
     expect(cmp.outcome).toMatchObject({ n: 10, both: 4, baseline_only: 2, treatment_only: 3, neither: 1 })
     expect(cmp.outcome.mcnemar.p_two_sided).toBe(1)
     expect(cmp.metrics.spend_usd.n).toBe(9) // i10 has no baseline cost: missing, not zero
@@ -69,9 +70,12 @@ describe('compare: self-written files of each published format', () => {
       'Sys A 1.0 + m: 1 trial(s) with a null grade counted as unresolved, as the published score counts them (use --ungraded exclude to leave those blocks out)',
     )
     expect(parsed.blocks.incomplete).toEqual([
-      { instance: 'i10', reasons: [expect.objectContaining({ code: 'telemetry_missing', cell: 'sys-a' })] },
+      {
+        instance: 'i10',
+        reasons: [expect.objectContaining({ code: 'telemetry_missing', cell: 'Sys-A-1.0-m' })],
+      },
     ])
-    expect(markdown).toContain('| `sys-a` → `sys-b` | 10 |')
+    expect(markdown).toContain('| `Sys-A-1.0-m` → `Sys-B-m` | 10 |')
 
     const strict = (await compareFiles(a, b, { ungraded: 'exclude' })).parsed
     expect(strict.comparisons[0]!.outcome).toMatchObject({ n: 9, neither: 0 })
@@ -96,8 +100,8 @@ describe('compare: self-written files of each published format', () => {
     )
     const { parsed } = await compareFiles(a, b)
     expect(parsed.cells.map((c) => [c.id, c.label, c.version_declared])).toEqual([
-      ['oh', 'OpenHands v1.2.3 + m-x', 'v1.2.3'],
-      ['cc', 'Claude Code v9 + m-x', 'v9'],
+      ['OpenHands-v1.2.3-m-x', 'OpenHands v1.2.3 + m-x', 'v1.2.3'],
+      ['Claude-Code-v9-m-x', 'Claude Code v9 + m-x', 'v9'],
     ])
     const cmp = parsed.comparisons[0]!
     expect(cmp.outcome).toMatchObject({ both: 5, baseline_only: 1, treatment_only: 2, neither: 2 })
@@ -231,11 +235,19 @@ describe('compare: the panel list and system selectors', () => {
         "n_total is 10, as many as --instances lists, but the file names 2 id(s) not in that list (x1, x2): the file's panel is not the --instances list",
     })
     const big = write(dir, 'big.json', { system: 'G', resolved: ['i1', 'x1'], n_total: 500 })
-    const r = await compareFiles(big, b, { instances: list })
-    const want =
-      "G: compared on the 10 --instances ids of the file's 500 (n_total); 1 id(s) it names are outside the panel and left out"
-    expect(r.warnings).toEqual([want])
-    expect(r.parsed.notes).toContain(want)
+    // A resolved id outside the panel would change the counts unseen: refused unless told to ignore it.
+    await expect(compareFiles(big, b, { instances: list })).rejects.toMatchObject({
+      code: 'published_panel',
+      where: big,
+      message: '1 resolved id(s) are not in --instances: x1',
+    })
+    const r = await compareFiles(big, b, { instances: list, ignoreUnknownIds: true })
+    const want = [
+      "G: compared on the 10 --instances ids of the file's 500 (n_total)",
+      'G: 1 id(s) the file names are not in --instances and are ignored (1 of them resolved): x1',
+    ]
+    expect(r.warnings).toEqual(want)
+    for (const w of want) expect(r.parsed.notes).toContain(w)
     expect(r.parsed.comparisons[0]!.outcome).toMatchObject({ n: 10, baseline_only: 1, treatment_only: 1 })
   })
 

@@ -3,6 +3,7 @@ import { aggregate, aggregationFailure } from '../../compare/aggregate.js'
 import { parseResamplesOption } from '../../compare/options.js'
 import type { Comparison } from '../../compare/schema.js'
 import { fmtP, fmtPp } from '../../report/format.js'
+import { printable } from '../../util/text.js'
 import { parseIntOption } from './plan.js'
 
 export function registerAggregate(program: Command): void {
@@ -33,7 +34,7 @@ export function registerAggregate(program: Command): void {
         // F09: the outputs are written (and list the duplicates), but the aggregation failed.
         const failure = aggregationFailure(r.comparison)
         if (failure) {
-          process.stderr.write(`aggregation failed: ${failure}\n`)
+          process.stderr.write(printable(`aggregation failed: ${failure}\n`))
           process.exitCode = 1
         }
       },

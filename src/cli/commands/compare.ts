@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { parseResamplesOption } from '../../compare/options.js'
 import { comparePublished } from '../../compare/published/compare.js'
 import { HwError } from '../../errors.js'
+import { stripControl } from '../../util/text.js'
 import { aggregateSummaryLine } from './aggregate.js'
 import { parseIntOption } from './plan.js'
 
@@ -25,6 +26,10 @@ export function registerCompare(program: Command): void {
       'the panel: JSON array or one id per line (default: every id either file names; a resolved list with n_total needs it to count instances neither system resolved)',
     )
     .option(
+      '--ignore-unknown-ids',
+      'leave out ids a file names that are not in --instances (each is listed) instead of refusing resolved ones',
+    )
+    .option(
       '--ungraded <policy>',
       'a null grade in a file: "unresolved" (as published scores count it) or "exclude"',
       'unresolved',
@@ -37,6 +42,7 @@ export function registerCompare(program: Command): void {
         treatment: string
         out: string
         instances?: string
+        ignoreUnknownIds?: boolean
         ungraded: string
         resamples: number
         seed: number
@@ -45,7 +51,7 @@ export function registerCompare(program: Command): void {
           throw new HwError('usage', `--ungraded must be "unresolved" or "exclude", got "${opts.ungraded}"`)
         }
         const r = await comparePublished({ ...opts, ungraded: opts.ungraded })
-        for (const w of r.warnings) process.stderr.write(`warning: ${w}\n`)
+        for (const w of r.warnings) process.stderr.write(`warning: ${stripControl(w)}\n`)
         process.stdout.write(
           `${aggregateSummaryLine(r.comparison)}\nwrote ${r.comparisonPath}, ${r.reportPath}, ${r.htmlPath}\n`,
         )

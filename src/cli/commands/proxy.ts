@@ -10,6 +10,7 @@ interface ProxyOptions {
   manifest?: string
   keyEnv?: string
   forwardAttribution?: boolean
+  maxBodyMb: string
 }
 
 /**
@@ -30,6 +31,11 @@ export function registerProxy(program: Command): void {
     .option('--manifest <file>', 'take the model route (provider, prices, cache semantics) from a manifest')
     .option('--key-env <VAR>', 'environment variable holding the real upstream key')
     .option('--forward-attribution', 'send x-hw-* attribution headers upstream (scripted model only)')
+    .option(
+      '--max-body-mb <n>',
+      'largest request body, MiB, as sent and decompressed (larger: 413 in the provider shape, recorded)',
+      '64',
+    )
     .action(async (opts: ProxyOptions) => {
       const port = Number(opts.port)
       if (!Number.isInteger(port) || port < 0 || port > 65535) {
@@ -37,6 +43,13 @@ export function registerProxy(program: Command): void {
       }
       if (!URL.canParse(opts.upstream) || !/^https?:$/.test(new URL(opts.upstream).protocol)) {
         throw new HwError('bad_option', `--upstream must be an http(s) URL, got "${opts.upstream}"`)
+      }
+      const maxBodyMb = Number(opts.maxBodyMb)
+      if (!Number.isFinite(maxBodyMb) || maxBodyMb <= 0 || maxBodyMb > 4096) {
+        throw new HwError(
+          'bad_option',
+          `--max-body-mb must be a number above 0 and at most 4096, got "${opts.maxBodyMb}"`,
+        )
       }
       let upstreamKey: string | undefined
       if (opts.keyEnv) {
@@ -69,6 +82,7 @@ export function registerProxy(program: Command): void {
         standalone: true,
         forwardAttribution: opts.forwardAttribution === true,
         port,
+        maxBodyBytes: Math.round(maxBodyMb * 1024 * 1024),
         onRow: () => {
           rows++
         },

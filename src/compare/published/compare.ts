@@ -15,6 +15,8 @@ export interface ComparePublishedOptions {
   ungraded?: 'unresolved' | 'exclude'
   resamples?: number
   seed?: number
+  /** Leave out (and list) resolved ids outside `instances` instead of refusing them. */
+  ignoreUnknownIds?: boolean
 }
 
 /**
@@ -36,9 +38,10 @@ export async function comparePublished(
     { path: b.file.split(/[\\/]/).pop() ?? b.file, sha256: b.sha256 },
   ]
   const panel = instances ?? [...new Set([...a.system.instances.keys(), ...b.system.instances.keys()])].sort()
-  const { warnings } = checkPanel([a.system, b.system], panel, instances !== undefined)
+  const { warnings } = checkPanel([a.system, b.system], panel, instances !== undefined, opts.ignoreUnknownIds)
   const input = publishedInput(a.system, b.system, {
     instances,
+    ignoreUnknownIds: opts.ignoreUnknownIds,
     ungraded: opts.ungraded,
     resamples: opts.resamples,
     seed: opts.seed,

@@ -1,5 +1,6 @@
 import { HwError } from '../../errors.js'
 import type { Coverage } from '../../telemetry/ledger.js'
+import { clip, oneLine } from '../../util/text.js'
 import { type CellInput, type ComparisonInput, emptyMetrics, type Observation } from '../observations.js'
 import type { PublishedSystem } from './formats.js'
 
@@ -12,6 +13,8 @@ export interface PublishedOptions {
   seed?: number
   level?: number
   inputs?: Array<{ path: string; sha256: string }>
+  /** Leave out (and list) resolved ids outside the `instances` panel instead of refusing them. */
+  ignoreUnknownIds?: boolean
 }
 
 /**
@@ -30,6 +33,7 @@ export function checkPanel(
   systems: ReadonlyArray<PublishedSystem>,
   panel: ReadonlyArray<string>,
   explicit: boolean,
+  ignoreUnknownIds = false,
 ): { warnings: string[] } {
   const warnings: string[] = []
   const inPanel = new Set(panel)
@@ -43,10 +47,6 @@ export function checkPanel(
       if (!explicit) {
         warnings.push(
           `${s.name}: the file declares no n_total; the panel is the ${P} ids the files name, so instances neither system resolved are not counted (pass --instances with the benchmark's ids)`,
-        )
-      } else if (outside.length > 0) {
-        warnings.push(
-          `${s.name}: ${outside.length} id(s) the file names are not in --instances and are left out: ${list(outside)}`,
         )
       }
       continue
@@ -81,8 +81,31 @@ export function checkPanel(
       )
     }
     if (N > P) {
+      warnings.push(`${s.name}: compared on the ${P} --instances ids of the file's ${N} (n_total)`)
+    }
+  }
+  if (explicit) {
+    // Every id a file names outside the declared panel is left out and listed — all of them. A resolved
+    // one would change the resolved counts and W/L/T unseen: refused unless the user says to ignore it.
+    for (const s of systems) {
+      const outside = [...s.instances.keys()].filter((i) => !inPanel.has(i)).sort()
+      if (outside.length === 0) continue
+      const resolved = outside.filter((i) => s.instances.get(i)?.trials.includes('resolved'))
+      if (resolved.length > 0 && !ignoreUnknownIds) {
+        throw new HwError(
+          'published_panel',
+          `${resolved.length} resolved id(s) are not in --instances: ${list(
+            resolved.map((i) => clip(oneLine(i), 80)),
+            10,
+          )}`,
+          {
+            where: s.source,
+            help: 'pass the --instances list of the benchmark the file was scored on, or --ignore-unknown-ids to leave them out (each is listed)',
+          },
+        )
+      }
       warnings.push(
-        `${s.name}: compared on the ${P} --instances ids of the file's ${N} (n_total)${outside.length > 0 ? `; ${outside.length} id(s) it names are outside the panel and left out` : ''}`,
+        `${clip(oneLine(s.name), 80)}: ${outside.length} id(s) the file names are not in --instances and are ignored (${resolved.length} of them resolved): ${outside.map((i) => clip(oneLine(i), 80)).join(', ')}`,
       )
     }
   }
@@ -106,7 +129,7 @@ export function publishedInput(
   const ungraded = opts.ungraded ?? 'unresolved'
   const [idA, idB] = cellIds(a, b)
   const panel = opts.instances ?? [...new Set([...a.instances.keys(), ...b.instances.keys()])].sort()
-  const { warnings } = checkPanel([a, b], panel, opts.instances !== undefined)
+  const { warnings } = checkPanel([a, b], panel, opts.instances !== undefined, opts.ignoreUnknownIds)
   const notes: string[] = [...a.notes, ...b.notes, ...warnings]
   const trials = (s: PublishedSystem) => Math.max(1, ...[...s.instances.values()].map((x) => x.trials.length))
   const cells: CellInput[] = [cellOf(a, idA, 'baseline', trials(a)), cellOf(b, idB, 'treatment', trials(b))]
@@ -255,8 +278,9 @@ function cellIds(a: PublishedSystem, b: PublishedSystem): [string, string] {
       .replace(/[^A-Za-z0-9._-]+/g, '-')
       .replace(/^[^A-Za-z0-9]+/, '')
       .slice(0, 64) || 'system'
-  const ida = safe(path(a))
-  let idb = safe(path(b))
+  // Cells are named after the systems the files declare (their file or folder name when they declare none).
+  const ida = safe(a.name || path(a))
+  let idb = safe(b.name || path(b))
   if (idb === ida) idb = `${idb.slice(0, 60)}-2`
   return [ida, idb]
 }

@@ -7,6 +7,7 @@ import type { AttemptBudget, AttemptTelemetry, CapturedTelemetry, TelemetryCaptu
 import type { Attribution, LedgerRow, TelemetrySummary } from '../ledger.js'
 import { LedgerWriter } from '../ledger-writer.js'
 import { ANSWERED_BY_PROXY, type ProxyAttempt, RecordingProxy } from '../proxy.js'
+import { checkLedgerRow, describeRowProblems, INPUT_ERROR_FLAG, type RowProblem } from '../row-check.js'
 import { type CoverageFinding, summarizeAttempt } from '../summary.js'
 import { type FetchedSpendLogs, LiteLLMClient, MAX_PAGE_SIZE, type SpendLogsQuery } from './client.js'
 import { attemptWindow } from './dates.js'
@@ -209,7 +210,19 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
         mode === 'virtual-key'
           ? fetched.rows
           : fetched.rows.filter((r) => (rowAttemptId(r) ?? a.attemptId) === a.attemptId)
-      rows = mine.map((r) => mapSpendLogRow(r, opts.route.prices, a.attribution))
+      const problems: RowProblem[] = []
+      rows = mine.map((r) => {
+        const checked = checkLedgerRow(mapSpendLogRow(r, opts.route.prices, a.attribution))
+        problems.push(...checked.problems)
+        return checked.row
+      })
+      if (problems.length > 0) {
+        findings.push({
+          coverage: 'partial',
+          reason: describeRowProblems(problems, 'LiteLLM spend logs'),
+          flag: INPUT_ERROR_FLAG,
+        })
+      }
       const rowsSpend = round(rows.reduce((s, r) => s + (r.spend_logged_usd ?? 0), 0))
       const keySpend = mode === 'virtual-key' ? (await client.keyInfo(a.key)).spend : null
       reconciliation = {
