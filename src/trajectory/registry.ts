@@ -1,4 +1,5 @@
 import type { HarnessName } from '../harnesses/names.js'
+import { agentdMapper } from './from/agentd.js'
 import { claudeCodeMapper } from './from/claude-code.js'
 import { codexMapper } from './from/codex.js'
 import { commandMapper } from './from/command.js'
@@ -24,5 +25,6 @@ export const MAPPERS: Record<HarnessName, EventMapper> = {
   openhands: openhandsMapper,
   hermes: hermesMapper,
   'mini-swe-agent': miniSweAgentMapper,
+  agentd: agentdMapper,
   command: commandMapper,
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { HarnessName } from '../../src/harnesses/names.js'
 import { kindOfCommand, pathsOfCommand } from '../../src/trajectory/classify.js'
 import { normalizeTrajectory } from '../../src/trajectory/read.js'
 
@@ -61,7 +62,7 @@ describe('bad trajectories keep their readable events and say why', () => {
   it('a harness without a mapper is read generically and flagged', () => {
     const t = normalizeTrajectory(
       Buffer.from(line({ tool: 'bash', args: { command: 'pytest -q' } })),
-      'agentd',
+      'some-future-harness' as HarnessName,
       ref,
     )
     expect(t.issues.map((i) => i.code)).toEqual(['unknown_version'])

@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { parseAgentdRun } from '../../src/harnesses/agentd.js'
 import { parseHermesRun } from '../../src/harnesses/hermes.js'
 import { parseJsonLines } from '../../src/harnesses/jsonl.js'
 import { parseMiniTrajectory } from '../../src/harnesses/mini-swe-agent.js'
@@ -122,6 +123,40 @@ describe('trajectory mappers on recorded runs', () => {
   })
 })
 
+describe('agentd: the telemetry its adapter keeps from stderr', () => {
+  it('a tool event is a call with its command, loop.final the finish, other events kept by name', () => {
+    const stderr = [
+      'agentd starting',
+      JSON.stringify({ event: 'loop.start', ts: '2026-11-29T20:00:00.000Z' }),
+      JSON.stringify({
+        event: 'tool.call',
+        ts: '2026-11-29T20:00:01.250Z',
+        tool: 'bash',
+        args: { command: 'echo hello > hello.txt' },
+      }),
+      JSON.stringify({
+        event: 'loop.final',
+        ts: '2026-11-29T20:00:02.000Z',
+        answer: 'done',
+        usage: { input_tokens: 120, output_tokens: 8, requests: 2 },
+      }),
+    ].join('\n')
+    const parsed = parseAgentdRun({ stdout: '', stderr, exitCode: 0, signal: null, home: '/nonexistent' })
+    const t = normalizeTrajectory(
+      jsonl(parsed.trajectory),
+      'agentd',
+      ref(Date.parse('2026-11-29T20:00:00.000Z')),
+    )
+    expect(t.events.map((e) => [e.kind, e.tool, e.t_ms])).toEqual([
+      ['other', 'loop.start', 0],
+      ['edit', 'bash', 1250],
+      ['finish', null, 2000],
+    ])
+    expect(t.events[1]!.command).toBe('echo hello > hello.txt')
+    expect(t.events[2]!.text).toBe('done')
+  })
+})
+
 describe('an event no mapper knows is kept as other, never dropped', () => {
   const unknown: [HarnessName, unknown][] = [
     ['pi', { type: 'compaction_start', reason: 'x' }],
@@ -134,11 +169,12 @@ describe('an event no mapper knows is kept as other, never dropped', () => {
     ['openhands', { kind: 'CondensationEvent', timestamp: '2026-11-29T19:50:02.000000' }],
     ['mini-swe-agent', { role: 'exit', content: 'x' }],
     ['hermes', { type: 'tool_trace' }],
+    ['agentd', { type: 'budget.warning' }],
     ['command', { type: 'progress', pct: 50 }],
   ]
   for (const [harness, event] of unknown) {
     it(`${harness}: appended to its recorded run, the new event is the last, kind other, named natively`, async () => {
-      const key = harness === 'command' ? 'pi' : harness
+      const key = harness === 'command' || harness === 'agentd' ? 'pi' : harness
       const raw = [...(await kept(key)), event]
       const t = normalizeTrajectory(jsonl(raw), harness, ref(null))
       const last = t.events.at(-1)!
