@@ -6,7 +6,7 @@ import { readDecision } from '../detect/step.js'
 import { HwError } from '../errors.js'
 import { STATUS_LABEL } from '../report/decision.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
-import { type UpsertResult, upsertPrComment } from './comment.js'
+import { type UpsertResult, upsertPrComment, viewerLogin } from './comment.js'
 import {
   keyRunStatus,
   planTracking,
@@ -86,6 +86,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   }
   const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
   const repo = opts.repo ?? repoFromEnv()
+  // Who our earlier comments and issues were written by, found once for every token kind.
+  const author = await viewerLogin(gh)
   if (opts.pr) {
     comment = await upsertPrComment(
       gh,
@@ -93,10 +95,11 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       opts.pr,
       decision.experiment_id,
       prCommentBody(ctx, decision.experiment_id),
+      author,
     )
   } else {
     for (const v of decision.comparisons) {
-      issues.push(await syncTrackingIssue(gh, repo, ctx, v, trackingOpts))
+      issues.push(await syncTrackingIssue(gh, repo, ctx, v, { ...trackingOpts, author }))
     }
   }
   return {
@@ -195,7 +198,7 @@ export function planPublish(
   return d.comparisons.map((v): PlannedAction => {
     const status = keyRunStatus(v)
     const marker = codeSpan(identityMarker('tracking', v.key))
-    const search = `would search the issues labelled ${codeSpan(label)} (open and closed) for the marker ${marker}`
+    const search = `would search the issues labelled ${labels.map(codeSpan).join(' and ')} (open and closed) for the marker ${marker}`
     if (status === 'confirmed') {
       const action = planTracking({
         existing: null,
