@@ -326,3 +326,18 @@ describe('action.yml and the action’s code agree', () => {
     }
   })
 })
+
+describe('the release workflow', () => {
+  it('checks dist freshness before it tags vX.Y.Z and moves the major tag', () => {
+    const text = read('.github/workflows/release.yml')
+    const w = workflow('.github/workflows/release.yml')
+    expect(Object.keys(w.on)).toEqual(['workflow_dispatch'])
+    expect(w.jobs.release?.permissions).toEqual({ contents: 'write' })
+    const fresh = text.indexOf('git diff --ignore-space-at-eol --text --exit-code')
+    const tag = text.indexOf('git tag -a "v$VERSION"')
+    expect(fresh).toBeGreaterThan(0)
+    expect(tag).toBeGreaterThan(fresh)
+    expect(text).toContain('git tag -fa "$major"')
+    expect(text).toContain('git push --force "$url" "refs/tags/$major"')
+  })
+})
