@@ -21,6 +21,7 @@
 //   actions/checkout           no-op for the workspace; with `path:` links the action root there
 //                              (a checkout of this repository);
 //   actions/setup-node         no-op;
+//   actions/cache/restore|save a miss / nothing saved (no cache service offline);
 //   actions/upload-artifact    copies into --artifacts/<run-id>/<name>; a duplicate name fails
 //                              (409 Conflict, F10); if-no-files-found: error|warn|ignore;
 //   actions/download-artifact  by name or pattern, one folder per artifact unless merge-multiple,
@@ -496,6 +497,10 @@ async function runStep(
       } else log('    (checkout: the workspace is already in place)')
     } else if (/^actions\/setup-node@/.test(uses)) {
       log(`    (no-op offline: ${uses})`)
+    } else if (/^actions\/cache\/(restore|save)@/.test(uses)) {
+      // Offline there is no cache service: a restore is a miss, a save stores nothing.
+      outputs = uses.startsWith('actions/cache/restore@') ? { 'cache-hit': 'false' } : {}
+      log(`    (offline: ${uses.split('@')[0]} — ${uses.startsWith('actions/cache/restore@') ? 'miss' : 'not saved'})`)
     } else if (/^actions\/upload-artifact@/.test(uses)) {
       const r = uploadArtifact(withs, cwd)
       log(`    ${r.ok ? '' : 'error: '}${r.message}`)

@@ -327,6 +327,27 @@ describe('action.yml and the action’s code agree', () => {
   })
 })
 
+describe('the harness install cache', () => {
+  it('is keyed by harness, version and OS; pull requests only restore it', () => {
+    const steps = workflow('.github/workflows/harness-watch.yml').jobs.run?.steps ?? []
+    const restore = steps.find((s) => s.uses?.startsWith('actions/cache/restore@'))
+    const save = steps.find((s) => s.uses?.startsWith('actions/cache/save@'))
+    const key = 'harness-watch-${{ runner.os }}-${{ steps.harness-key.outputs.key }}'
+    expect(restore?.with).toEqual({ path: '~/.cache/harness-watch/harnesses', key })
+    expect(save?.with).toEqual({ path: '~/.cache/harness-watch/harnesses', key })
+    expect(save?.if).toMatch(
+      /^github\.event_name != 'pull_request' && github\.event_name != 'pull_request_target' && /,
+    )
+    const keyStep = steps.find((s) => s.id === 'harness-key')
+    expect(keyStep?.run).toContain('"key=\\(.harness)-\\(.version)"')
+    // Restored before the leg installs anything; saved only after it.
+    const idx = (s: Step | undefined) => steps.indexOf(s as Step)
+    const run = steps.find((s) => s.id === 'run')
+    expect(idx(restore)).toBeLessThan(idx(run))
+    expect(idx(save)).toBeGreaterThan(idx(run))
+  })
+})
+
 describe('the release workflow', () => {
   it('checks dist freshness before it tags vX.Y.Z and moves the major tag', () => {
     const text = read('.github/workflows/release.yml')
