@@ -500,7 +500,9 @@ async function runStep(
     } else if (/^actions\/cache\/(restore|save)@/.test(uses)) {
       // Offline there is no cache service: a restore is a miss, a save stores nothing.
       outputs = uses.startsWith('actions/cache/restore@') ? { 'cache-hit': 'false' } : {}
-      log(`    (offline: ${uses.split('@')[0]} — ${uses.startsWith('actions/cache/restore@') ? 'miss' : 'not saved'})`)
+      log(
+        `    (offline: ${uses.split('@')[0]} — ${uses.startsWith('actions/cache/restore@') ? 'miss' : 'not saved'})`,
+      )
     } else if (/^actions\/upload-artifact@/.test(uses)) {
       const r = uploadArtifact(withs, cwd)
       log(`    ${r.ok ? '' : 'error: '}${r.message}`)

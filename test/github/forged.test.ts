@@ -33,15 +33,15 @@ function poison<T>(value: T, schema: z.ZodType, keep: (p: string) => boolean = (
   const doc = JSON.parse(JSON.stringify(value)) as Json
   const leaves: { parent: Record<string, Json> | Json[]; key: string | number; at: string }[] = []
   const walk = (v: Json, at: string) => {
-    if (Array.isArray(v))
-      v.forEach((x, i) =>
-        typeof x === 'string'
-          ? leaves.push({ parent: v, key: i, at: `${at}[${i}]` })
-          : walk(x, `${at}[${i}]`),
-      )
-    else if (v && typeof v === 'object')
-      for (const [k, x] of Object.entries(v))
-        typeof x === 'string' ? leaves.push({ parent: v, key: k, at: `${at}.${k}` }) : walk(x, `${at}.${k}`)
+    const visit = (parent: Record<string, Json> | Json[], key: string | number, x: Json, here: string) => {
+      if (typeof x === 'string') leaves.push({ parent, key, at: here })
+      else walk(x, here)
+    }
+    if (Array.isArray(v)) {
+      for (const [i, x] of v.entries()) visit(v, i, x, `${at}[${i}]`)
+    } else if (v && typeof v === 'object') {
+      for (const [k, x] of Object.entries(v)) visit(v, k, x, `${at}.${k}`)
+    }
   }
   walk(doc, '')
   let poisoned = 0
