@@ -68,6 +68,7 @@ function makePlan(): Plan {
   return {
     schema_version: 1,
     kind: 'plan',
+    call_key: '',
     experiment_id: 'bench',
     manifest_file: 'bench.yml',
     manifest_sha256: 'a'.repeat(64),

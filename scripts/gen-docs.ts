@@ -1,10 +1,12 @@
 // Regenerates the generated parts of README.md from their sources of truth:
 //  - the manifest reference, from the manifest's JSON Schema (itself generated from the zod schema);
-//  - the CLI reference, from the commander program's own help.
+//  - the CLI reference, from the commander program's own help;
+//  - the action's inputs and outputs, from action.yml.
 // Each part sits between `<!-- <name>:start -->` and `<!-- <name>:end -->` markers.
 // `--check` exits 1 when README.md is stale (CI).
 import { readFileSync, writeFileSync } from 'node:fs'
 import type { Command } from 'commander'
+import { parse } from 'yaml'
 import { buildProgram } from '../src/cli/index.js'
 import { manifestJsonSchema } from '../src/manifest/jsonschema.js'
 
@@ -101,10 +103,42 @@ function replaceBlock(text: string, name: string, body: string): string {
   return `${text.slice(0, i + start.length)}\n${body}\n${text.slice(j)}`
 }
 
+/** A table cell: one line, `|` escaped, `<` as an entity (`<experiment>` is not an HTML tag). */
+function cell(text: string): string {
+  return text
+    .replace(/\s*\n\s*/g, ' ')
+    .replace(/\|/g, '\\|')
+    .replace(/</g, '&lt;')
+    .trim()
+}
+
+/** The inputs and outputs tables of action.yml (description, default, and the commands that use it). */
+export function actionReference(actionYml: string): string {
+  const meta = parse(actionYml) as {
+    inputs?: Record<string, { description?: string; required?: boolean; default?: unknown }>
+    outputs?: Record<string, { description?: string }>
+  }
+  const out = ['| input | required | default | meaning |', '|---|---|---|---|']
+  for (const [name, i] of Object.entries(meta.inputs ?? {})) {
+    const def = i.default === undefined || i.default === '' ? '' : `\`${cell(String(i.default))}\``
+    out.push(`| \`${name}\` | ${i.required ? 'yes' : ''} | ${def} | ${cell(i.description ?? '')} |`)
+  }
+  out.push('', '| output | meaning |', '|---|---|')
+  for (const [name, o] of Object.entries(meta.outputs ?? {})) {
+    out.push(`| \`${name}\` | ${cell(o.description ?? '')} |`)
+  }
+  return out.join('\n')
+}
+
 const file = new URL('../README.md', import.meta.url)
 const old = readFileSync(file, 'utf8')
 let next = replaceBlock(old, 'manifest-reference', manifestReference())
 next = replaceBlock(next, 'cli-reference', cliReference())
+next = replaceBlock(
+  next,
+  'action-reference',
+  actionReference(readFileSync(new URL('../action.yml', import.meta.url), 'utf8')),
+)
 if (process.argv.includes('--check')) {
   if (next !== old) {
     console.error('README.md generated sections are stale: run `npm run build` and commit')

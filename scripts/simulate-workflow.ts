@@ -4,7 +4,12 @@
 //
 //   npx tsx scripts/simulate-workflow.ts WORKFLOW.yml [--workspace DIR] [--action-root DIR]
 //        [--env-file FILE] [--artifacts DIR] [--run-id N] [--event-name NAME] [--event FILE]
-//        [--input k=v ...] [--assume-success JOB ...] [--json]
+//        [--input k=v ...] [--assume-success JOB ...] [--check-permissions] [--json]
+//
+// Before any job, the load-time check GitHub makes on every reusable-workflow call: each job of the
+// called workflow asks for no more permissions than the calling job grants, whatever its `if:`
+// (scripts/workflow-permissions.ts). A failing call ends the run as GitHub does (startup failure);
+// --check-permissions runs only that check.
 //
 // Runs: jobs in `needs` order; job and step `if:` with success()/failure()/always()/cancelled();
 // strategy.matrix (literal or fromJSON(...)) with include/exclude and fail-fast; reusable workflows,
@@ -16,6 +21,7 @@
 //   actions/checkout           no-op for the workspace; with `path:` links the action root there
 //                              (a checkout of this repository);
 //   actions/setup-node         no-op;
+//   actions/cache/restore|save a miss / nothing saved (no cache service offline);
 //   actions/upload-artifact    copies into --artifacts/<run-id>/<name>; a duplicate name fails
 //                              (409 Conflict, F10); if-no-files-found: error|warn|ignore;
 //   actions/download-artifact  by name or pattern, one folder per artifact unless merge-multiple,
@@ -52,6 +58,7 @@ import type { Step, WorkflowJob } from '@actions/workflow-parser/model/workflow-
 import type { MappingToken } from '@actions/workflow-parser/templates/tokens/mapping-token'
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token'
 import { execa } from 'execa'
+import { nestedPermissionErrors } from './workflow-permissions.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Result = 'success' | 'failure' | 'skipped' | 'cancelled'
@@ -79,6 +86,7 @@ const opt = {
   inputs: {} as Record<string, string>,
   json: false,
   assume: new Set<string>(),
+  checkOnly: false,
 }
 for (let i = 0; i < args.length; i++) {
   const a = args[i] as string
@@ -95,6 +103,7 @@ for (let i = 0; i < args.length; i++) {
     opt.inputs[kv.slice(0, kv.indexOf('='))] = kv.slice(kv.indexOf('=') + 1)
   } else if (a === '--json') opt.json = true
   else if (a === '--assume-success') opt.assume.add(next())
+  else if (a === '--check-permissions') opt.checkOnly = true
   else opt.workflow = a
 }
 const log = (s: string) => process.stderr.write(`${s}\n`)
@@ -239,6 +248,47 @@ function workflowEnv(file: string): TemplateToken | undefined {
     new NoOperationTraceWriter(),
   )
   return (parsed.value as MappingToken).find('env') ?? undefined
+}
+
+/** The raw top-level mapping of a workflow file. */
+function rawWorkflow(file: string): MappingToken {
+  return parseWorkflow({ name: file, content: readFileSync(file, 'utf8') }, new NoOperationTraceWriter())
+    .value as MappingToken
+}
+
+/**
+ * GitHub's load-time check (scripts/workflow-permissions.ts): every job of a called workflow asks
+ * for no more than the calling job grants, whatever its `if:` says. Errors in GitHub's words.
+ */
+function loadTimePermissionErrors(file: string): string[] {
+  const wf = rawWorkflow(file)
+  const literal = (t: TemplateToken | null | undefined) => (t ? evalToken(t, {}) : undefined)
+  const jobs = wf.find('jobs') as MappingToken | null
+  const errors: string[] = []
+  for (const { key, value } of jobs ?? []) {
+    const job = value as MappingToken
+    const uses = job.find('uses')
+    if (!uses || !isString(uses)) continue
+    const calleeFile = workflowFile(uses.value)
+    const callee = rawWorkflow(calleeFile)
+    const calleeJobs = (callee.find('jobs') as MappingToken | null) ?? []
+    errors.push(
+      ...nestedPermissionErrors(
+        String((key as unknown as { value: unknown }).value),
+        literal(job.find('permissions')),
+        literal(wf.find('permissions')),
+        {
+          ref: uses.value,
+          permissions: literal(callee.find('permissions')),
+          jobs: [...calleeJobs].map((j) => ({
+            id: String((j.key as unknown as { value: unknown }).value),
+            permissions: literal((j.value as MappingToken).find('permissions')),
+          })),
+        },
+      ),
+    )
+  }
+  return errors
 }
 
 // ---------------------------------------------------------------- artifacts (upload/download stand-ins)
@@ -447,6 +497,12 @@ async function runStep(
       } else log('    (checkout: the workspace is already in place)')
     } else if (/^actions\/setup-node@/.test(uses)) {
       log(`    (no-op offline: ${uses})`)
+    } else if (/^actions\/cache\/(restore|save)@/.test(uses)) {
+      // Offline there is no cache service: a restore is a miss, a save stores nothing.
+      outputs = uses.startsWith('actions/cache/restore@') ? { 'cache-hit': 'false' } : {}
+      log(
+        `    (offline: ${uses.split('@')[0]} — ${uses.startsWith('actions/cache/restore@') ? 'miss' : 'not saved'})`,
+      )
     } else if (/^actions\/upload-artifact@/.test(uses)) {
       const r = uploadArtifact(withs, cwd)
       log(`    ${r.ok ? '' : 'error: '}${r.message}`)
@@ -645,6 +701,19 @@ for (const [k, d] of Object.entries(callDefs)) {
   const v = k in opt.inputs ? (opt.inputs[k] as string) : d.default
   topInputs[k] =
     d.type === 'number' ? Number(v ?? 0) : d.type === 'boolean' ? String(v) === 'true' : (v ?? '')
+}
+// GitHub refuses a run whose reusable-workflow calls ask for more than they grant, before any job.
+const permissionErrors = loadTimePermissionErrors(wfFile)
+if (opt.checkOnly || permissionErrors.length > 0) {
+  for (const e of permissionErrors) log(`error: ${e}`)
+  if (opt.json)
+    console.log(
+      JSON.stringify({
+        conclusion: permissionErrors.length > 0 ? 'startup_failure' : 'success',
+        permissionErrors,
+      }),
+    )
+  process.exit(permissionErrors.length > 0 ? 1 : 0)
 }
 const results = await runJobs(wfFile, tpl.jobs, topInputs, secrets, '')
 const conclusion = [...results.values()].some((r) => r.result === 'failure') ? 'failure' : 'success'

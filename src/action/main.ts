@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as core from '@actions/core'
@@ -5,17 +6,20 @@ import { aggregate, aggregationFailure } from '../compare/aggregate.js'
 import { stopWorker } from '../compare/worker.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import { detectStep } from '../detect/step.js'
-import { messageOf } from '../errors.js'
+import { HwError, messageOf } from '../errors.js'
 import { publish, publishOutputs } from '../github/publish.js'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { diagnoseRun } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
+import { legTimeoutMinutes } from '../plan/timeouts.js'
+import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { jobSummary } from '../report/summary.js'
 import { runLegFromFiles } from '../run/entry.js'
 import { createProgressReporter } from '../run/progress.js'
 import { strictJson } from '../util/json.js'
 import { type ActionInputs, readInputs, required } from './inputs.js'
+import { FORK_SUMMARY, isForkPullRequest, misconfigurationLine } from './misconfig.js'
 
 /** The action's one entry: dispatch on `command`. Never throws: failures become core.setFailed. */
 export async function run(): Promise<void> {
@@ -26,14 +30,21 @@ export async function run(): Promise<void> {
       case 'plan':
         return await plan(inputs)
       case 'run': {
-        const r = await runLegFromFiles({
-          manifestFile: required(inputs, 'manifest'),
-          planFile: required(inputs, 'plan'),
-          leg: required(inputs, 'leg'),
-          outDir: inputs.out,
-          progress: createProgressReporter({ stream: process.stdout as NodeJS.WriteStream, tty: false }),
-          log: (line) => core.info(line),
-        })
+        let r: Awaited<ReturnType<typeof runLegFromFiles>>
+        try {
+          r = await runLegFromFiles({
+            manifestFile: required(inputs, 'manifest'),
+            planFile: required(inputs, 'plan'),
+            leg: required(inputs, 'leg'),
+            outDir: inputs.out,
+            progress: createProgressReporter({ stream: process.stdout as NodeJS.WriteStream, tty: false }),
+            log: (line) => core.info(line),
+          })
+        } catch (e) {
+          if (isForkPullRequest()) await core.summary.addRaw(FORK_SUMMARY, true).write()
+          throw e
+        }
+        await core.summary.addRaw(legSummary(r), true).write()
         core.setOutput('artifact', r.artifact)
         core.setOutput('leg-dir', r.dir)
         if (r.leg.status !== 'complete')
@@ -65,6 +76,10 @@ export async function run(): Promise<void> {
           throw e
         }
         for (const [k, v] of Object.entries({ status: d.decision.status, ...d.outputs })) core.setOutput(k, v)
+        core.setOutput(
+          'confirm-timeout-minutes',
+          d.confirmPlan ? String(legTimeoutMinutes(d.confirmPlan)) : '',
+        )
         core.info(d.decision.summary)
         // A confirmed breach gets its dossier beside the report (a failure to write it is a warning).
         if (d.decision.status === 'confirmed') {
@@ -79,7 +94,8 @@ export async function run(): Promise<void> {
             core.warning(`diagnosis: the dossier could not be written: ${messageOf(e)}`)
           }
         }
-        await core.summary.addRaw(jobSummary(d.reports.markdown), true).write()
+        const fork = isForkPullRequest() ? `${FORK_SUMMARY}\n\n` : ''
+        await core.summary.addRaw(fork + jobSummary(d.reports.markdown), true).write()
         for (const g of groupHealth(d.decision.health).filter((x) => x.health.severity === 'error'))
           core.error(groupedMessage(g))
         const failures: string[] = []
@@ -93,14 +109,20 @@ export async function run(): Promise<void> {
         return
       }
       case 'publish': {
+        const dryRun = inputs['dry-run'] === 'true'
+        if (!dryRun && !inputs.token) {
+          throw new HwError('github_token_missing', 'no GitHub token given')
+        }
         const r = await publish({
           comparison: required(inputs, 'comparison'),
           token: inputs.token,
           pr: inputs['pr-number'] ? Number(inputs['pr-number']) : null,
           reportUrl: inputs['report-url'] || undefined,
+          dryRun,
         })
         for (const [k, v] of Object.entries(publishOutputs(r))) core.setOutput(k, v)
-        await core.summary.addRaw(r.summary, true).write()
+        const fork = isForkPullRequest() ? `${FORK_SUMMARY}\n\n` : ''
+        await core.summary.addRaw(fork + r.summary, true).write()
         if (r.failure) core.setFailed(r.failure)
         return
       }
@@ -108,7 +130,12 @@ export async function run(): Promise<void> {
         core.setFailed(`command "${inputs.command}" is not available in this version of harness-watch`)
     }
   } catch (e) {
-    core.setFailed(messageOf(e))
+    // A workflow misconfiguration is one line naming what to change and where; the full text follows.
+    const line = misconfigurationLine(e)
+    if (line) {
+      core.info(messageOf(e))
+      core.setFailed(line)
+    } else core.setFailed(messageOf(e))
   } finally {
     await stopWorker()
   }
@@ -125,7 +152,16 @@ async function plan(inputs: ActionInputs): Promise<void> {
         .map((s) => s.trim())
         .filter(Boolean)
     : undefined
-  const p = buildPlan(loaded, panel, { seed: inputs.seed ? Number(inputs.seed) : undefined, cells })
+  // Default call key: stable across re-runs of the same call (same manifest and cells), so a re-run
+  // finds its legs; two calls of one workflow with other manifests or cells never share artifacts.
+  const callKey =
+    inputs['call-key'] ||
+    createHash('sha256').update(`${file}\u0000${inputs.cells}`).digest('hex').slice(0, 8)
+  const p = buildPlan(loaded, panel, {
+    seed: inputs.seed ? Number(inputs.seed) : undefined,
+    cells,
+    callKey,
+  })
   await mkdir(inputs.out, { recursive: true })
   const planPath = path.join(inputs.out, 'plan.json')
   await writeFile(planPath, strictJson(p))
@@ -133,6 +169,9 @@ async function plan(inputs: ActionInputs): Promise<void> {
   core.setOutput('has-work', p.legs.length > 0 ? 'true' : 'false')
   core.setOutput('plan-path', planPath)
   core.setOutput('legs', String(p.legs.length))
+  core.setOutput('experiment', p.experiment_id)
+  core.setOutput('call-key', p.call_key)
+  core.setOutput('leg-timeout-minutes', String(legTimeoutMinutes(p)))
   if (p.shards.note) core.warning(p.shards.note)
   core.info(
     `planned ${p.legs.length} legs (${p.cells.length} cells × ${p.shards.count} shards); wrote ${planPath}`,
@@ -146,4 +185,17 @@ async function plan(inputs: ActionInputs): Promise<void> {
       true,
     )
     .write()
+}
+
+/** The job summary of one leg: its status, attempts and where its artifact is. */
+function legSummary(r: Awaited<ReturnType<typeof runLegFromFiles>>): string {
+  const leg = r.leg
+  const lines = [
+    `### Harness Watch leg ${codeSpan(leg.leg)}: ${leg.status}`,
+    '',
+    `Cell ${codeSpan(leg.cell_id)} (${codeSpan(`${leg.harness}@${leg.harness_version_declared}`)}), shard ${leg.shard}: ` +
+      `${leg.attempts} attempt(s) on ${leg.planned_instances.length} planned instance(s); artifact ${codeSpan(r.artifact)}.`,
+  ]
+  if (leg.error) lines.push('', `Error: ${escapeMarkdown(leg.error)}`)
+  return lines.join('\n')
 }

@@ -6,6 +6,7 @@ import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
 import { duplicateLegs } from '../run/plan-file.js'
 import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from '../run/records.js'
 import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
+import { isContained } from '../util/contained.js'
 import { sha256 } from '../util/json.js'
 import { fastCheckSource } from './fast-check.js'
 import {
@@ -377,6 +378,9 @@ export function reuploaded(entries: readonly string[], artifact: string): string
 /** `<dir>/<artifact>` when it holds attempts.jsonl or leg.json, else its single sub-folder that does. */
 async function legFolder(dir: string, artifact: string): Promise<string | null> {
   const root = path.join(dir, artifact)
+  // plan.json is itself an artifact: a name that leads out of the folder (`..`, a symlink) is missing.
+  if (path.isAbsolute(artifact) || !isContained(dir, root) || path.resolve(root) === path.resolve(dir))
+    return null
   const entries = await readdir(root, { withFileTypes: true }).catch(() => null)
   if (!entries) return null
   if (entries.some((e) => e.isFile() && (e.name === 'attempts.jsonl' || e.name === 'leg.json'))) return root

@@ -69,6 +69,7 @@ export function buildConfirmationPlan(original: Plan, selection: ConfirmationSel
     round,
     seed: confirmationSeed(original.seed, round),
     manifestFile: original.manifest_file,
+    callKey: original.call_key,
   })
 }
 

@@ -1,4 +1,4 @@
-import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
 import { type Comparison, ComparisonSchema } from '../compare/schema.js'
@@ -74,7 +74,10 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   if (plan.kind === 'confirmation') return confirmStep(opts.plan, current, out)
 
   const manifest = ManifestSchema.parse(plan.manifest)
-  const previous = opts.previous ? await loadRef(opts.previous, out) : undefined
+  // A previous run's report that is not there (first run, expired artifact, another manifest) is a
+  // note in the report, never a failed run; one that is there but unreadable is still an error.
+  const previousMissing = opts.previous ? !(await stat(opts.previous).catch(() => null)) : false
+  const previous = opts.previous && !previousMissing ? await loadRef(opts.previous, out) : undefined
   const decision = detect({
     current,
     previous,
@@ -120,6 +123,11 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
         )
       }
     }
+  }
+  if (previousMissing) {
+    decision.notes.push(
+      `no report of a previous run was found (${opts.previous}): no cell was compared with its own past this time`,
+    )
   }
   const decisionPath = path.join(out, DECISION_FILE)
   await writeFile(decisionPath, strictJson(DecisionSchema.parse(decision)))

@@ -1,6 +1,7 @@
 import type { ComparisonVerdict } from '../detect/schema.js'
+import { type Author, isOurAuthor, viewerLogin } from './comment.js'
 import { parseIdentity, parseState, type TrackingState } from './marker.js'
-import { call, type GitHubClient, type Repo } from './octokit.js'
+import { call, createOnce, type GitHubClient, type Repo } from './octokit.js'
 import {
   confirmedComment,
   type RenderContext,
@@ -129,24 +130,32 @@ export function planTracking(input: {
 }
 
 /**
- * Find the tracking issue of `key`: every issue (open and closed) carrying `label`, all pages, whose
- * first line is our marker for that key — the list endpoint, not the Search API (30 requests/min and
- * indexing lag). Several matches (from before this version): an open one first, else the newest.
+ * Find the tracking issue of `key`: every issue (open and closed) carrying ALL of `labels`, all pages,
+ * whose first line is our marker for that key and whose author is ours (`author`: the token's login;
+ * null = any bot account) — the list endpoint, not the Search API (30 requests/min and indexing lag).
+ * Several matches (from before this version): an open one first, else the newest.
  */
 export async function findTrackingIssue(
   gh: GitHubClient,
   repo: Repo,
   key: string,
-  label: string,
+  labels: string | string[],
+  author: Author = null,
 ): Promise<ExistingIssue | null> {
+  const wanted = (Array.isArray(labels) ? labels : [labels]).filter(Boolean)
   const all = await call('list issues', 'issues: read', () =>
-    gh.paginate(gh.rest.issues.listForRepo, { ...repo, labels: label, state: 'all', per_page: 100 }),
+    gh.paginate(gh.rest.issues.listForRepo, {
+      ...repo,
+      labels: (wanted.length > 0 ? wanted : ['harness-watch']).join(','),
+      state: 'all',
+      per_page: 100,
+    }),
   )
   const mine = all
     .filter((i) => !i.pull_request)
     .filter((i) => {
       const id = parseIdentity(i.body)
-      return id?.kind === 'tracking' && id.key === key
+      return id?.kind === 'tracking' && id.key === key && isOurAuthor(i.user, author)
     })
     .sort((a, b) => a.number - b.number)
   const pick = mine.find((i) => i.state === 'open') ?? mine.at(-1)
@@ -179,11 +188,12 @@ export async function syncTrackingIssue(
   repo: Repo,
   ctx: RenderContext,
   verdict: ComparisonVerdict,
-  opts: { labels: string[]; recoveredAfter: number; closeOnRecovery: boolean },
+  opts: { labels: string[]; recoveredAfter: number; closeOnRecovery: boolean; author?: Author },
 ): Promise<TrackingResult> {
   const key = verdict.key
-  const label = opts.labels[0] ?? 'harness-watch'
-  const existing = await findTrackingIssue(gh, repo, key, label)
+  const labels = opts.labels.length > 0 ? opts.labels : ['harness-watch']
+  const author = opts.author === undefined ? await viewerLogin(gh) : opts.author
+  const existing = await findTrackingIssue(gh, repo, key, labels, author)
   const action = planTracking({
     existing,
     status: keyRunStatus(verdict),
@@ -202,15 +212,23 @@ export async function syncTrackingIssue(
   }
   const body = trackingIssueBody(ctx, key, action.state)
   if (action.kind === 'create') {
-    const { data } = await call('create the tracking issue', 'issues: write', () =>
-      gh.rest.issues.create({
-        ...repo,
-        title: trackingTitle(ctx.decision, verdict),
-        body,
-        labels: opts.labels,
-      }),
-    )
-    return { key, action: 'created', number: data.number, url: data.html_url, reason: null }
+    // A POST retried after a 5xx could open a second issue: look for the marker before sending again.
+    const { value } = await createOnce({
+      operation: 'create the tracking issue',
+      permission: 'issues: write',
+      create: async (request) => {
+        const { data } = await gh.rest.issues.create({
+          ...repo,
+          title: trackingTitle(ctx.decision, verdict),
+          body,
+          labels,
+          request,
+        })
+        return { number: data.number, html_url: data.html_url }
+      },
+      find: () => findTrackingIssue(gh, repo, key, labels, author),
+    })
+    return { key, action: 'created', number: value.number, url: value.html_url, reason: null }
   }
   const number = (existing as ExistingIssue).number
   const update = () =>

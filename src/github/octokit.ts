@@ -39,7 +39,16 @@ export function makeOctokit(opts: OctokitOptions): GitHubClient {
     baseUrl: (opts.baseUrl ?? process.env.GITHUB_API_URL ?? 'https://api.github.com').replace(/\/+$/, ''),
     userAgent: 'harness-watch',
     request: opts.retries === undefined ? undefined : { retries: opts.retries },
-    log: { debug: () => {}, info: () => {}, warn, error: warn },
+    // Failed requests are thrown and explained by the caller; the request log's own line for them
+    // ("GET /user - 403 with id …", expected for installation tokens) would only be noise.
+    log: {
+      debug: () => {},
+      info: () => {},
+      warn,
+      error: (m: string) => {
+        if (!/^[A-Z]+ \S+ - \d{3} with id /.test(m)) warn(m)
+      },
+    },
     throttle: {
       enabled: opts.throttle ?? true,
       onRateLimit: (after: number, o: { method: string; url: string }, _k: unknown, count: number) => {
@@ -140,5 +149,38 @@ export async function call<T>(
     return await fn()
   } catch (e) {
     throw explainGitHubError(e, operation, permission)
+  }
+}
+
+/** A failure after which a write may or may not have happened: a 5xx answer or no answer at all. */
+export function mayHaveWritten(e: unknown): boolean {
+  const status = (e as { status?: unknown })?.status
+  return typeof status !== 'number' || status >= 500
+}
+
+/**
+ * Create something at most once although a POST is not idempotent: the create is sent without the
+ * retry plugin's automatic retries; after a failure that may have written it (5xx, no answer) it is
+ * looked up first (by its hidden marker) and only sent again when it is not found. Up to `attempts`
+ * sends, `delayMs × n` apart. Other failures are translated by explainGitHubError and thrown.
+ */
+export async function createOnce<T>(opts: {
+  operation: string
+  permission: NeededPermission
+  create: (request: { retries: number }) => Promise<T>
+  find: () => Promise<T | null>
+  attempts?: number
+  delayMs?: number
+}): Promise<{ value: T; found: boolean }> {
+  const attempts = opts.attempts ?? 3
+  for (let n = 1; ; n++) {
+    try {
+      return { value: await opts.create({ retries: 0 }), found: false }
+    } catch (e) {
+      if (!mayHaveWritten(e) || n >= attempts) throw explainGitHubError(e, opts.operation, opts.permission)
+      await new Promise((r) => setTimeout(r, (opts.delayMs ?? 1000) * n))
+      const existing = await opts.find()
+      if (existing) return { value: existing, found: true }
+    }
   }
 }

@@ -7,7 +7,8 @@ import { HwError } from '../errors.js'
 import { readDiagnosis } from '../pipeline/diagnose.js'
 import { STATUS_LABEL } from '../report/decision.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
-import { type UpsertResult, upsertPrComment } from './comment.js'
+import { containedPath, isContained } from '../util/contained.js'
+import { type UpsertResult, upsertPrComment, viewerLogin } from './comment.js'
 import {
   keyRunStatus,
   planTracking,
@@ -38,6 +39,11 @@ export interface PublishOptions {
   client?: GitHubClient
   /** Write nothing to GitHub (no token needed): the summary says what would be created, updated or skipped, with the body. */
   dryRun?: boolean
+  /**
+   * The folder every path read from the artifacts must stay in (decision.json's run and plan paths);
+   * default: GITHUB_WORKSPACE in Actions, else the folder above the comparison's folder.
+   */
+  root?: string
 }
 
 export interface PublishResult {
@@ -59,9 +65,16 @@ export interface PublishResult {
  * error, never a regression issue: F06). Throws HwError for GitHub failures (permissions, 422).
  */
 export async function publish(opts: PublishOptions): Promise<PublishResult> {
+  // In Actions the downloads are in the workspace; elsewhere the folder above the round's folder
+  // (which holds the first run's and the rerun's folders).
+  const root =
+    opts.root ?? process.env.GITHUB_WORKSPACE ?? path.dirname(path.dirname(path.resolve(opts.comparison)))
+  if (!isContained(root, opts.comparison)) {
+    throw new HwError('artifact_path_outside', `the comparison "${opts.comparison}" is outside ${root}`)
+  }
   const { decision, path: decisionPath } = await readDecision(opts.comparison)
-  const comparison = await firstRunComparison(decision, decisionPath)
-  const later = await laterRound(decision, decisionPath)
+  const comparison = await firstRunComparison(decision, decisionPath, root)
+  const later = await laterRound(decision, decisionPath, root)
   const ctx: RenderContext = {
     decision,
     comparison,
@@ -92,6 +105,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   }
   const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
   const repo = opts.repo ?? repoFromEnv()
+  // Who our earlier comments and issues were written by, found once for every token kind.
+  const author = await viewerLogin(gh)
   if (opts.pr) {
     comment = await upsertPrComment(
       gh,
@@ -99,10 +114,11 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       opts.pr,
       decision.experiment_id,
       prCommentBody(ctx, decision.experiment_id),
+      author,
     )
   } else {
     for (const v of decision.comparisons) {
-      issues.push(await syncTrackingIssue(gh, repo, ctx, v, trackingOpts))
+      issues.push(await syncTrackingIssue(gh, repo, ctx, v, { ...trackingOpts, author }))
     }
   }
   return {
@@ -201,7 +217,7 @@ export function planPublish(
   return d.comparisons.map((v): PlannedAction => {
     const status = keyRunStatus(v)
     const marker = codeSpan(identityMarker('tracking', v.key))
-    const search = `would search the issues labelled ${codeSpan(label)} (open and closed) for the marker ${marker}`
+    const search = `would search the issues labelled ${labels.map(codeSpan).join(' and ')} (open and closed) for the marker ${marker}`
     if (status === 'confirmed') {
       const action = planTracking({
         existing: null,
@@ -307,9 +323,15 @@ function summaryOf(ctx: RenderContext, issues: TrackingResult[], comment: Upsert
  * A sentence when this is a first run's breach whose confirmation round has already been decided (its
  * decision.json sits beside the confirmation plan): that round holds the final decision. "" if none.
  */
-async function laterRound(d: Decision, decisionPath: string): Promise<string> {
+async function laterRound(d: Decision, decisionPath: string, root: string): Promise<string> {
   if (d.status !== 'breach' || !d.confirmation) return ''
-  const dir = path.resolve(path.dirname(decisionPath), path.dirname(d.confirmation.plan))
+  const plan = containedPath(
+    root,
+    path.dirname(decisionPath),
+    d.confirmation.plan,
+    'decision.json confirmation.plan',
+  )
+  const dir = path.dirname(plan)
   try {
     const { decision: next, path: file } = await readDecision(path.join(dir, 'decision.json'))
     const rerun = next.runs.at(-1)
@@ -328,11 +350,21 @@ async function laterRound(d: Decision, decisionPath: string): Promise<string> {
 }
 
 /** The first run's comparison.json (whole panel) for the report sections; null if it cannot be read. */
-async function firstRunComparison(d: Decision, decisionPath: string): Promise<Comparison | null> {
+async function firstRunComparison(
+  d: Decision,
+  decisionPath: string,
+  root: string,
+): Promise<Comparison | null> {
   const first = d.runs[0]
   if (!first) return null
+  const file = containedPath(
+    root,
+    path.dirname(decisionPath),
+    first.comparison,
+    'decision.json runs[0].comparison',
+  )
   try {
-    const text = await readFile(path.resolve(path.dirname(decisionPath), first.comparison), 'utf8')
+    const text = await readFile(file, 'utf8')
     const parsed = ComparisonSchema.safeParse(JSON.parse(text))
     return parsed.success ? parsed.data : null
   } catch {

@@ -1,5 +1,5 @@
 import type { Comparison } from '../compare/schema.js'
-import { formatEffect, formatRerun } from '../detect/decide.js'
+import { formatEffect as formatEffectRaw, formatRerun as formatRerunRaw } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from '../detect/schema.js'
@@ -19,6 +19,9 @@ import { identityMarker, stateMarker, type TrackingState } from './marker.js'
 
 /** Body budget: GitHub's limit less a margin for its own accounting. */
 export const BODY_BUDGET = GITHUB_BODY_LIMIT - 1_000
+
+/** Characters of the PR comment's verdict table (part of the head, which is never dropped). */
+export const VERDICT_TABLE_BUDGET = 16_000
 
 export interface RenderContext {
   decision: Decision
@@ -121,6 +124,9 @@ export function prCommentBody(ctx: RenderContext, key: string): string {
   const sections: Section[] = [
     ...(d.signals.length > 0 ? [{ id: 'signals', text: signalsSection(d.signals, null), keep: true }] : []),
     ...healthSections(d.health),
+    ...(d.notes.length > 0
+      ? [{ id: 'notes', text: d.notes.map((n) => `> Note: ${escapeMarkdown(n)}`).join('\n') }]
+      : []),
     ...(d.improvements.length > 0 ? [{ id: 'improvements', text: improvementsSection(d.improvements) }] : []),
     ...diagnosisSections(ctx, d.status),
     ...reportSections(ctx),
@@ -166,7 +172,19 @@ function verdictTable(verdicts: ComparisonVerdict[]): string {
     const cov = `${v.coverage.outcome}/${v.coverage.planned}`
     return `| ${what} | ${v.status} | ${cov} | ${v.reason ? escapeMarkdown(v.reason) : ''} |`
   })
-  return ['| comparison | status | complete blocks | note |', '|---|---|---|---|', ...rows].join('\n')
+  // The table is part of the never-dropped head, so it has its own share of the body budget.
+  const kept: string[] = []
+  let size = 0
+  for (const r of rows) {
+    if (size + r.length + 1 > VERDICT_TABLE_BUDGET) break
+    kept.push(r)
+    size += r.length + 1
+  }
+  const cut =
+    kept.length < rows.length
+      ? [`\n… ${rows.length - kept.length} more comparison(s): see decision.json in the full report.`]
+      : []
+  return ['| comparison | status | complete blocks | note |', '|---|---|---|---|', ...kept, ...cut].join('\n')
 }
 
 function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string {
@@ -184,7 +202,7 @@ function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string 
         ? 'not rerun: driven only by quarantined/unstable instances'
         : 'pending'
     // Rule, effects and rerun text are built here from numbers and ids, not quoted from a run.
-    return `| ${who} | ${METRIC_RULES[s.metric].label} | ${s.rule} | ${formatEffect(s.effect)} (n = ${s.effect.n})${p} | ${rerun} | **${s.state}** |`
+    return `| ${who} | ${METRIC_RULES[s.metric].label} | ${escapeMarkdown(s.rule)} | ${formatEffect(s.effect)} (n = ${s.effect.n})${p} | ${rerun} | **${s.state}** |`
   })
   return [
     '#### Threshold crossings',
@@ -272,4 +290,15 @@ function link(url: string): string {
 /** Only http(s) URLs are linked; anything else is shown as code. */
 function safeUrl(url: string): string {
   return /^https?:\/\/[^\s<>()]+$/.test(url) ? url : '#'
+}
+
+/** An effect as Markdown: numbers as formatted; an undefined one's reason (text from a run) escaped. */
+function formatEffect(e: Signal['effect']): string {
+  return e.estimate === null ? escapeMarkdown(formatEffectRaw(e)) : formatEffectRaw(e)
+}
+
+/** Both rerun figures as Markdown (an undefined figure's reason escaped). */
+function formatRerun(r: NonNullable<Signal['rerun']>): string {
+  const text = formatRerunRaw(r)
+  return r.rerun_only.estimate === null || r.combined.estimate === null ? escapeMarkdown(text) : text
 }

@@ -3,7 +3,7 @@ import type { LoadedManifest } from '../manifest/load.js'
 import { cellApi, treatmentIds } from '../manifest/schema.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
 import { deriveSeed, seededShuffle } from './order.js'
-import { type Leg, PLAN_SCHEMA_VERSION, type Plan } from './schema.js'
+import { CallKey, type Leg, PLAN_SCHEMA_VERSION, type Plan } from './schema.js'
 
 /** GitHub Actions' limit: 256 jobs per matrix (docs.github.com/en/actions/reference/limits). */
 export const MAX_LEGS = 256
@@ -19,6 +19,8 @@ export interface PlanOptions {
   round?: number
   /** Path written into plan.json as the manifest's location (as the user gave it). */
   manifestFile?: string
+  /** The workflow call's key (CallKey): artifacts are `hw-<experiment>-<key>-…`; default none. */
+  callKey?: string
 }
 
 /**
@@ -101,7 +103,9 @@ export function buildPlan(loaded: LoadedManifest, panel: ResolvedPanel, opts: Pl
     )
   }
 
-  const prefix = round > 0 ? `hw-${m.experiment.id}-confirm${round}` : `hw-${m.experiment.id}`
+  const callKey = CallKey.parse(opts.callKey ?? '')
+  const base = callKey ? `hw-${m.experiment.id}-${callKey}` : `hw-${m.experiment.id}`
+  const prefix = round > 0 ? `${base}-confirm${round}` : base
   const legs: Leg[] = []
   for (let s = 0; s < count; s++) {
     for (const cell of cells) {
@@ -129,6 +133,7 @@ export function buildPlan(loaded: LoadedManifest, panel: ResolvedPanel, opts: Pl
     schema_version: PLAN_SCHEMA_VERSION,
     kind,
     experiment_id: m.experiment.id,
+    call_key: callKey,
     manifest_file: opts.manifestFile ?? loaded.file,
     manifest_sha256: loaded.sha256,
     manifest: m as unknown as Record<string, unknown>,

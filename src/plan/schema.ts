@@ -3,6 +3,11 @@ import { Id, InstanceId } from '../manifest/schema.js'
 
 export const PLAN_SCHEMA_VERSION = 1
 
+/** A workflow call's key as it appears in artifact names; empty = none. */
+export const CallKey = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{0,40}$/, 'a call key is at most 40 letters, digits, "_" or "-"')
+
 /** One matrix job: one cell on one shard. */
 export const LegSchema = z.strictObject({
   leg: z.string().describe('leg id, "<cell>-s<shard>"'),
@@ -32,6 +37,11 @@ export const PlanSchema = z.strictObject({
   schema_version: z.literal(PLAN_SCHEMA_VERSION),
   kind: z.enum(['plan', 'confirmation']),
   experiment_id: Id,
+  /**
+   * Key of the workflow call that planned this run (letters, digits, `_`, `-`; empty outside a
+   * workflow): part of every artifact name, so two calls in one workflow run never read each other's.
+   */
+  call_key: CallKey.default(''),
   manifest_file: z.string(),
   manifest_sha256: z.string().regex(/^[0-9a-f]{64}$/),
   /** The manifest with every default filled in (a JSON object). */

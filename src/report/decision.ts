@@ -1,4 +1,4 @@
-import { formatEffect, formatRerun } from '../detect/decide.js'
+import { formatEffect as formatEffectRaw, formatRerun as formatRerunRaw } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
@@ -82,7 +82,7 @@ export function decisionMarkdown(view: DecisionView): string {
     for (const s of d.signals.slice(0, MAX_ROWS)) {
       // Rule, effect and rerun text are built from numbers and ids here, not quoted from a run.
       lines.push(
-        `| ${who(s, codeSpan)}: ${METRIC_RULES[s.metric].label} | ${s.rule} | ${firstRun(s)} | ${fmtP(s.p_one_sided)} | ${s.state.replace('_', ' ')} | ${rerunText(s, view)} |`,
+        `| ${who(s, codeSpan)}: ${METRIC_RULES[s.metric].label} | ${escapeMarkdown(s.rule)} | ${firstRun(s)} | ${fmtP(s.p_one_sided)} | ${s.state.replace('_', ' ')} | ${rerunText(s, view)} |`,
       )
     }
     lines.push(...more(d.signals.length, 'signal'), '')
@@ -115,6 +115,7 @@ export function decisionMarkdown(view: DecisionView): string {
   } else {
     lines.push('No health problems.', '')
   }
+  for (const n of d.notes.slice(0, MAX_ROWS)) lines.push(`Note: ${escapeMarkdown(n)}`, '')
   const rerun = confirmationText(view, codeSpan)
   if (rerun) lines.push(rerun, '')
   return `${lines.join('\n')}\n`
@@ -171,6 +172,7 @@ export function decisionHtml(view: DecisionView): string {
   } else {
     parts.push('<p>No health problems.</p>')
   }
+  for (const n of d.notes) parts.push(`<p class="note">Note: ${e(n)}</p>`)
   const rerun = confirmationText(view, plain)
   if (rerun) parts.push(`<p>${e(rerun)}</p>`)
   parts.push('</section>')
@@ -247,4 +249,15 @@ function htmlLink(target: string): string {
 /** The block-count column's header: on a confirmation round the counts are the first run's panel. */
 function blocksHeader(d: { round: number }): string {
   return d.round > 0 ? 'Outcome-complete blocks (first run)' : 'Outcome-complete blocks'
+}
+
+/** An effect as Markdown: numbers as formatted; an undefined one's reason (text from a run) escaped. */
+function formatEffect(e: Signal['effect']): string {
+  return e.estimate === null ? escapeMarkdown(formatEffectRaw(e)) : formatEffectRaw(e)
+}
+
+/** Both rerun figures as Markdown (an undefined figure's reason escaped). */
+function formatRerun(r: NonNullable<Signal['rerun']>): string {
+  const text = formatRerunRaw(r)
+  return r.rerun_only.estimate === null || r.combined.estimate === null ? escapeMarkdown(text) : text
 }

@@ -3,7 +3,7 @@ import { METRIC_NAMES } from '../compare/schema.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
 import { classificationMarkdown, denominatorsLine, notEvaluatedReason } from './classification.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
-import { codeSpan, escapeMarkdown, neutralizeMentions as own } from './escape.js'
+import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
 import {
   fmtCi,
   fmtInt,
@@ -210,7 +210,7 @@ export function driftLines(c: Comparison, code: (s: string) => string = codeSpan
 function outcomeSection(c: Comparison): string {
   const lines = ['## Outcome', '']
   lines.push(
-    `_Rule: ${own(c.rules.outcome ?? '')}. Difference interval: ${own(c.rules.diff_interval ?? '')}._`,
+    `_Rule: ${escapeMarkdown(c.rules.outcome ?? '')}. Difference interval: ${escapeMarkdown(c.rules.diff_interval ?? '')}._`,
     '',
   )
   if (c.cells.length === 0) {
@@ -275,7 +275,8 @@ function outcomeSection(c: Comparison): string {
     }
   }
   lines.push('')
-  if (k > 1) lines.push(`_pass@k / pass^k denominator: ${own(c.cells[0]?.pass_k_denominator ?? '')}._`, '')
+  if (k > 1)
+    lines.push(`_pass@k / pass^k denominator: ${escapeMarkdown(c.cells[0]?.pass_k_denominator ?? '')}._`, '')
   return `${lines.join('\n')}\n`
 }
 
@@ -286,7 +287,7 @@ function range(k: number): number[] {
 function resourceSection(c: Comparison): string {
   const lines = ['## Resources', '']
   lines.push(
-    `_${own(c.rules.resources ?? '')}. Interval: ${own(c.rules.ratio_interval ?? '')}. Quantiles: ${own(c.rules.quantiles ?? '')}._`,
+    `_${escapeMarkdown(c.rules.resources ?? '')}. Interval: ${escapeMarkdown(c.rules.ratio_interval ?? '')}. Quantiles: ${escapeMarkdown(c.rules.quantiles ?? '')}._`,
     '',
   )
   for (const cmp of c.comparisons) {
@@ -369,7 +370,7 @@ function driverSection(c: Comparison): string {
       const metric = res[0]!.metric ?? 'spend_usd'
       const unit = cmp.metrics[metric].unit
       lines.push(
-        `Largest paired residuals of ${own(METRIC_LABELS[metric].toLowerCase())} (log ratio around the geometric mean ratio):`,
+        `Largest paired residuals of ${neutralizeMentions(METRIC_LABELS[metric].toLowerCase())} (log ratio around the geometric mean ratio):`,
         '',
       )
       lines.push('| Instance | Baseline | Treatment | Ratio |', '|---|---:|---:|---:|')
@@ -465,7 +466,8 @@ function instanceSection(c: Comparison): Section {
 }
 
 function scopeSection(c: Comparison): string {
-  return `## Scope\n\n${own(c.scope_statement)}\n`
+  // comparison.json is an artifact: its scope statement is quoted text like any other field.
+  return `## Scope\n\n${escapeMarkdown(c.scope_statement)}\n`
 }
 
 /**

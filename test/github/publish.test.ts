@@ -251,7 +251,7 @@ describe('dry run: says what would be created, updated or skipped, with the body
     expect(a!.body).toBeNull()
     expect(a!.text).toBe(
       'would create nothing: no confirmed breach — tracking issues open only on a confirmed breach; ' +
-        'would search the issues labelled `harness-watch` (open and closed) for the marker ' +
+        'would search the issues labelled `harness-watch` and `nightly` (open and closed) for the marker ' +
         '`<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->` and, if an open tracking issue is found, ' +
         'count this clean run (after 2 in a row it is labelled `recovered`, then closed)',
     )

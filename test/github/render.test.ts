@@ -23,3 +23,24 @@ describe('rendered bodies: evaluation health', () => {
     ])
   })
 })
+
+describe('rendered bodies: the 65,536-character cap', () => {
+  it('a verdict table of 3,000 comparisons with long notes counts toward the cap and is cut with a pointer', () => {
+    const d = firstRun()
+    const v = d.comparisons[0]!
+    d.comparisons = Array.from({ length: 3000 }, (_, i) => ({
+      ...v,
+      key: `exp/a-vs-c${i}`,
+      treatment: `c${i}`,
+      reason: `note ${'x'.repeat(200)} ${i}`,
+    }))
+    const body = prCommentBody(ctx(d), 'exp')
+    expect(body.length).toBeLessThanOrEqual(65_536)
+    const rows = body.split('\n').filter((l) => /^\| `c\d+` vs `a` \|/.test(l))
+    expect(rows.length).toBeGreaterThan(10)
+    expect(rows.length).toBeLessThan(3000)
+    expect(body).toContain(
+      `… ${3000 - rows.length} more comparison(s): see decision.json in the full report.`,
+    )
+  })
+})

@@ -28,8 +28,14 @@ export interface FakeGitHubOptions {
   strictBodies?: boolean
   /** Login the token belongs to. */
   login?: string
-  /** How the token authenticates: a user PAT (GET /user works) or an installation token (GET /user is 403). */
-  tokenKind?: 'user' | 'installation'
+  /**
+   * How the token authenticates: a user PAT (GET /user works), the workflow's GITHUB_TOKEN
+   * (`installation`: github-actions[bot]) or a GitHub App installation token (`app`: <slug>[bot]).
+   * Installation tokens get 403 on GET /user; GraphQL `viewer { login }` names their bot.
+   */
+  tokenKind?: 'user' | 'installation' | 'app'
+  /** Answer POST /graphql `{ viewer { login } }` (default true); false: 404, as a GHES without it. */
+  graphql?: boolean
   /** A read-only token (fork pull requests, or missing `permissions:`): every write is 403. */
   readOnly?: boolean
 }
@@ -42,6 +48,8 @@ export interface RecordedRequest {
   operationId: string | undefined
   status: number
   error?: string
+  /** The request was carried out, then answered with an injected failure (injectAfterOnce). */
+  doneBeforeFailure?: boolean
 }
 
 interface Label {
@@ -99,6 +107,14 @@ export interface FakeGitHub {
   seedComment(owner: string, repo: string, issue: number, body: string, login?: string): FakeComment
   /** Change behaviour mid-test (e.g. a token that loses its write permission). */
   set(opts: Partial<Pick<FakeGitHubOptions, 'readOnly' | 'tokenKind'>>): void
+  /**
+   * Carry out the next request of `operationId`, then answer with this reply instead (a 502 from a
+   * proxy after GitHub created the issue: the client cannot know it was written).
+   */
+  injectAfterOnce(
+    operationId: string,
+    reply: { status: number; body: unknown; headers?: Record<string, string> },
+  ): void
   /** Answer the next request of `operationId` with this reply instead (rate limits, 5xx). */
   injectOnce(
     operationId: string,
@@ -127,11 +143,18 @@ export async function startFakeGitHub(opts: FakeGitHubOptions = {}): Promise<Fak
   await api.init()
 
   const state = { readOnly: opts.readOnly ?? false, tokenKind: opts.tokenKind ?? 'installation' }
-  const login = opts.login ?? (state.tokenKind === 'installation' ? 'github-actions[bot]' : 'octocat')
+  const login =
+    opts.login ??
+    (state.tokenKind === 'installation'
+      ? 'github-actions[bot]'
+      : state.tokenKind === 'app'
+        ? 'harness-watch-app[bot]'
+        : 'octocat')
   let nextId = 1000
   const repos = new Map<string, RepoState>()
   const requests: RecordedRequest[] = []
   const injected = new Map<string, Reply>()
+  const injectedAfter = new Map<string, Reply>()
   let base = ''
 
   const user = (name = login): User => {
@@ -323,7 +346,7 @@ export async function startFakeGitHub(opts: FakeGitHubOptions = {}): Promise<Fak
 
   api.register({
     'users/get-authenticated': () =>
-      state.tokenKind === 'installation'
+      state.tokenKind !== 'user'
         ? {
             status: 403,
             body: {
@@ -513,6 +536,20 @@ export async function startFakeGitHub(opts: FakeGitHubOptions = {}): Promise<Fak
       body,
       headers: req.headers as Record<string, string>,
     }
+    // GraphQL (not in the REST description): only `viewer { login }`, as documented for every token kind.
+    if (u.pathname === '/graphql' && rec.method === 'POST') {
+      rec.operationId = 'graphql'
+      if (opts.graphql === false) return send(notFound)
+      if (!req.headers.authorization) {
+        return send({ status: 401, body: { message: 'This endpoint requires you to be authenticated.' } })
+      }
+      const q = String((body as { query?: unknown } | undefined)?.query ?? '')
+      if (!/\bviewer\s*\{\s*login\s*\}/.test(q)) {
+        rec.error = `fake-github: unsupported GraphQL query ${q}`
+        return send({ status: 200, body: { errors: [{ message: 'unsupported query in the fake' }] } })
+      }
+      return send({ status: 200, body: { data: { viewer: { login } } } })
+    }
     const op = api.matchOperation(request)
     rec.operationId = op?.operationId
     const write = rec.method !== 'GET' && rec.method !== 'HEAD'
@@ -576,6 +613,12 @@ export async function startFakeGitHub(opts: FakeGitHubOptions = {}): Promise<Fak
         rec.error = `fake response off-spec: ${v.errors.map((e) => `${e.instancePath} ${e.message}`).join('; ')}`
         return send({ status: 500, body: { message: rec.error } })
       }
+      const after = injectedAfter.get(op.operationId ?? '')
+      if (after) {
+        injectedAfter.delete(op.operationId ?? '')
+        rec.doneBeforeFailure = true
+        return send(after)
+      }
     }
     send(reply)
   })
@@ -588,7 +631,11 @@ export async function startFakeGitHub(opts: FakeGitHubOptions = {}): Promise<Fak
     requests,
     problems: () => requests.filter((r) => r.error !== undefined),
     writes: () =>
-      requests.filter((r) => r.method !== 'GET' && r.status < 400).map((r) => `${r.method} ${r.path}`),
+      requests
+        .filter(
+          (r) => r.method !== 'GET' && r.operationId !== 'graphql' && (r.status < 400 || r.doneBeforeFailure),
+        )
+        .map((r) => `${r.method} ${r.path}`),
     issues: (owner, repo) => repoState(owner, repo).issues,
     comments: (owner, repo, n) => repoState(owner, repo).comments.get(n) ?? [],
     seedIssue: (owner, repo, f) => newIssue(owner, repo, f),
@@ -599,6 +646,7 @@ export async function startFakeGitHub(opts: FakeGitHubOptions = {}): Promise<Fak
     },
     set: (o) => Object.assign(state, o),
     injectOnce: (id, reply) => injected.set(id, reply),
+    injectAfterOnce: (id, reply) => injectedAfter.set(id, reply),
     close: () => new Promise<void>((resolve, reject) => server.close((e) => (e ? reject(e) : resolve()))),
   }
 }

