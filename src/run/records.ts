@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ExitClassSchema } from '../manifest/schema.js'
+import { CanaryResultSchema, IsolationSchema } from '../sandbox/contract.js'
 import { TelemetrySummarySchema } from '../telemetry/ledger.js'
 
 export const ATTEMPT_SCHEMA_VERSION = 1
@@ -75,6 +76,10 @@ export const AttemptRecordSchema = z.strictObject({
   self_report: SelfReportSchema.nullable(),
   final_message: z.string().nullable().describe("the harness's final answer, truncated to 2,000 characters"),
   logs_dir: z.string().describe('relative to the leg folder: logs/<instance>/<trial>-<attempt>'),
+  isolation: IsolationSchema.optional().describe(
+    'sandbox backend the harness ran in (absent in records written before sandboxes)',
+  ),
+  canary: CanaryResultSchema.optional().describe("the sandbox's canary self-test before the first attempt"),
 })
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>
 
@@ -108,5 +113,7 @@ export const LegRecordSchema = z.strictObject({
   attempts: z.number().int().nonnegative(),
   status: z.enum(['complete', 'partial', 'failed']),
   error: z.string().nullable(),
+  isolation: IsolationSchema.optional().describe('sandbox backend of the leg (absent before sandboxes)'),
+  canary: CanaryResultSchema.optional(),
 })
 export type LegRecord = z.infer<typeof LegRecordSchema>
