@@ -56,14 +56,15 @@ export interface HarnessRunResult {
  * Process groups started here and still running, so a second Ctrl-C (or a crash path) can end them
  * all at once, synchronously, before the process exits: no harness outlives Harness Watch.
  */
-const live = new Map<number, (pid: number, signal: NodeJS.Signals) => void>()
+const live = new Map<number, { kill: (pid: number, signal: NodeJS.Signals) => void; home?: string }>()
 
 /** SIGKILL every process tree still running (see `live`); returns how many were signalled. Synchronous. */
 export function killAllRunning(): number {
   let n = 0
-  for (const [pid, kill] of live) {
+  for (const [pid, { kill, home }] of live) {
     try {
       kill(pid, 'SIGKILL')
+      if (home) killByHome(home)
       n++
     } catch {
       // gone already
@@ -133,7 +134,7 @@ async function runGroup(spec: HarnessSpawn, opts: GroupOptions): Promise<Harness
     pid = child.pid
     if (pid !== undefined) {
       const p = pid
-      live.set(p, kill)
+      live.set(p, { kill, home: opts.sweepHome })
       const stop = (first: NodeJS.Signals): void => {
         kill(p, first)
         if (first !== 'SIGKILL') killTimer = setTimeout(() => kill(p, 'SIGKILL'), opts.graceMs)
