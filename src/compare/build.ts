@@ -118,6 +118,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
       started_at: startedAt,
       ended_at: endedAt,
       inputs: input.inputs,
+      ...(input.stamp.isolation ? { isolation: input.stamp.isolation } : {}),
     },
     rules: statedRules(opts),
     cells,

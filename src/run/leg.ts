@@ -10,7 +10,8 @@ import { adapterFor } from '../harnesses/registry.js'
 import type { LoadedManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import type { Plan } from '../plan/schema.js'
-import { chooseSandbox, type SandboxChoice, UNISOLATED_WARNING } from '../sandbox/select.js'
+import { isUnisolated, UNISOLATED_WARNING } from '../sandbox/contract.js'
+import { chooseSandbox, type SandboxChoice } from '../sandbox/select.js'
 import type { TelemetryCapture } from '../telemetry/capture.js'
 import { quotePath } from '../util/paths.js'
 import { LegArtifact } from './artifact.js'
@@ -131,7 +132,7 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   const sandbox = opts.sandbox ?? (await chooseSandbox(m.sandbox, workRoot))
   const readOnly = m.sandbox.read_only.map((p) => path.resolve(loaded.dir, p))
   for (const note of sandbox.notes) log(`sandbox: ${note}`)
-  if (sandbox.backend.kind === 'env-only' || sandbox.backend.kind === 'none') {
+  if (isUnisolated(sandbox.backend.kind)) {
     if (!sandbox.notes.some((n) => n.includes(UNISOLATED_WARNING))) {
       log(`warning: sandbox ${sandbox.backend.kind}: ${UNISOLATED_WARNING}`)
     }

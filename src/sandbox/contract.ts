@@ -78,3 +78,14 @@ export interface SandboxBackend {
   probe(): Promise<ProbeResult>
   open(spec: SandboxSpec): Promise<Sandbox>
 }
+
+/** The warning of design/sandbox.md §5 for env-only and none, printed in logs and the report header. */
+export const UNISOLATED_WARNING =
+  "Harnesses ran as the action's own user. Third-party harness code could read the action's environment " +
+  "(provider/LiteLLM keys, GitHub and Actions runtime tokens) and the runner's files. Results are " +
+  'comparable, but treat those credentials as exposed: use budgeted throw-away keys and least-privilege tokens.'
+
+/** Backends that do not isolate the harness from the action (the report warns about them). */
+export function isUnisolated(backend: string): boolean {
+  return backend === 'env-only' || backend === 'none'
+}

@@ -1,7 +1,13 @@
 import { HwError } from '../errors.js'
 import type { SandboxSetting } from '../manifest/schema.js'
 import { type CanaryCheck, runCanary } from './canary.js'
-import type { CanaryResult, Isolation, ProbeResult, SandboxBackend } from './contract.js'
+import {
+  type CanaryResult,
+  type Isolation,
+  type ProbeResult,
+  type SandboxBackend,
+  UNISOLATED_WARNING,
+} from './contract.js'
 import { envOnlyBackend } from './env-only.js'
 import { namespaceBackend } from './namespace.js'
 import { noneBackend } from './none.js'
@@ -24,12 +30,6 @@ export interface SandboxChoice {
   /** Lines for a person: why a stronger backend was not used, where a canary was seen. */
   notes: string[]
 }
-
-/** The warning of design/sandbox.md §5 for env-only and none, printed in logs and the report header. */
-export const UNISOLATED_WARNING =
-  "Harnesses ran as the action's own user. Third-party harness code could read the action's environment " +
-  "(provider/LiteLLM keys, GitHub and Actions runtime tokens) and the runner's files. Results are " +
-  'comparable, but treat those credentials as exposed: use budgeted throw-away keys and least-privilege tokens.'
 
 const choices = new Map<string, Promise<SandboxChoice>>()
 
