@@ -107,7 +107,9 @@ describe('harness-watch local: the output folder is guarded', () => {
       expect(all.filter((a) => !a.final)).toHaveLength(1)
     }
     const report = readFileSync(path.join(out, 'report.md'), 'utf8')
-    expect(report).toMatch(/\| Isolation \| `(namespace\+uid|env-only)` \(2 legs, canary (passed|exposed)\) \|/)
+    expect(report).toMatch(
+      /\| Isolation \| `(namespace\+uid|env-only)` \(2 legs, canary (passed|exposed)\) \|/,
+    )
   }, 90_000)
 })
 
