@@ -33,8 +33,11 @@ export interface HarnessRunOptions {
    * `sudo`): called with the leader's pid and the signal. Default: signal the process group.
    */
   kill?: (pid: number, signal: NodeJS.Signals) => void
-  /** Exit codes of the leader that mean "an inner timer stopped it" (e.g. `timeout` inside a sandbox: 124, 137). */
-  innerTimeoutCodes?: readonly number[]
+  /**
+   * A timer inside the command (`timeout` in a sandbox): its exit codes (124, 137) after at least `ms`
+   * milliseconds mean the run timed out.
+   */
+  innerTimeout?: { codes: readonly number[]; ms: number }
 }
 
 /** How a harness run ended. */
@@ -162,8 +165,8 @@ async function runGroup(spec: HarnessSpawn, opts: GroupOptions): Promise<Harness
     if (
       !aborted &&
       end.code !== null &&
-      opts.innerTimeoutCodes?.includes(end.code) &&
-      durationMs >= opts.timeoutMs - 1000
+      opts.innerTimeout?.codes.includes(end.code) &&
+      durationMs >= opts.innerTimeout.ms - 50
     ) {
       timedOut = true
     }

@@ -199,7 +199,7 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
             graceMs: 1000,
             sweepHome: undefined,
-            innerTimeoutCodes: TIMEOUT_CODES,
+            innerTimeout: { codes: TIMEOUT_CODES, ms: limits.timeoutMs },
             kill: (pid, signal) => killNamespace(p, u, pid, signal),
           })
         },

@@ -95,6 +95,33 @@ export async function decide(
   return { backend, canary: check.result, notes }
 }
 
+/**
+ * What `validate` says about the sandbox on this machine (probes only, no canary): the backend a run
+ * would use, or why it would stop. `ok` is false when a run here would fail closed.
+ */
+export async function describeSandbox(
+  setting: SandboxSetting,
+  table: Record<Isolation, SandboxBackend> = BACKENDS,
+): Promise<{ ok: boolean; line: string }> {
+  if (setting.backend === 'none' || setting.backend === 'env-only') {
+    return { ok: true, line: `sandbox: ${setting.backend} (opted in: harnesses are not isolated)` }
+  }
+  const wanted: readonly Isolation[] = setting.backend === 'auto' ? ISOLATING : [setting.backend]
+  const reasons: string[] = []
+  for (const kind of wanted) {
+    const probe = await table[kind].probe()
+    if (probe.ok) return { ok: true, line: `sandbox: ${kind} available here (canary checked at run time)` }
+    reasons.push(`${kind}: ${probe.reason ?? 'probe failed'}`)
+  }
+  if (setting.allow_unisolated) {
+    return { ok: true, line: `sandbox: env-only here (not isolation; ${reasons.join('; ')})` }
+  }
+  return {
+    ok: false,
+    line: `sandbox: no isolating backend here (${reasons.join('; ')}); a run on this machine stops before its first attempt unless sandbox.allow_unisolated is set`,
+  }
+}
+
 /** Forget chosen backends (tests). */
 export function resetSandboxChoices(): void {
   choices.clear()
