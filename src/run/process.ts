@@ -222,7 +222,8 @@ export interface GroupRunOptions {
 /**
  * Runner variables a setup script, verifier or installer may read, by name: where programs are,
  * locale, time zone, the user's home (tool caches), and network settings (proxy, CA bundles, Docker
- * host). Never a credential: nothing of `GITHUB_*`, `ACTIONS_*`, `RUNNER_*`, `INPUT_*` or a provider key.
+ * host). Never a credential: nothing of `GITHUB_*`, `ACTIONS_*`, `INPUT_*` or a provider key; of `RUNNER_*` only
+ * the job marker RUNNER_TRACKING_ID, for the runner's orphan cleanup.
  */
 export const TOOL_ENV_ALLOWLIST = [
   'PATH',
@@ -247,6 +248,8 @@ export const TOOL_ENV_ALLOWLIST = [
   'PIP_INDEX_URL',
   'PIP_EXTRA_INDEX_URL',
   'DOCKER_HOST',
+  // The Actions runner's job marker (not a credential): its orphan cleanup finds processes by it.
+  'RUNNER_TRACKING_ID',
 ] as const
 
 /**

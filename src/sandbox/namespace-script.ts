@@ -11,6 +11,7 @@
  * fresh mount namespace with its inputs set.
  */
 export const NAMESPACE_SCRIPT = `set -eu
+exec 3<&0
 umask 022
 S=\${HW_SB_STASH:?}
 : "\${HW_SB_CWD:?}" "\${HW_SB_UID:?}" "\${HW_SB_GID:?}" "\${HW_SB_TIMEOUT:?}" "\${HW_SB_GRACE:?}"
@@ -48,7 +49,10 @@ done < "$S/expose"
 umount -l "$S"
 cd "$HW_SB_CWD"
 set +e
+# An asynchronous command's stdin is /dev/null unless redirected: hand it ours (the prompt, for
+# harnesses that read it from stdin).
 timeout -k "$HW_SB_GRACE" "$HW_SB_TIMEOUT" setpriv --reuid="$HW_SB_UID" --regid="$HW_SB_GID" \\
-  --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs env -i "$@" &
+  --clear-groups --inh-caps=-all --bounding-set=-all --no-new-privs env -i "$@" <&3 3<&- &
+exec 3<&-
 wait $!
 `

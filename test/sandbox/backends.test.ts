@@ -176,6 +176,30 @@ describe('namespace+uid on this machine', () => {
     }
   }, 60_000)
 
+  it('passes stdin through to the harness (prompts given on stdin)', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    const a = attemptDirs('in')
+    const box = await BACKENDS['namespace+uid'].open({ writable: [a.ws, a.home], readOnly: [] })
+    const r = await box.exec(
+      {
+        command: 'sh',
+        args: ['-c', 'wc -c'],
+        cwd: a.ws,
+        env: { PATH: '/usr/bin:/bin' },
+        stdin: 'fix the bug\n',
+      },
+      {
+        timeoutMs: 20_000,
+        graceMs: 1000,
+        stdoutFile: path.join(a.out, 'o.txt'),
+        stderrFile: path.join(a.out, 'e.txt'),
+      },
+    )
+    await box.close()
+    expect(r.exitCode).toBe(0)
+    expect(readFileSync(path.join(a.out, 'o.txt'), 'utf8').trim()).toBe('12')
+  }, 60_000)
+
   it('the inner timeout stops a harness that ignores SIGTERM and reports a timeout', async (ctx) => {
     if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
     const a = attemptDirs('t')
