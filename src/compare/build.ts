@@ -124,6 +124,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
       started_at: startedAt,
       ended_at: endedAt,
       inputs: input.inputs,
+      ...(input.stamp.isolation ? { isolation: input.stamp.isolation } : {}),
     },
     rules: statedRules(opts),
     cells,

@@ -254,6 +254,7 @@ export function observationsFromArtifacts(
         : null,
       telemetrySource: m?.telemetry.source ?? null,
       thresholds: m ? { ...m.thresholds } : null,
+      ...isolationStamp(read.legs),
     },
     options: {
       resamples: opts.resamples ?? m?.reporting.bootstrap_resamples ?? 10_000,
@@ -366,6 +367,23 @@ function sortObservations(observations: Observation[]): void {
   const keyed = observations.map((o) => ({ o, k: key(o) }))
   keyed.sort((x, y) => x.k - y.k)
   for (let i = 0; i < keyed.length; i++) observations[i] = keyed[i]!.o
+}
+
+/** The sandbox backends of the legs (leg.json `isolation`, `canary`), counted; nothing for older legs. */
+function isolationStamp(legs: LegArtifact[]): {
+  isolation?: Array<{ backend: string; canary: string | null; legs: number }>
+} {
+  const seen = new Map<string, { backend: string; canary: string | null; legs: number }>()
+  for (const l of legs) {
+    const r = l.record
+    if (!r?.isolation) continue
+    const key = `${r.isolation}\u0000${r.canary ?? ''}`
+    const row = seen.get(key) ?? { backend: r.isolation, canary: r.canary ?? null, legs: 0 }
+    row.legs++
+    seen.set(key, row)
+  }
+  if (seen.size === 0) return {}
+  return { isolation: [...seen.values()].sort((a, b) => a.backend.localeCompare(b.backend)) }
 }
 
 /** Legs from more than one run (e.g. a leg re-run by hand) are aggregated together: say so. */

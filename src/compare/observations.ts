@@ -105,6 +105,8 @@ export interface ComparisonInput {
     retries: string | null
     telemetrySource: string | null
     thresholds: Record<string, number> | null
+    /** Sandbox backends the legs ran in, with their canary result and leg count (leg.json). */
+    isolation?: Array<{ backend: string; canary: string | null; legs: number }>
   }
   options: { resamples: number; seed: number; level: number }
   notes: string[]

@@ -365,6 +365,10 @@ export const ComparisonSchema = z.strictObject({
     started_at: z.string().nullable().describe('earliest attempt start in the artifacts'),
     ended_at: z.string().nullable().describe('latest attempt end in the artifacts'),
     inputs: z.array(z.strictObject({ path: z.string(), sha256: z.string() })),
+    isolation: z
+      .array(z.strictObject({ backend: z.string(), canary: z.string().nullable(), legs: Count }))
+      .optional()
+      .describe('sandbox backends the legs ran in (leg.json isolation, canary); absent before sandboxes'),
   }),
   rules: z.record(z.string(), z.string()).describe('the stated rule behind each statistic'),
   cells: z.array(CellSummarySchema),

@@ -6,6 +6,7 @@ import { execa } from 'execa'
 import lockfile from 'proper-lockfile'
 import { HwError } from '../errors.js'
 import { EXACT_VERSION } from '../manifest/schema.js'
+import { toolEnv } from '../run/process.js'
 import { quotePath } from '../util/paths.js'
 import type { InstallContext, InstalledHarness } from './contract.js'
 import type { HarnessName } from './names.js'
@@ -76,7 +77,8 @@ export interface InstallOptions {
  * reuse it afterwards. Concurrent legs installing the same package wait on a lock file
  * (`<dir>.lock`, refreshed while held, stale after 60 s so a killed install is taken over); the marker
  * file `.hw-installed.json` is written last, so a half-finished install is wiped and redone.
- * npm runs with HOME set to a scratch folder (OpenCode's postinstall writes into HOME), the user's
+ * npm runs with an allowlisted environment (toolEnv: never the runner's secrets), HOME set to a scratch
+ * folder (OpenCode's postinstall writes into HOME), the user's
  * `~/.npmrc` still applied, and a download cache shared in `<cacheDir>/.npm`.
  * Throws HwError `install_failed` (npm failed, or the expected executable is missing afterwards).
  */
@@ -125,9 +127,19 @@ export async function installNpm(
     const env: Record<string, string> = {
       HOME: scratchHome,
       npm_config_cache: path.join(ctx.cacheDir, '.npm'),
+      ...(process.env.npm_config_registry ? { npm_config_registry: process.env.npm_config_registry } : {}),
       ...(existsSync(userNpmrc) ? { npm_config_userconfig: userNpmrc } : {}),
     }
-    const r = await execa('npm', args, { env, reject: false, all: true, cwd: root, stdin: 'ignore' })
+    // An explicit allowlist (toolEnv): install scripts of the harness's dependency tree never see the
+    // runner's environment (provider keys, GitHub and Actions tokens).
+    const r = await execa('npm', args, {
+      env: toolEnv(process.env, env),
+      extendEnv: false,
+      reject: false,
+      all: true,
+      cwd: root,
+      stdin: 'ignore',
+    })
     if (r.exitCode === undefined) {
       throw new HwError('install_failed', `cannot run npm to install ${spec.package}@${version}`, {
         details: [r.shortMessage ?? r.message ?? 'npm not found'],
@@ -197,7 +209,13 @@ export async function installPip(
     await rm(root, { recursive: true, force: true })
     await mkdir(root, { recursive: true })
     const python = opts.python ?? 'python3'
-    const venv = await execa(python, ['-m', 'venv', path.join(root, 'venv')], { reject: false, all: true })
+    const pyEnv = toolEnv(process.env, { HOME: path.join(root, '.install-home') })
+    const venv = await execa(python, ['-m', 'venv', path.join(root, 'venv')], {
+      env: pyEnv,
+      extendEnv: false,
+      reject: false,
+      all: true,
+    })
     if (venv.exitCode !== 0) {
       throw new HwError(
         'install_failed',
@@ -219,7 +237,13 @@ export async function installPip(
       ...(opts.pipArgs ?? []),
       `${spec.package}==${version}`,
     ]
-    const r = await execa(pip, pipArgs, { reject: false, all: true, stdin: 'ignore' })
+    const r = await execa(pip, pipArgs, {
+      env: pyEnv,
+      extendEnv: false,
+      reject: false,
+      all: true,
+      stdin: 'ignore',
+    })
     if (r.exitCode !== 0) {
       const out = r.all ?? ''
       const unreachable =

@@ -290,6 +290,31 @@ export const TelemetrySchema = z.strictObject({
   self_report_divergence: z.number().positive().default(1.5),
 })
 
+/**
+ * How attempts are isolated (design/sandbox.md): `auto` takes the strongest backend that probes ok
+ * and passes the canary self-test. Running without isolation (`env-only`, `none`, or `auto` where no
+ * isolating backend works) needs `allow_unisolated: true`; the report then says so.
+ */
+export const SandboxSettingSchema = z.strictObject({
+  backend: z
+    .enum(['auto', 'namespace+uid', 'env-only', 'none'])
+    .default('auto')
+    .describe(
+      'auto = the strongest that works here; namespace+uid needs Linux and root or passwordless sudo',
+    ),
+  allow_unisolated: z
+    .boolean()
+    .default(false)
+    .describe(
+      "allow harnesses to run as the action's own user (env-only or none): they could read its secrets",
+    ),
+  read_only: z
+    .array(z.string().min(1))
+    .default([])
+    .describe('extra folders (relative to the manifest) harnesses may read in the sandbox, e.g. scripts'),
+})
+export type SandboxSetting = z.infer<typeof SandboxSettingSchema>
+
 export const ReportingSchema = z.strictObject({
   labels: z.array(z.string().min(1)).default(['harness-watch']),
   recovered_after: z
@@ -358,6 +383,9 @@ const ManifestObject = z.strictObject({
   telemetry: TelemetrySchema.default({ source: 'ledger', self_report_divergence: 1.5 }).describe(
     'where provider-visible inference is measured',
   ),
+  sandbox: SandboxSettingSchema.default({ backend: 'auto', allow_unisolated: false, read_only: [] }).describe(
+    'how harness attempts are isolated from the action, the runner and each other',
+  ),
   reporting: ReportingSchema.default({
     labels: ['harness-watch'],
     recovered_after: 2,
@@ -374,6 +402,13 @@ export type ModelRoute = Manifest['model']
 
 /** Cross-field rules; each issue carries the path of the field it is about. */
 function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx): void {
+  if ((m.sandbox.backend === 'env-only' || m.sandbox.backend === 'none') && !m.sandbox.allow_unisolated) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['sandbox', 'allow_unisolated'],
+      message: `sandbox backend "${m.sandbox.backend}" runs harnesses as the action's own user (they could read its secrets): set allow_unisolated: true to accept that`,
+    })
+  }
   const cellIds = new Map<string, number>()
   m.cells.forEach((cell, i) => {
     const first = cellIds.get(cell.id)

@@ -1,7 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { runProcessGroup } from './process.js'
+import { runProcessGroup } from '../run/process.js'
 import type { Task } from './task.js'
 
 /** pass: graded solved; fail: graded not solved; error: the verifier could not grade; timeout: killed. */
@@ -26,6 +26,8 @@ export interface VerifierOptions {
   logFile?: string
   /** Extra environment variables (added after the task's [verifier] env). */
   env?: Record<string, string>
+  /** Aborting kills the verifier at once (the run was stopped). */
+  signal?: AbortSignal
 }
 
 /**
@@ -48,6 +50,7 @@ export async function runTaskVerifier(
   try {
     const run = await runProcessGroup('bash', [task.paths.testScript], {
       cwd: workspace,
+      signal: opts.signal,
       extendEnv: false,
       env: {
         ...verifierBaseEnv(process.env),

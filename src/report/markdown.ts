@@ -1,5 +1,6 @@
 import type { Comparison, ComparisonEntry, MetricName } from '../compare/schema.js'
 import { METRIC_NAMES } from '../compare/schema.js'
+import { isUnisolated, UNISOLATED_WARNING } from '../sandbox/contract.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
 import { classificationMarkdown, denominatorsLine, notEvaluatedReason } from './classification.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
@@ -117,6 +118,11 @@ function header(c: Comparison, h: string): string {
       '',
     )
   }
+  const unisolated = (s.isolation ?? []).filter((i) => isUnisolated(i.backend))
+  if (unisolated.length > 0) {
+    const which = unisolated.map((i) => codeSpan(i.backend)).join(', ')
+    lines.push(`> **Not isolated (${which}):** ${escapeMarkdown(UNISOLATED_WARNING)}`, '')
+  }
   const drift = driftLines(c)
   if (drift.length > 0) lines.push(...drift.map((d) => `> **Config drift:** ${d}`), '')
   if (c.missing_legs.length > 0 || c.input_errors.length > 0) {
@@ -145,6 +151,7 @@ function header(c: Comparison, h: string): string {
   if (s.verifier) lines.push(`| Verifier | ${escapeMarkdown(s.verifier)} |`)
   if (s.budgets) lines.push(`| Limits and budgets | ${escapeMarkdown(s.budgets)} |`)
   if (s.retries) lines.push(`| Retries | ${escapeMarkdown(s.retries)} |`)
+  if (s.isolation && s.isolation.length > 0) lines.push(`| Isolation | ${isolationText(s.isolation)} |`)
   lines.push(`| Trials | k = ${s.trials} |`)
   lines.push(
     `| Telemetry | ${s.telemetry_source ? `${escapeMarkdown(s.telemetry_source)}; ` : ''}${escapeMarkdown(telemetryText(c))} |`,
@@ -157,6 +164,16 @@ function header(c: Comparison, h: string): string {
   )
   if (s.manifest_sha256) lines.push(`| Manifest | sha256 ${codeSpan(s.manifest_sha256.slice(0, 12))} |`)
   return `${lines.join('\n')}\n`
+}
+
+/** The Isolation line of the header: each backend with its canary result and how many legs used it. */
+export function isolationText(rows: NonNullable<Comparison['stamp']['isolation']>): string {
+  return rows
+    .map((r) => {
+      const canary = r.canary ? `, canary ${escapeMarkdown(r.canary)}` : ''
+      return `${codeSpan(r.backend)} (${r.legs} leg${r.legs === 1 ? '' : 's'}${canary})`
+    })
+    .join('; ')
 }
 
 /** The Blocks line of the header: counts, or "no cells scheduled" when the plan selects none (F11). */

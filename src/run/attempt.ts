@@ -7,6 +7,7 @@ import type { AttemptContext, HarnessAdapter, InstalledHarness, ParsedRun } from
 import { type BridgeTransport, wireBridge } from '../harnesses/mcp.js'
 import type { WireApi } from '../harnesses/names.js'
 import type { Cell } from '../manifest/schema.js'
+import type { SandboxChoice } from '../sandbox/select.js'
 import type {
   AttemptBudget,
   AttemptTelemetry,
@@ -20,7 +21,7 @@ import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
 import { harnessEnv } from './env.js'
 import type { InstanceSource, Verdict } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
-import { type HarnessRunResult, runHarnessProcess } from './process.js'
+import type { HarnessRunResult } from './process.js'
 import type { AttemptRecord } from './records.js'
 import { emptyTelemetry } from './telemetry.js'
 import {
@@ -61,6 +62,10 @@ export interface LegContext {
   /** Runner environment: PATH and the cell's pass_env names are read from it. */
   runnerEnv: NodeJS.ProcessEnv
   keepWorkspaces: boolean
+  /** The sandbox every attempt of the run executes in (chosen once, canary-checked). */
+  sandbox: SandboxChoice
+  /** Folders the harness may read besides its install (manifest sandbox.read_only, absolute). */
+  readOnly: string[]
 }
 
 export interface AttemptSpec {
@@ -76,7 +81,7 @@ export interface AttemptResult {
   /** The record, with `final` still to be set by the leg (it depends on the retry decision). */
   record: AttemptRecord
   telemetry: CapturedTelemetry
-  /** The run was aborted (signal): nothing is recorded for it. */
+  /** The run was aborted (signal): the leg records it as a stopped attempt, never final. */
   aborted: boolean
   /** pass_env names missing from the runner environment. */
   missingPassEnv: string[]
@@ -126,11 +131,15 @@ export async function runAttempt(
     let bridge: BridgeAttempt | undefined
     try {
       dirs = await makeAttemptDirs(leg.workRoot)
-      ;({ prompt, baseCommit, bridge } = await leg.source.prepare(spec.instance, {
-        workspace: dirs.workspace,
-        scratch: dirs.scratch,
-        logsDir: logs,
-      }))
+      ;({ prompt, baseCommit, bridge } = await leg.source.prepare(
+        spec.instance,
+        {
+          workspace: dirs.workspace,
+          scratch: dirs.scratch,
+          logsDir: logs,
+        },
+        signal,
+      ))
     } catch (e) {
       infraError = `workspace setup failed: ${firstLine(messageOf(e))}`
     }
@@ -176,18 +185,26 @@ export async function runAttempt(
         })
         missingPassEnv = env.missing
         setupMs = performance.now() - t0
-        // --- the harness ---
-        run = await runHarnessProcess(
-          { command: inv.command, args: inv.args, cwd: inv.cwd, env: env.env, stdin: inv.stdin },
-          {
-            timeoutMs: leg.timeoutS * 1000,
-            graceMs: leg.killGraceMs,
-            stdoutFile,
-            stderrFile,
-            signal,
-            sweepHome: dirs.home,
-          },
-        )
+        // --- the harness, in the run's sandbox ---
+        const box = await leg.sandbox.backend.open({
+          writable: [dirs.workspace, dirs.home],
+          readOnly: [leg.installed.root, ...leg.readOnly],
+        })
+        try {
+          run = await box.exec(
+            { command: inv.command, args: inv.args, cwd: inv.cwd, env: env.env, stdin: inv.stdin },
+            {
+              timeoutMs: leg.timeoutS * 1000,
+              graceMs: leg.killGraceMs,
+              stdoutFile,
+              stderrFile,
+              signal,
+              sweepHome: dirs.home,
+            },
+          )
+        } finally {
+          await box.close()
+        }
         if (run.spawnError) infraError = `harness could not be started: ${run.spawnError}`
       } catch (e) {
         infraError = `harness preparation failed: ${firstLine(messageOf(e))}`
@@ -226,6 +243,7 @@ export async function runAttempt(
           spec.instance,
           { workspace: dirs.workspace, scratch: dirs.scratch, logsDir: logs },
           patchFile,
+          signal,
         )
       } else {
         await writeFile(path.join(logs, 'verifier.log'), 'verifier skipped: the harness did not run\n')
@@ -304,6 +322,8 @@ export async function runAttempt(
       logs_dir: spec.logs.rel,
       ...(transport ? { transport } : {}),
       ...(verdict?.tools ? { tools: verdict.tools } : {}),
+      isolation: leg.sandbox.backend.kind,
+      canary: leg.sandbox.canary,
     }
     return {
       record,

@@ -37,7 +37,7 @@ const DEFAULT_PATH = '/usr/local/bin:/usr/bin:/bin'
 
 /**
  * The complete environment of a harness process: an allowlist, never the runner's environment.
- * PATH (the runner's), LANG/LC_ALL=C.UTF-8, TERM=dumb; then the adapter's variables, the cell's
+ * PATH (the runner's), RUNNER_TRACKING_ID when the runner has one (its orphan cleanup), LANG/LC_ALL=C.UTF-8, TERM=dumb; then the adapter's variables, the cell's
  * config.env, and the runner variables named in config.pass_env, in that order of precedence; then, last
  * and always winning, the isolation variables HOME, XDG_CONFIG_HOME, XDG_DATA_HOME, XDG_CACHE_HOME,
  * XDG_STATE_HOME and TMPDIR pointing into the attempt's fresh home — so no harness ever reads the user's
@@ -52,9 +52,13 @@ export function harnessEnv(input: HarnessEnvInput): HarnessEnv {
     else passed[name] = v
   }
   const d = input.dirs
+  // Not a credential: the Actions runner's job marker. Its orphan cleanup kills, at job end, every
+  // process of its user whose environment holds it; harness trees that escaped us are found that way.
+  const tracking = input.runnerEnv.RUNNER_TRACKING_ID
   return {
     env: {
       PATH: input.runnerEnv.PATH ?? DEFAULT_PATH,
+      ...(tracking ? { RUNNER_TRACKING_ID: tracking } : {}),
       ...FIXED_ENV,
       ...input.invocationEnv,
       ...input.configEnv,

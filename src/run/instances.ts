@@ -5,12 +5,12 @@ import { HwError } from '../errors.js'
 import type { Manifest } from '../manifest/schema.js'
 import { type BridgeTask, loadBridgeTask } from '../panel/bridge-task.js'
 import { expandTemplate, writePredictions } from '../panel/idlist.js'
-import { runProcessGroup } from '../panel/process.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
 import type { VerifierStatus } from './outcome.js'
+import { runProcessGroup } from './process.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
 
 /** The verifier's verdict on one attempt. */
@@ -49,9 +49,13 @@ export interface InstanceSource {
   prepare(
     instance: string,
     dirs: SourceDirs,
+    signal?: AbortSignal,
   ): Promise<{ prompt: string; baseCommit: string; bridge?: BridgeAttempt }>
-  /** Grade the attempt after the harness; `patchFile` holds its deliverable. Never throws. */
-  verify(instance: string, dirs: SourceDirs, patchFile: string): Promise<Verdict>
+  /**
+   * Grade the attempt after the harness; `patchFile` holds its deliverable. Never throws. Aborting
+   * `signal` kills the grader at once.
+   */
+  verify(instance: string, dirs: SourceDirs, patchFile: string, signal?: AbortSignal): Promise<Verdict>
   /** Remove cached starting states. */
   dispose(): Promise<void>
 }
@@ -100,7 +104,7 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
   const bridgeTasks = new Map<string, Promise<BridgeTask>>()
   const bridgeOf = (task: Task): Promise<BridgeTask> => memo(bridgeTasks, task.id, () => loadBridgeTask(task))
   return {
-    async prepare(instance, dirs) {
+    async prepare(instance, dirs, signal) {
       if (opts.tasksDir) {
         const task = await taskOf(instance)
         if (task.kind === 'bridge') {
@@ -111,20 +115,21 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
         await copyTemplate(path.join(opts.templatesDir, safeSegment(task.id)), dirs.workspace)
         return { prompt: task.instruction, baseCommit }
       }
-      const { prompt } = await runSetup(instance, dirs, opts)
+      const { prompt } = await runSetup(instance, dirs, opts, signal)
       return { prompt, baseCommit: await commitBaseline(dirs.workspace) }
     },
     async dispose() {
       await Promise.allSettled([...templates.values()])
       await rm(opts.templatesDir, { recursive: true, force: true })
     },
-    async verify(instance, dirs, patchFile) {
+    async verify(instance, dirs, patchFile, signal) {
       try {
         if (b.verifier.kind === 'task-tests') {
           const task = await taskOf(instance)
           if (task.kind === 'bridge') return await verifyBridge(await bridgeOf(task), dirs)
           const r = await runTaskVerifier(task, dirs.workspace, {
             logFile: path.join(dirs.logsDir, 'verifier.log'),
+            signal,
           })
           return {
             status: r.status,
@@ -134,7 +139,7 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
             reason: r.reason,
           }
         }
-        return await runCommandVerifier(instance, dirs, patchFile, opts)
+        return await runCommandVerifier(instance, dirs, patchFile, opts, signal)
       } catch (e) {
         return { status: 'error', exitCode: null, reward: null, durationMs: 0, reason: (e as Error).message }
       }
@@ -163,6 +168,7 @@ async function runSetup(
   instance: string,
   dirs: SourceDirs,
   opts: SourceOptions,
+  signal?: AbortSignal,
 ): Promise<{ prompt: string }> {
   const script = expandTemplate(
     opts.manifest.benchmark.setup ?? '',
@@ -173,6 +179,7 @@ async function runSetup(
     cwd: process.cwd(),
     timeoutMs: opts.setupTimeoutS * 1000,
     logFile: path.join(dirs.logsDir, 'setup.log'),
+    signal,
   })
   if (run.timedOut) throw new Error(`setup timed out after ${opts.setupTimeoutS} s`)
   if (run.exitCode !== 0) {
@@ -200,6 +207,7 @@ async function runCommandVerifier(
   dirs: SourceDirs,
   patchFile: string,
   opts: SourceOptions,
+  signal?: AbortSignal,
 ): Promise<Verdict> {
   const v = opts.manifest.benchmark.verifier
   const out = path.join(dirs.scratch, 'grade')
@@ -222,6 +230,7 @@ async function runCommandVerifier(
     env: { HW_REWARD_FILE: rewardFile, HW_PATCH_FILE: patchFile, HW_WORKSPACE: dirs.workspace },
     timeoutMs: v.timeout_s * 1000,
     logFile: path.join(dirs.logsDir, 'verifier.log'),
+    signal,
   })
   const base = { exitCode: run.exitCode, durationMs: run.durationMs }
   if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: `over ${v.timeout_s} s` }

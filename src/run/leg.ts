@@ -12,6 +12,8 @@ import { adapterFor } from '../harnesses/registry.js'
 import type { LoadedManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import type { Plan } from '../plan/schema.js'
+import { isUnisolated, UNISOLATED_WARNING } from '../sandbox/contract.js'
+import { chooseSandbox, type SandboxChoice } from '../sandbox/select.js'
 import type { TelemetryCapture } from '../telemetry/capture.js'
 import { quotePath } from '../util/paths.js'
 import { LegArtifact } from './artifact.js'
@@ -91,6 +93,8 @@ export interface RunLegOptions {
   runnerEnv?: NodeJS.ProcessEnv
   /** Lines for a person (install progress, warnings). */
   log?: (line: string) => void
+  /** The sandbox to use instead of choosing one from the manifest's `sandbox` section (tests). */
+  sandbox?: SandboxChoice
 }
 
 /**
@@ -126,6 +130,15 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   const adapter = adapterFor(cell.harness)
   const planCell = plan.cells.find((c) => c.id === cell.id)
   const log = opts.log ?? (() => {})
+  // Chosen (and canary-checked) once per run, before anything of the leg starts.
+  const sandbox = opts.sandbox ?? (await chooseSandbox(m.sandbox, workRoot))
+  const readOnly = m.sandbox.read_only.map((p) => path.resolve(loaded.dir, p))
+  for (const note of sandbox.notes) log(`sandbox: ${note}`)
+  if (isUnisolated(sandbox.backend.kind)) {
+    if (!sandbox.notes.some((n) => n.includes(UNISOLATED_WARNING))) {
+      log(`warning: sandbox ${sandbox.backend.kind}: ${UNISOLATED_WARNING}`)
+    }
+  }
 
   if (opts.fresh) await moveAside(opts.outDir, log)
   const artifact = new LegArtifact(opts.outDir)
@@ -189,6 +202,8 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     attempts: attemptsWritten,
     status: 'partial',
     error: null,
+    isolation: sandbox.backend.kind,
+    canary: sandbox.canary,
   }
   // A resume with nothing left to run leaves leg.json as the run that did the work wrote it.
   const nothingToRun = previous !== null && previous.ended_at !== null && finals.size >= total
@@ -243,6 +258,8 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
       divergence: m.telemetry.self_report_divergence,
       runnerEnv: opts.runnerEnv ?? process.env,
       keepWorkspaces: opts.keepWorkspaces ?? false,
+      sandbox,
+      readOnly,
     }
     let warnedPassEnv = false
 
@@ -278,6 +295,21 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
               opts.signal,
             )
             if (res.aborted) {
+              // A stopped attempt is recorded (its spend was real) but never final: it is no loss, and a
+              // rerun into the same folder runs the pair again as the next attempt.
+              const stopped = stoppedRecord(res.record, stopReason(opts.signal))
+              await artifact.appendLedger(res.telemetry.rows)
+              await artifact.appendAttempt(stopped)
+              attemptsWritten++
+              opts.onProgress?.({
+                type: 'attempt',
+                leg: leg.leg,
+                record: stopped,
+                done: finals.size,
+                total,
+                resolved: resolvedCount(),
+                retrying: false,
+              })
               status = 'partial'
               error = 'aborted'
               break pairs
@@ -354,6 +386,28 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   }
   opts.onProgress?.({ type: 'end', leg: legRecord, finals: [...finals.values()], session })
   return legRecord
+}
+
+/** Why the run was stopped, from the abort reason (e.g. `received SIGTERM`). */
+function stopReason(signal: AbortSignal | undefined): string {
+  const r: unknown = signal?.reason
+  const text = typeof r === 'string' ? r : r instanceof Error && r.name !== 'AbortError' ? r.message : ''
+  return text ? `stopped: ${text}` : 'stopped: the run was interrupted'
+}
+
+/**
+ * The record of an attempt the user's stop ended: exit class `infra` with the stop as its reason,
+ * outcome `infra_error`, not final (never counted, run again on resume).
+ */
+export function stoppedRecord(record: AttemptRecord, reason: string): AttemptRecord {
+  return {
+    ...record,
+    final: false,
+    exit: { ...record.exit, class: 'infra', reason },
+    timed_out: false,
+    outcome: 'infra_error',
+    outcome_reason: reason,
+  }
 }
 
 /** An attempt that could not run at all (the leg's harness failed to install): infra, intent-to-treat. */

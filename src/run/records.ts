@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { LedgerCheckSchema } from '../classify/ledger-check.js'
 import { ExitClassSchema } from '../manifest/schema.js'
+import { CanaryResultSchema, IsolationSchema } from '../sandbox/contract.js'
 import { TelemetrySummarySchema } from '../telemetry/ledger.js'
 import { MAX_LEDGER_MS } from '../telemetry/limits.js'
 
@@ -94,6 +95,10 @@ export const AttemptRecordSchema = z.strictObject({
     })
     .optional()
     .describe("bridge tasks: the attempt's tool calls by status, summed from calls.jsonl"),
+  isolation: IsolationSchema.optional().describe(
+    'sandbox backend the harness ran in (absent in records written before sandboxes)',
+  ),
+  canary: CanaryResultSchema.optional().describe("the sandbox's canary self-test before the first attempt"),
 })
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>
 
@@ -127,5 +132,7 @@ export const LegRecordSchema = z.strictObject({
   attempts: z.number().int().nonnegative(),
   status: z.enum(['complete', 'partial', 'failed']),
   error: z.string().nullable(),
+  isolation: IsolationSchema.optional().describe('sandbox backend of the leg (absent before sandboxes)'),
+  canary: CanaryResultSchema.optional(),
 })
 export type LegRecord = z.infer<typeof LegRecordSchema>

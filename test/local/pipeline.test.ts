@@ -27,6 +27,8 @@ function manifest(command: string, seed = 1, passEnv: string[] = []): string {
     seed,
     confirmation: { enabled: false, max_blocks: 2 },
     reporting: { bootstrap_resamples: 200 },
+    // auto: namespace+uid where root or passwordless sudo allows it, else env-only.
+    sandbox: { allow_unisolated: true },
   })
 }
 
@@ -36,7 +38,14 @@ const attempts = (out: string, cell: string) =>
     .trim()
     .split('\n')
     .filter(Boolean)
-    .map((l) => JSON.parse(l) as { instance_id: string; exit: { class: string } })
+    .map(
+      (l) =>
+        JSON.parse(l) as {
+          instance_id: string
+          final: boolean
+          exit: { class: string; reason: string | null }
+        },
+    )
 
 describe('harness-watch local: the output folder is guarded', () => {
   it('refuses a second run writing the same folder at the same time', async () => {
@@ -68,7 +77,7 @@ describe('harness-watch local: the output folder is guarded', () => {
     expect(lines.some((l) => l.startsWith('--fresh: moved the previous run to'))).toBe(true)
   })
 
-  it('an interrupted run records nothing for the attempts it stopped, and a rerun resumes', async () => {
+  it('an interrupted run records the attempts it stopped as stopped (never final), and a rerun resumes', async () => {
     const out = await mkdtemp(path.join(tmpdir(), 'hw-local-'))
     // The pause comes from the runner's environment (pass_env), so both runs share one manifest.
     // biome-ignore lint/suspicious/noTemplateCurlyInString: a shell expansion in the command template
@@ -84,12 +93,23 @@ describe('harness-watch local: the output folder is guarded', () => {
       existsSync(path.join(out, 'artifacts', `hw-local-guards-${cell}-0`, 'attempts.jsonl'))
         ? attempts(out, cell)
         : []
-    expect([...recorded('a'), ...recorded('b')]).toEqual([])
+    const stopped = [...recorded('a'), ...recorded('b')]
+    // Both legs were in their first attempt (30 s pause) when stopped.
+    expect(stopped.map((a) => [a.final, a.exit.class, a.exit.reason])).toEqual([
+      [false, 'infra', 'stopped: the run was interrupted'],
+      [false, 'infra', 'stopped: the run was interrupted'],
+    ])
     const r = await runLocal({ manifestFile: file, out, log: quiet })
     expect(r.rounds[0]?.legs.map((l) => l.status)).toEqual(['complete', 'complete'])
     for (const cell of ['a', 'b']) {
-      expect(attempts(out, cell).map((a) => a.exit.class)).toEqual(['clean', 'clean'])
+      const all = attempts(out, cell)
+      expect(all.filter((a) => a.final).map((a) => a.exit.class)).toEqual(['clean', 'clean'])
+      expect(all.filter((a) => !a.final)).toHaveLength(1)
     }
+    const report = readFileSync(path.join(out, 'report.md'), 'utf8')
+    expect(report).toMatch(
+      /\| Isolation \| `(namespace\+uid|env-only)` \(2 legs, canary (passed|exposed)\) \|/,
+    )
   }, 90_000)
 })
 

@@ -4,10 +4,10 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
 import { loadManifest } from '../../src/manifest/load.js'
-import { runProcessGroup } from '../../src/panel/process.js'
 import { listTaskFolders, resolvePanel } from '../../src/panel/resolve.js'
 import { loadTask, type Task } from '../../src/panel/task.js'
 import { verifyPanel } from '../../src/panel/verify.js'
+import { runProcessGroup } from '../../src/run/process.js'
 import { builtinPanelsDir, packageRoot } from '../../src/util/paths.js'
 
 const CORE = path.join(builtinPanelsDir(), 'core')

@@ -3,9 +3,9 @@ import { mkdtemp, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { runProcessGroup } from '../../src/panel/process.js'
 import { loadTask, type Task } from '../../src/panel/task.js'
 import { parseReward, runTaskVerifier, verifierBaseEnv } from '../../src/panel/verifier.js'
+import { runProcessGroup } from '../../src/run/process.js'
 import { removeDir, taskFiles, writePanel } from './fixture.js'
 
 /** True while `pid` is a live (non-zombie) process. Reads /proc, so Linux only. */

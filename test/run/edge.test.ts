@@ -62,13 +62,13 @@ describe('verifier failures', () => {
 })
 
 describe('abort', () => {
-  it('kills the attempt in flight, records nothing for it, and ends the leg partial', async () => {
+  it('kills the attempt in flight, records it as stopped (infra, not final), and ends the leg partial', async () => {
     const mark = `1000.${process.pid}${(Date.now() % 1000) + 7}`
     const hang = scriptCell(fx, 'hang', 'hang.sh', { env: { HW_MARK: mark } })
     const { loaded, plan } = await manifestAndPlan(fx, [hang], {}, 'abort.yml')
     const dir = path.join(fx.root, 'out', 'abort')
     const ac = new AbortController()
-    setTimeout(() => ac.abort(), 700)
+    setTimeout(() => ac.abort('received SIGTERM'), 700)
     const leg = await runLeg({
       loaded,
       plan,
@@ -81,9 +81,35 @@ describe('abort', () => {
     })
     expect(leg.status).toBe('partial')
     expect(leg.error).toBe('aborted')
-    expect(readAttempts(dir)).toEqual([])
+    const [stopped, ...more] = readAttempts(dir)
+    expect(more).toEqual([])
+    expect(stopped).toMatchObject({
+      final: false,
+      attempt: 1,
+      exit: { class: 'infra', reason: 'stopped: received SIGTERM' },
+      outcome: 'infra_error',
+      outcome_reason: 'stopped: received SIGTERM',
+      isolation: 'env-only',
+    })
     expect(readLegJson(dir).status).toBe('partial')
     expect(pidsWithCmdline(`sleep ${mark}`)).toEqual([])
+    // Resume runs the stopped pair again as attempt 2 (the stopped one never counts).
+    const again = new AbortController()
+    setTimeout(() => again.abort('received SIGINT'), 500)
+    await runLeg({
+      loaded,
+      plan,
+      leg: 'hang-s0',
+      outDir: dir,
+      runId: 'r',
+      workRoot: fx.work,
+      killGraceMs: 200,
+      signal: again.signal,
+    })
+    expect(readAttempts(dir).map((r) => [r.attempt, r.final, r.exit.reason])).toEqual([
+      [1, false, 'stopped: received SIGTERM'],
+      [2, false, 'stopped: received SIGINT'],
+    ])
   })
 })
 

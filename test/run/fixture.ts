@@ -180,6 +180,9 @@ export async function manifestAndPlan(
     budgets: { timeout_s: 20 },
     trials: 1,
     retries: { max: 1, on: ['infra'], backoff_s: 0 },
+    // The fixture's scripts live in a temp folder an isolating sandbox hides; sandbox.test.ts and
+    // the probe tests run the isolating backends.
+    sandbox: { backend: 'env-only', allow_unisolated: true },
     ...over,
   }
   const file = path.join(fx.root, name)

@@ -1,7 +1,9 @@
 import path from 'node:path'
 import type { Command } from 'commander'
+import { EXIT } from '../../errors.js'
 import { runLocal } from '../../local/pipeline.js'
 import { createProgressReporter } from '../../run/progress.js'
+import { handleInterrupts } from '../interrupt.js'
 import { aggregateSummaryLine } from './aggregate.js'
 import { parseIntOption } from './plan.js'
 
@@ -41,12 +43,10 @@ export function registerLocal(program: Command): void {
     )
     .action(async (manifest: string, opts: LocalCliOptions) => {
       const controller = new AbortController()
-      const onSignal = (): void => {
-        process.stderr.write('\nstopping: killing attempts in flight and closing the proxy…\n')
-        controller.abort()
-      }
-      process.once('SIGINT', onSignal)
-      process.once('SIGTERM', onSignal)
+      const release = handleInterrupts(
+        controller,
+        'stopping: killing attempts in flight, recording them as stopped and closing the proxy…',
+      )
       const log = (line: string): void => {
         process.stderr.write(`${line}\n`)
       }
@@ -84,9 +84,9 @@ export function registerLocal(program: Command): void {
         process.stdout.write(`${lines.join('\n')}\n`)
         const failedLegs = r.rounds.flatMap((x) => x.legs).filter((l) => l.status !== 'complete')
         if (failedLegs.length > 0) process.exitCode = 1
+        if (controller.signal.aborted) process.exitCode = EXIT.interrupted
       } finally {
-        process.off('SIGINT', onSignal)
-        process.off('SIGTERM', onSignal)
+        release()
       }
     })
 }

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { EXIT } from '../../errors.js'
 import { runLegFromFiles } from '../../run/entry.js'
 import { createProgressReporter } from '../../run/progress.js'
+import { handleInterrupts } from '../interrupt.js'
 
 interface RunOptions {
   plan: string
@@ -39,13 +40,16 @@ export function registerRun(program: Command): void {
     .addHelpText(
       'after',
       '\nRerunning into the same --out resumes: attempts already final in attempts.jsonl are skipped.\n' +
-        'Exit code: 0 when the leg completed (infra errors included), 1 when it is partial or failed.',
+        'Exit code: 0 when the leg completed (infra errors included), 1 when it is partial or failed,\n' +
+        '130 when stopped by SIGINT/SIGTERM (attempts in flight are killed and recorded as stopped;\n' +
+        'a second signal kills everything at once).',
     )
     .action(async (manifest: string, opts: RunOptions) => {
       const controller = new AbortController()
-      const onSignal = (): void => controller.abort()
-      process.once('SIGINT', onSignal)
-      process.once('SIGTERM', onSignal)
+      const release = handleInterrupts(
+        controller,
+        'stopping: killing the attempt in flight, recording it as stopped, writing leg.json…',
+      )
       try {
         const r = await runLegFromFiles({
           manifestFile: manifest,
@@ -63,9 +67,9 @@ export function registerRun(program: Command): void {
         })
         process.stdout.write(`wrote ${r.dir} (artifact ${r.artifact}, leg ${r.leg.status})\n`)
         if (r.leg.status !== 'complete') process.exitCode = EXIT.failure
+        if (controller.signal.aborted) process.exitCode = EXIT.interrupted
       } finally {
-        process.off('SIGINT', onSignal)
-        process.off('SIGTERM', onSignal)
+        release()
       }
     })
 }

@@ -5,6 +5,7 @@ import { assertBridgeCapable } from '../../panel/bridge-capable.js'
 import { checkBridgeTasks } from '../../panel/bridge-task.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
+import { describeSandbox } from '../../sandbox/select.js'
 
 export function registerValidate(program: Command): void {
   program
@@ -26,5 +27,8 @@ export function registerValidate(program: Command): void {
       } else {
         process.stdout.write(`${summarizeManifest(loaded, panel, plan)}\n`)
       }
+      // The sandbox's required capabilities, checked on this machine (a warning: the legs may run elsewhere).
+      const sandbox = await describeSandbox(loaded.manifest.sandbox)
+      process.stderr.write(`${sandbox.ok ? '' : 'warning: '}${sandbox.line}\n`)
     })
 }

@@ -1,0 +1,91 @@
+import { z } from 'zod'
+import type { HarnessRunResult, HarnessSpawn } from '../run/process.js'
+
+/**
+ * How an attempt's processes were isolated, strongest first (design/sandbox.md §3, §5):
+ * - `namespace+uid`: own PID and mount namespace, private /proc, /tmp and /home, read-only system,
+ *   a separate unprivileged user per slot; the harness cannot read the action's environment or files;
+ * - `env-only`: an allowlisted environment and a fresh HOME, same user: **not isolation**;
+ * - `none`: the harness runs as a plain child of the action (allowlisted environment), no check.
+ */
+export const IsolationSchema = z.enum(['namespace+uid', 'env-only', 'none'])
+export type Isolation = z.infer<typeof IsolationSchema>
+
+/**
+ * The canary self-test's result: `passed` (the probe saw no canary), `exposed` (it saw one: expected
+ * for env-only, fatal for an isolating backend), `skipped` (backend `none`).
+ */
+export const CanaryResultSchema = z.enum(['passed', 'exposed', 'skipped'])
+export type CanaryResult = z.infer<typeof CanaryResultSchema>
+
+/** What a backend guarantees; `validate` and the run check these against what the manifest requires. */
+export interface SandboxCapabilities {
+  /** The harness cannot read other processes' environment or command line (own PID namespace or user). */
+  hidesProcesses: boolean
+  /** The harness runs as a user other than the action's. */
+  separateUser: boolean
+  /** The action user's home, /home, /tmp and other attempts' files are not visible. */
+  hidesFiles: boolean
+  /** System folders are read-only (no planting in world-writable paths). */
+  readOnlySystem: boolean
+}
+
+/** Whether the backend can run here, and why not. */
+export interface ProbeResult {
+  ok: boolean
+  /** Why not (missing tool, no root and no passwordless sudo, kernel refused), or a note. */
+  reason: string | null
+}
+
+/** One sandbox to open for an attempt (all paths absolute). */
+export interface SandboxSpec {
+  /** Folders the processes may write (the attempt's workspace and home); handed to the sandbox user. */
+  writable: string[]
+  /** Folders the processes may read (installed harness, tools); exposed read-only. */
+  readOnly: string[]
+}
+
+/** Limits and output files of one exec (see HarnessRunOptions). */
+export interface ExecLimits {
+  timeoutMs: number
+  graceMs: number
+  stdoutFile: string
+  stderrFile: string
+  signal?: AbortSignal
+  /** The attempt's HOME, for the stray sweep of same-user backends. */
+  sweepHome?: string
+}
+
+export type ExecCommand = HarnessSpawn
+export type ExecResult = HarnessRunResult
+
+/** An opened sandbox: run commands in it, then close it (kills what is left, returns the folders). */
+export interface Sandbox {
+  kind: Isolation
+  /** The first writable folder (the attempt's workspace). */
+  root: string
+  /** Run one command; `cmd.env` is its complete environment. Never throws for the command's failures. */
+  exec(cmd: ExecCommand, limits: ExecLimits): Promise<ExecResult>
+  /** Kill every process left, give the writable folders back to the action's user. Idempotent. */
+  close(): Promise<void>
+}
+
+/** A pluggable way of running attempts (chosen once per run: select.ts). */
+export interface SandboxBackend {
+  kind: Isolation
+  capabilities: SandboxCapabilities
+  /** Can it run on this machine? Cheap, cached by the caller. Never throws. */
+  probe(): Promise<ProbeResult>
+  open(spec: SandboxSpec): Promise<Sandbox>
+}
+
+/** The warning of design/sandbox.md §5 for env-only and none, printed in logs and the report header. */
+export const UNISOLATED_WARNING =
+  "Harnesses ran as the action's own user. Third-party harness code could read the action's environment " +
+  "(provider/LiteLLM keys, GitHub and Actions runtime tokens) and the runner's files. Results are " +
+  'comparable, but treat those credentials as exposed: use budgeted throw-away keys and least-privilege tokens.'
+
+/** Backends that do not isolate the harness from the action (the report warns about them). */
+export function isUnisolated(backend: string): boolean {
+  return backend === 'env-only' || backend === 'none'
+}

@@ -1,0 +1,284 @@
+import { existsSync } from 'node:fs'
+import { mkdir, open, readFile, rm } from 'node:fs/promises'
+import os from 'node:os'
+import path from 'node:path'
+import { killGroup, runHarnessProcess } from '../run/process.js'
+import type { ExecCommand, ExecLimits, Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
+import { NAMESPACE_SCRIPT } from './namespace-script.js'
+import { PRIV_ENV, type Privilege, runAsRoot, runAsRootSync } from './privileged.js'
+
+/** Tools recipe (a) needs (util-linux, coreutils, procps, passwd). */
+const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk']
+
+/** An empty folder on the host where a namespace parks its bind mounts while /tmp and /home are replaced. */
+const STASH = '/run/harness-watch-stash'
+
+/** Exit codes of `timeout`: 124 = stopped with SIGTERM at the limit, 137 = SIGKILL after the grace. */
+const TIMEOUT_CODES = [124, 137] as const
+
+type Priv = Exclude<Privilege, null>
+
+/** The slot's sandbox user. */
+interface SlotUser {
+  slot: number
+  name: string
+  uid: number
+  gid: number
+}
+
+/**
+ * Slots in use by this process; a slot is also claimed on disk (`<tmp>/harness-watch-slots/<n>.pid`
+ * holding our pid) so two Harness Watch processes on one machine never share a sandbox user (the
+ * sweep of one would kill the other's harness).
+ */
+const taken = new Set<number>()
+const slotDir = (): string => path.join(os.tmpdir(), 'harness-watch-slots')
+
+async function claimSlot(): Promise<number> {
+  await mkdir(slotDir(), { recursive: true })
+  for (let slot = 0; slot < 256; slot++) {
+    if (taken.has(slot)) continue
+    const file = path.join(slotDir(), `${slot}.pid`)
+    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim())
+    if (holder && holder !== process.pid && alive(holder)) continue
+    await rm(file, { force: true })
+    try {
+      const fh = await open(file, 'wx')
+      await fh.writeFile(String(process.pid))
+      await fh.close()
+    } catch {
+      continue // another process took it between the read and the write
+    }
+    taken.add(slot)
+    return slot
+  }
+  throw new Error('no free sandbox slot (256 in use)')
+}
+
+async function releaseSlot(slot: number): Promise<void> {
+  taken.delete(slot)
+  await rm(path.join(slotDir(), `${slot}.pid`), { force: true })
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
+/** Users already looked up or made by this process, by slot. */
+const users = new Map<number, SlotUser>()
+
+/** `hw-s<N>`, created once as a system user with no home, no login shell and only its own group. */
+async function slotUser(p: Priv, slot: number): Promise<SlotUser> {
+  const known = users.get(slot)
+  if (known) return known
+  const user = await findOrMakeUser(p, slot)
+  users.set(slot, user)
+  return user
+}
+
+async function findOrMakeUser(p: Priv, slot: number): Promise<SlotUser> {
+  const name = `hw-s${slot}`
+  const ids = async (): Promise<SlotUser | null> => {
+    try {
+      const uid = Number((await runAsRoot(p, ['id', '-u', name])).trim())
+      const gid = Number((await runAsRoot(p, ['id', '-g', name])).trim())
+      return { slot, name, uid, gid }
+    } catch {
+      return null
+    }
+  }
+  const found = await ids()
+  if (found) return found
+  try {
+    await runAsRoot(p, [
+      'useradd',
+      '--system',
+      '--no-create-home',
+      '--user-group',
+      '--shell',
+      '/usr/sbin/nologin',
+      name,
+    ])
+  } catch (e) {
+    const again = await ids() // another process may have created it meanwhile
+    if (again) return again
+    throw e
+  }
+  const made = await ids()
+  if (!made) throw new Error(`useradd ${name} succeeded but the user is not found`)
+  return made
+}
+
+/** Folders hidden behind an empty tmpfs besides /tmp, /var/tmp and /dev/shm: every home. */
+function hiddenRoots(): string[] {
+  return [...new Set(['/home', '/root', os.homedir()])].filter((d) => d !== '/' && existsSync(d))
+}
+
+function checkPath(p: string): string {
+  if (!path.isAbsolute(p) || /[\n\0]/.test(p)) {
+    throw new Error(`a sandbox path must be absolute and on one line: ${JSON.stringify(p)}`)
+  }
+  return path.resolve(p)
+}
+
+/**
+ * Recipe (a) of design/sandbox.md: `unshare --pid --fork --kill-child --mount-proc` (run as root, or
+ * through `sudo -n`), private mounts with a read-only system, empty /tmp, /var/tmp, /dev/shm and homes,
+ * the attempt's folders bound back writable and the tools read-only, and the harness started as the
+ * slot's own system user `hw-s<N>` (setpriv: no capabilities, no new privileges) under `timeout -k`.
+ * The harness sees only its namespace's processes; the action's environment and files, the runner's
+ * files and other attempts are out of its reach. Needs Linux, util-linux, and root or passwordless sudo.
+ */
+export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend {
+  return {
+    kind: 'namespace+uid',
+    capabilities: { hidesProcesses: true, separateUser: true, hidesFiles: true, readOnlySystem: true },
+    async probe() {
+      if (process.platform !== 'linux') return { ok: false, reason: 'needs Linux namespaces' }
+      const p = await priv()
+      if (!p) return { ok: false, reason: 'needs root or passwordless sudo (sudo -n)' }
+      for (const tool of TOOLS) {
+        try {
+          await runAsRoot(p, ['sh', '-c', `command -v ${tool}`], 10_000)
+        } catch {
+          return { ok: false, reason: `${tool} is not installed` }
+        }
+      }
+      try {
+        // A throw-away namespace proves the kernel allows it (the tmpfs lives and dies in it).
+        await runAsRoot(
+          p,
+          ['unshare', '--pid', '--fork', '--mount-proc', '--propagation', 'private', '--'].concat([
+            'sh',
+            '-c',
+            'test "$$" = 1 && mount -t tmpfs hw-probe /tmp',
+          ]),
+          15_000,
+        )
+      } catch (e) {
+        return { ok: false, reason: `the kernel refused a PID+mount namespace: ${(e as Error).message}` }
+      }
+      return { ok: true, reason: null }
+    },
+    async open(spec: SandboxSpec): Promise<Sandbox> {
+      const p = await priv()
+      if (!p) throw new Error('the namespace sandbox needs root or passwordless sudo')
+      const writable = spec.writable.map(checkPath)
+      const slot = await claimSlot()
+      let user: SlotUser
+      try {
+        user = await slotUser(p, slot)
+        await sweep(p, user)
+        if (writable.length > 0) await runAsRoot(p, ['chown', '-R', `${user.uid}:${user.gid}`, ...writable])
+      } catch (e) {
+        await releaseSlot(slot)
+        throw e
+      }
+      const expose = [
+        ...writable.map((dir) => ({ mode: 'rw', dir })),
+        ...[...spec.readOnly, path.dirname(process.execPath)].map((d) => ({ mode: 'ro', dir: checkPath(d) })),
+      ]
+        .filter((e, i, all) => all.findIndex((o) => o.dir === e.dir) === i && existsSync(e.dir))
+        // Parents before children, so a folder bound inside another stays visible.
+        .sort((a, b) => a.dir.length - b.dir.length)
+      let closed = false
+      const me = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }
+      const u = user
+      return {
+        kind: 'namespace+uid',
+        root: writable[0] ?? '/',
+        exec(cmd: ExecCommand, limits: ExecLimits) {
+          return runHarnessProcess(wrap(p, u, expose, cmd, limits), {
+            ...limits,
+            // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
+            timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
+            graceMs: 1000,
+            sweepHome: undefined,
+            innerTimeout: { codes: TIMEOUT_CODES, ms: limits.timeoutMs },
+            kill: (pid, signal) => killNamespace(p, u, pid, signal),
+          })
+        },
+        async close() {
+          if (closed) return
+          closed = true
+          try {
+            await sweep(p, u)
+            const left = writable.filter((d) => existsSync(d))
+            if (left.length > 0) await runAsRoot(p, ['chown', '-R', `${me.uid}:${me.gid}`, ...left])
+          } finally {
+            await releaseSlot(slot)
+          }
+        },
+      }
+    },
+  }
+}
+
+/** The root command line that starts `cmd` in a fresh namespace as the slot's user. */
+function wrap(
+  p: Priv,
+  user: SlotUser,
+  expose: { mode: string; dir: string }[],
+  cmd: ExecCommand,
+  limits: ExecLimits,
+): ExecCommand {
+  const vars: Record<string, string> = {
+    ...PRIV_ENV,
+    HW_SB_STASH: STASH,
+    HW_SB_EXPOSE: expose.map((e) => `${e.mode}:${e.dir}`).join('\n'),
+    HW_SB_HIDE: hiddenRoots().join('\n'),
+    HW_SB_UID: String(user.uid),
+    HW_SB_GID: String(user.gid),
+    HW_SB_CWD: checkPath(cmd.cwd),
+    HW_SB_TIMEOUT: `${Math.max(1, Math.ceil(limits.timeoutMs / 1000))}s`,
+    HW_SB_GRACE: `${Math.max(1, Math.ceil(limits.graceMs / 1000))}s`,
+  }
+  const argv = [
+    'env',
+    '-i',
+    ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
+    'unshare',
+    '--pid',
+    '--fork',
+    '--kill-child=SIGKILL',
+    '--mount-proc',
+    '--propagation',
+    'private',
+    '--',
+    'sh',
+    '-c',
+    NAMESPACE_SCRIPT,
+    'hw-sandbox',
+    ...Object.entries(cmd.env).map(([k, v]) => `${k}=${v}`),
+    cmd.command,
+    ...cmd.args,
+  ]
+  const [file, ...args] = p === 'root' ? argv : ['sudo', '-n', ...argv]
+  return { command: file as string, args, cwd: '/', env: { ...PRIV_ENV }, stdin: cmd.stdin }
+}
+
+/**
+ * Stop a namespace. As root: signal the process group (SIGKILL reaches the namespace's PID 1, and the
+ * kernel then kills everything in it). Through sudo the action's user may not signal root's
+ * processes: `sudo -n pkill -u <slot user>` ends the harness (the root shell then exits) and
+ * `sudo -n kill` the group. Synchronous (also used from a signal handler). Never throws.
+ */
+function killNamespace(p: Priv, user: SlotUser, pid: number, signal: NodeJS.Signals): void {
+  if (p === 'root') {
+    killGroup(pid, signal)
+    if (signal === 'SIGKILL') runAsRootSync(p, ['pkill', '-KILL', '-u', user.name])
+    return
+  }
+  runAsRootSync(p, ['pkill', signal === 'SIGKILL' ? '-KILL' : '-TERM', '-u', user.name])
+  if (signal === 'SIGKILL') runAsRootSync(p, ['kill', '-KILL', '--', `-${pid}`])
+}
+
+/** Kill every process of the slot's user (leftovers of an earlier, crashed run included). */
+async function sweep(p: Priv, user: SlotUser): Promise<void> {
+  await runAsRoot(p, ['pkill', '-KILL', '-u', user.name]).catch(() => {}) // exit 1: nothing to kill
+}

@@ -1,0 +1,130 @@
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { setTimeout as sleep } from 'node:timers/promises'
+import { execa } from 'execa'
+import { beforeAll, describe, expect, it } from 'vitest'
+import type { Isolation } from '../../src/sandbox/contract.js'
+import { BACKENDS } from '../../src/sandbox/select.js'
+import { manifestAndPlan, readAttempts, readLegJson, useRunFixture } from './fixture.js'
+
+// SIGINT/SIGTERM to `harness-watch run` (issue 11 point 3): a real CLI process running a real
+// harness tree — a child, a background child and a `setsid nohup` grandchild that left the group, all
+// ignoring SIGTERM — gets a real signal; it must kill the whole tree, record the stopped attempt,
+// write leg.json and exit 130, printing its message once.
+
+const fx = useRunFixture()
+const root = path.resolve(import.meta.dirname, '../..')
+const tsx = path.join(root, 'node_modules', '.bin', 'tsx')
+const entry = path.join(root, 'src', 'cli', 'entry.ts')
+
+/** The harness: ignores SIGTERM, leaves a background child and a setsid+nohup grandchild, then waits. */
+function treeCommand(mark: string): string {
+  return [
+    "trap '' TERM",
+    `sleep ${mark} &`,
+    `setsid nohup sleep ${mark} > /dev/null 2>&1 &`,
+    `bash -c "trap '' TERM; sleep ${mark}; :" &`,
+    'wait',
+  ].join('\n')
+}
+
+/** Pids of the `sleep <mark>` processes themselves (not the shells whose script mentions them). */
+function sleeps(mark: string): number[] {
+  const out: number[] = []
+  for (const name of readdirSync('/proc')) {
+    if (!/^\d+$/.test(name)) continue
+    try {
+      if (readFileSync(`/proc/${name}/cmdline`, 'utf8') === `sleep\0${mark}\0`) out.push(Number(name))
+    } catch {
+      // exited meanwhile
+    }
+  }
+  return out
+}
+
+async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
+  const end = Date.now() + ms
+  while (Date.now() < end) {
+    if (check()) return true
+    await sleep(100)
+  }
+  return check()
+}
+
+async function startRun(backend: Isolation, name: string, mark: string) {
+  const cell = { id: 'tree', harness: 'command', version: '1.0.0', config: { command: treeCommand(mark) } }
+  const { file, plan } = await manifestAndPlan(
+    fx,
+    [cell],
+    {
+      panel: { source: 'tasks', path: './panel', instances: ['js-add', 'txt-greet'] },
+      budgets: { timeout_s: 600 },
+      sandbox: { backend, allow_unisolated: backend !== 'namespace+uid' },
+    },
+    `${name}.yml`,
+  )
+  const planFile = path.join(fx.root, `${name}.plan.json`)
+  writeFileSync(planFile, JSON.stringify(plan))
+  const out = path.join(fx.root, 'out', name)
+  const child = execa(
+    tsx,
+    [entry, 'run', file, '--plan', planFile, '--leg', 'tree-s0', '--out', out, '--work-root', fx.work],
+    { reject: false, env: { PATH: process.env.PATH ?? '/usr/bin:/bin' }, extendEnv: false, timeout: 120_000 },
+  )
+  return { child, out }
+}
+
+let nsOk = false
+beforeAll(async () => {
+  nsOk = (await BACKENDS['namespace+uid'].probe()).ok
+})
+
+describe('a signal to `run` stops every attempt', () => {
+  for (const [backend, sig] of [
+    ['env-only', 'SIGTERM'],
+    ['namespace+uid', 'SIGINT'],
+  ] as const) {
+    it(`${backend}, ${sig}: kills the whole tree, records the attempt as stopped, writes leg.json, exits 130`, async (ctx) => {
+      if (backend === 'namespace+uid' && !nsOk) {
+        ctx.skip('namespace+uid is not available here (needs root or passwordless sudo)')
+        return
+      }
+      const mark = `${4000 + Math.floor(Math.random() * 1000)}.${process.pid}`
+      const name = `${backend.replace('+', '-')}-${sig}`
+      const { child, out } = await startRun(backend, name, mark)
+      // All three sleeps of the tree are running.
+      expect(await waitFor(() => sleeps(mark).length >= 3, 60_000)).toBe(true)
+      child.kill(sig)
+      const r = await child
+      expect(r.timedOut).toBe(false)
+      expect(r.exitCode).toBe(130)
+      expect(r.stderr.match(/stopping: /g)).toHaveLength(1)
+      // Nothing of the tree survives, the setsid+nohup grandchild included.
+      expect(await waitFor(() => sleeps(mark).length === 0, 5000)).toBe(true)
+      const records = readAttempts(out)
+      expect(records).toHaveLength(1)
+      expect(records[0]).toMatchObject({
+        instance_id: 'js-add',
+        attempt: 1,
+        final: false,
+        exit: { class: 'infra', reason: `stopped: received ${sig}` },
+        outcome: 'infra_error',
+        isolation: backend,
+      })
+      const leg = readLegJson(out)
+      expect(leg).toMatchObject({ status: 'partial', error: 'aborted', attempts: 1 })
+      expect(leg.ended_at).not.toBeNull()
+    }, 120_000)
+  }
+
+  it('a second signal kills at once and exits 130', async () => {
+    const mark = `${5000 + Math.floor(Math.random() * 1000)}.${process.pid}`
+    const { child } = await startRun('env-only', 'twice', mark)
+    expect(await waitFor(() => sleeps(mark).length >= 3, 60_000)).toBe(true)
+    child.kill('SIGINT')
+    child.kill('SIGINT')
+    const r = await child
+    expect(r.exitCode).toBe(130)
+    expect(await waitFor(() => sleeps(mark).length === 0, 5000)).toBe(true)
+  }, 120_000)
+})
