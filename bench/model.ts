@@ -8,7 +8,10 @@ import { startScriptedModel } from '../src/model/server.js'
 const MB = 1024 * 1024
 const prompts: Record<string, (bytes: number) => string> = {
   prose: (n) => 'The quick brown fox jumps over the lazy dog. '.repeat(Math.ceil(n / 45)).slice(0, n),
-  base64: (n) => randomBytes(Math.ceil((n * 3) / 4)).toString('base64').slice(0, n),
+  base64: (n) =>
+    randomBytes(Math.ceil((n * 3) / 4))
+      .toString('base64')
+      .slice(0, n),
   repeated: (n) => 'x'.repeat(n),
 }
 
