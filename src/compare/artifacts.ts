@@ -330,9 +330,9 @@ async function readLedger(
         errors.push({ file: name, line: item.line, message: item.message ?? 'not valid JSON' })
         continue
       }
-      const parsed = LedgerRowSchema.safeParse(JSON.parse(item.raw))
-      if (parsed.success) count(parsed.data)
-      else errors.push({ file: name, line: item.line, message: zodMessage(parsed.error) })
+      // The same wording as forEachJsonl: one line through the same reader.
+      for (const e of forEachJsonl(item.raw, name, LedgerRowSchema, count))
+        errors.push({ file: name, line: item.line, message: e.message })
     }
     for (const [key, n] of r.counts) rows.set(key, (rows.get(key) ?? 0) + n)
     return { sha256: r.sha256, rows, errors }

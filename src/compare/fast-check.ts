@@ -36,7 +36,7 @@ const cache = new WeakMap<object, Compiled | null>()
  * fields and values; key order may differ). When it returns false the caller asks zod, which stays
  * the authority for the message and for values it accepts in another form. Covers the subset of zod
  * our artifact schemas use — strict objects, strings, finite numbers with the safe-integer format and
- * lower bounds, booleans, literals, enums, nullable, optional keys, arrays, records of unknown,
+ * lower and upper bounds, booleans, literals, enums, nullable, optional keys, arrays, records of unknown,
  * unknown. Returns null (no fast path) for any other type or check: refinements, transforms, defaults,
  * length limits, non-strict objects…
  */
@@ -192,6 +192,8 @@ function numberExpr(def: Def, x: string): string {
     if (d.check === 'number_format' && d.format === 'safeint') integer = true
     else if (d.check === 'greater_than' && typeof d.value === 'number' && Number.isFinite(d.value))
       bounds.push(`${x} ${d.inclusive ? '>=' : '>'} ${d.value}`)
+    else if (d.check === 'less_than' && typeof d.value === 'number' && Number.isFinite(d.value))
+      bounds.push(`${x} ${d.inclusive ? '<=' : '<'} ${d.value}`)
     else throw new Unsupported(`number check ${d.check}`)
   }
   const base = integer ? `Number.isSafeInteger(${x})` : `(typeof ${x} === 'number' && Number.isFinite(${x}))`

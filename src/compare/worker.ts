@@ -31,8 +31,8 @@ const SUMS_JOB = `function sumsJob(job, sum8, descending) {
 /**
  * Reads one ledger.jsonl: SHA-256 of its bytes, and per line (numbered as forEachJsonl does, blank lines
  * skipped) either the row counted under its attribution key — when it is JSON and the compiled schema
- * check accepts it — or an item for the caller: `message` for a line that is not JSON, `raw` for a row
- * the check did not accept (zod judges it on the calling thread). Null when the file cannot be read.
+ * check accepts it — or an item holding the line (`raw`) for the caller, which words the error of a
+ * line that is not JSON and lets zod judge a row the check did not accept, as on the calling thread. Null when the file cannot be read.
  */
 const LEDGER_JOB = `function ledgerJob(file, check) {
   let bytes
@@ -57,8 +57,8 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
     let json
     try {
       json = JSON.parse(raw)
-    } catch (e) {
-      items.push({ line, message: 'not valid JSON: ' + e.message })
+    } catch {
+      items.push({ line, raw })
       continue
     }
     if (!check(json)) {

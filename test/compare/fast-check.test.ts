@@ -109,7 +109,6 @@ describe('fastCheck: a compiled yes/no version of a zod schema', () => {
       z.object({ a: z.string() }), // strips unknown keys: the value would change
       z.looseObject({ a: z.string() }),
       z.strictObject({ a: z.string().min(1) }),
-      z.strictObject({ a: z.number().max(3) }),
       z.strictObject({ a: z.string().default('x') }),
       z.strictObject({ a: z.string().transform((s) => s.length) }),
       z.strictObject({ a: z.number().refine((x) => x > 1) }),
@@ -127,5 +126,16 @@ describe('fastCheck: a compiled yes/no version of a zod schema', () => {
     ]).toEqual([true, false, false])
     expect(check({ n: 1, e: 'z', l: 2 })).toBe(false)
     expect(check({ n: 1, e: 'x', l: 2, m: 0 })).toBe(false)
+    // Upper bounds, inclusive and exclusive, as zod decides them.
+    const bounded = fastCheck(z.strictObject({ a: z.number().max(3), b: z.number().lt(3) }))!
+    const cases = [
+      { a: 3, b: 2.5 },
+      { a: 3.01, b: 2 },
+      { a: 1, b: 3 },
+    ]
+    expect(cases.map((v) => bounded(v))).toEqual([true, false, false])
+    expect(
+      cases.map((v) => z.strictObject({ a: z.number().max(3), b: z.number().lt(3) }).safeParse(v).success),
+    ).toEqual([true, false, false])
   })
 })
