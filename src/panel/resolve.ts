@@ -1,5 +1,6 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { parse as parseToml } from 'smol-toml'
 import { HwError } from '../errors.js'
 import { InstanceId, type Manifest } from '../manifest/schema.js'
 import { builtinPanelsDir, quotePath } from '../util/paths.js'
@@ -187,12 +188,20 @@ export async function listTaskFolders(dir: string): Promise<string[]> {
     if (name.startsWith('.')) continue
     if (!(await stat(path.join(dir, name)).catch(() => null))?.isDirectory()) continue
     const s = await stat(path.join(dir, name, 'instruction.md')).catch(() => null)
-    // A task folder is graded by its tests: one without task.toml or tests/ cannot be run.
-    const missing = [
-      s?.isFile() ? null : 'instruction.md',
-      (await stat(path.join(dir, name, 'task.toml')).catch(() => null))?.isFile() ? null : 'task.toml',
-      (await stat(path.join(dir, name, 'tests')).catch(() => null))?.isDirectory() ? null : 'tests/',
-    ].filter((x): x is string => x !== null)
+    // A task folder is graded by its tests (or, for a bridge task, by the graders of its environment
+    // file): one without task.toml or what grades it cannot be run.
+    const hasToml = (await stat(path.join(dir, name, 'task.toml')).catch(() => null))?.isFile() ?? false
+    const bridge = hasToml && (await isBridgeTask(path.join(dir, name, 'task.toml')))
+    const graded = bridge
+      ? (await stat(path.join(dir, name, 'environment', 'bridge.json')).catch(() => null))?.isFile()
+        ? null
+        : 'environment/bridge.json'
+      : (await stat(path.join(dir, name, 'tests')).catch(() => null))?.isDirectory()
+        ? null
+        : 'tests/'
+    const missing = [s?.isFile() ? null : 'instruction.md', hasToml ? null : 'task.toml', graded].filter(
+      (x): x is string => x !== null,
+    )
     if (missing.length > 0) {
       incomplete.push(`${quotePath(path.join(dir, name))}: no ${missing.join(', ')}`)
       continue
@@ -215,8 +224,18 @@ export async function listTaskFolders(dir: string): Promise<string[]> {
     throw new HwError('panel_invalid', `${incomplete.length} task folder(s) are incomplete`, {
       where: quotePath(dir),
       details: incomplete,
-      help: 'a Harbor task folder holds instruction.md, task.toml and tests/ (see manifests/panels/core)',
+      help: 'a Harbor task folder holds instruction.md, task.toml and tests/ (see manifests/panels/core); a bridge task ([hw] kind = "bridge") holds environment/bridge.json instead of tests/ (see manifests/panels/bridge-tools)',
     })
   }
   return ids
+}
+
+/** Whether a task.toml declares a bridge task (`[hw] kind = "bridge"`); a file that does not parse is left to loadTask. */
+async function isBridgeTask(tomlFile: string): Promise<boolean> {
+  try {
+    const toml = parseToml(await readFile(tomlFile, 'utf8')) as { hw?: { kind?: unknown } }
+    return toml.hw?.kind === 'bridge'
+  } catch {
+    return false
+  }
 }
