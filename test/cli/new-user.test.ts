@@ -24,7 +24,7 @@ describe('defects a new user meets first', () => {
     expect(io.err).toMatch(
       new RegExp(`^error: ${file}:\\d+:\\d+ panel\\.name: there is no built-in panel "nope"`),
     )
-    expect(io.err).toContain('help: built-in panels: core')
+    expect(io.err).toContain('help: built-in panels: bridge-files, bridge-state, bridge-tools, core')
   })
 
   it('a panel.path that does not exist is blamed on panel.path at its line', async () => {
@@ -60,6 +60,10 @@ describe('defects a new user meets first', () => {
   it('an unknown command exits 2 naming it and the nearest command', async () => {
     expect(await main(['brige'])).toBe(2)
     expect(io.err).toContain("error: unknown command 'brige'")
+    expect(io.err).toContain('(Did you mean bridge?)')
+    // Far from every command: the nearest is named anyway, with the whole list.
+    expect(await main(['qqqqqqq'])).toBe(2)
+    expect(io.err).toContain("error: unknown command 'qqqqqqq'")
     expect(io.err).toMatch(/the nearest command is \w+; commands: validate, plan, run/)
   })
 
