@@ -78,6 +78,7 @@ export function detect(input: DetectInput): Decision {
         thresholds,
         unstable,
         costDecided,
+        alpha: input.policy.confirmation.alpha,
       },
     )
     signals.push(...found.signals)
@@ -144,6 +145,7 @@ export function detect(input: DetectInput): Decision {
           thresholds,
           unstable,
           costDecided,
+          alpha: input.policy.confirmation.alpha,
         })
         signals.push(...found.signals)
         improvements.push(...found.improvements)
@@ -283,6 +285,9 @@ export function summarize(d: Decision): string {
     const who = `${s.treatment} vs ${s.baseline}${s.kind === 'self' ? ' (previous run)' : ''}`
     const first = `${formatEffect(s.effect)} (n = ${s.effect.n})`
     if (!s.rerun) return `${who} ${formatEffect(s.effect)} ${s.metric} (n = ${s.effect.n})`
+    if (s.rerun.test) {
+      return `${who} ${s.metric}: ${formatRerunTest(s.rerun)}; first run ${first}`
+    }
     const decided = s.rerun[s.rerun.decided_on]
     return (
       `${who} ${formatEffect(decided)} ${s.metric} on ${RERUN_FIGURE_LABEL[s.rerun.decided_on]} (n = ${decided.n}), ` +
@@ -293,6 +298,21 @@ export function summarize(d: Decision): string {
   const errors = d.health.filter((x) => x.severity === 'error').length
   const tail = errors > 0 ? ` [${errors} evaluation health error(s)]` : ''
   return `${head[d.status]}${parts.length > 0 ? `: ${parts.join('; ')}${more}` : ''}${tail}`
+}
+
+/**
+ * The rerun's deciding test in one phrase, with the rerun-only figure beside it:
+ * "rerun exact one-sided McNemar p = 0.0312 ≤ α 0.05 (b′ = 5, c′ = 0; rerun blocks only (n = 7): −71.4 pp [..])".
+ */
+export function formatRerunTest(r: RerunResult): string {
+  const t = r.test
+  if (!t) return formatRerun(r)
+  const p = t.p_one_sided < 0.0001 ? t.p_one_sided.toExponential(2) : t.p_one_sided.toPrecision(3)
+  const counts = t.method.includes('McNemar') ? `b′ = ${r.b}, c′ = ${r.c}; ` : `${t.n} non-tied blocks; `
+  return (
+    `rerun ${t.method.replace(/ \(.*$/, '')} p = ${p} ${t.rejects ? '≤' : '>'} α ${t.alpha} ` +
+    `(${counts}${formatRerunFigure(r, 'rerun_only')})`
+  )
 }
 
 /** The names of the two rerun figures (RerunResultSchema), as every output labels them. */

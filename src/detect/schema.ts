@@ -62,6 +62,24 @@ export type SignalState = z.infer<typeof SignalStateSchema>
  * rerun data), `combined` for a resolve-rate deficit (its threshold is in points of the whole panel;
  * the direction must also hold on the rerun blocks, b′ > c′).
  */
+/**
+ * The test a confirmation design decided with, on the rerun data alone (detect/designs/).
+ * `p_one_sided` ≤ `alpha` rejects H0 (`hypothesis`); `advantage_p` is the exact one-sided McNemar p
+ * of a resolved advantage on the rerun (ratio signals: p ≤ alpha excuses the cost), else null.
+ */
+export const RerunTestSchema = z.strictObject({
+  design: z.string().describe('name@version of the confirmation design'),
+  method: z.string(),
+  hypothesis: z.string().describe('H0 the test rejects to confirm'),
+  n: Count.describe('blocks (non-tied) the test counts'),
+  statistic: z.number(),
+  p_one_sided: z.number(),
+  alpha: z.number(),
+  rejects: z.boolean(),
+  advantage_p: z.number().nullable(),
+})
+export type RerunTest = z.infer<typeof RerunTestSchema>
+
 export const RerunResultSchema = z.strictObject({
   round: z.number().int().positive(),
   planned_blocks: Count.describe('blocks of the confirmation plan'),
@@ -78,6 +96,7 @@ export const RerunResultSchema = z.strictObject({
   p_one_sided: z.number().nullable().describe('exact McNemar in the regression direction, rerun blocks only'),
   holds: z.boolean(),
   reason: z.string().describe('why the signal was confirmed or not'),
+  test: RerunTestSchema.optional().describe('the exact one-sided test that decided (design ≥ rerun-exact@1)'),
 })
 export type RerunResult = z.infer<typeof RerunResultSchema>
 
@@ -164,6 +183,19 @@ export const ConfirmationRefSchema = z.strictObject({
   instances: z.array(z.string()),
   legs: Count,
   capped: z.boolean().describe('more blocks were affected than confirmation.max_blocks'),
+  sample: z
+    .array(z.string())
+    .optional()
+    .describe('blocks drawn at random (seeded, independent of the data): ratio signals are tested on these'),
+  design: z
+    .strictObject({
+      name: z.string(),
+      version: z.number().int().positive(),
+      alpha: z.number(),
+      statement: z.string(),
+    })
+    .optional()
+    .describe('the confirmation design, its declared one-sided α and its statement for the report'),
 })
 
 export const DecisionSchema = z.strictObject({

@@ -6,6 +6,7 @@ import {
   RATIO_METRICS,
   type RatioMetric,
   regressionP,
+  resolvedAdvantageP,
   type Thresholds,
 } from './effects.js'
 import { discordant, metricColumns, overThreshold, type PairedBlock } from './pairs.js'
@@ -21,6 +22,8 @@ export interface SignalContext {
   unstable: ReadonlySet<string>
   /** Whether cost-type metrics have enough complete telemetry to be decided. */
   costDecided: boolean
+  /** One-sided level of the exact tests (confirmation.alpha): a resolved advantage at p ≤ α excuses cost. */
+  alpha: number
 }
 
 /** The effect of each metric for one comparison, however it was obtained. */
@@ -46,11 +49,12 @@ export function crossings(
   const resolved = effects.effect('resolved')
   const metrics: SignalMetric[] = ['resolved', ...(ctx.costDecided ? RATIO_METRICS : [])]
   const d = discordant(pairs)
+  const advantaged = resolvedAdvantageP(pairs) <= ctx.alpha
   for (const metric of metrics) {
     const threshold = ctx.thresholds[METRIC_RULES[metric].field]
     const effect = metric === 'resolved' ? resolved : effects.effect(metric)
     const advantage = metric === 'resolved' ? null : resolved
-    const direction = crossing(metric, effect, threshold, advantage)
+    const direction = crossing(metric, effect, threshold, metric !== 'resolved' && advantaged)
     if (!direction) continue
     const driving =
       metric === 'resolved'

@@ -8,8 +8,10 @@ import { type Plan, PlanSchema } from '../plan/schema.js'
 import { type ReportFiles, writeReportFiles } from '../report/write.js'
 import { sha256, strictJson } from '../util/json.js'
 import { confirm } from './confirm.js'
-import { buildConfirmationPlan, selectConfirmation } from './confirm-plan.js'
+import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } from './confirm-plan.js'
 import { type ComparisonRef, detect } from './decide.js'
+import { DEFAULT_DESIGN } from './designs/registry.js'
+import { competitivePairs, selfPairs } from './pairs.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
   type ConfirmationSidecar,
@@ -88,9 +90,17 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   let confirmPlan: Plan | null = null
   let confirmPlanPath: string | null = null
   if (decision.status === 'breach' && manifest.confirmation.enabled) {
-    const selection = selectConfirmation(decision, manifest.confirmation.max_blocks)
+    const round = plan.round + 1
+    const selection = selectConfirmation(decision, manifest.confirmation.max_blocks, {
+      pairs: (s) =>
+        s.kind === 'self'
+          ? previous
+            ? selfPairs(previous.comparison, current.comparison, s.treatment)
+            : []
+          : competitivePairs(current.comparison, s.baseline, s.treatment),
+      seed: confirmationSampleSeed(plan.seed, round),
+    })
     if (selection.instances.length > 0) {
-      const round = plan.round + 1
       confirmPlan = buildConfirmationPlan(plan, selection, round)
       const dir = path.join(out, `confirm-${round}`)
       await mkdir(dir, { recursive: true })
@@ -112,11 +122,18 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
         instances: confirmPlan.panel.instances,
         legs: confirmPlan.legs.length,
         capped: selection.capped,
+        sample: selection.sample.filter((i) => confirmPlan?.panel.instances.includes(i)),
+        design: {
+          name: DEFAULT_DESIGN.name,
+          version: DEFAULT_DESIGN.version,
+          alpha: manifest.confirmation.alpha,
+          statement: DEFAULT_DESIGN.statement(manifest.confirmation.alpha),
+        },
       }
       if (selection.capped) {
         decision.notes.push(
           `more blocks were affected than confirmation.max_blocks (${manifest.confirmation.max_blocks}); ` +
-            'the rest count as ties in the confirmation',
+            'the rerun decides on the blocks it holds',
         )
       }
     }

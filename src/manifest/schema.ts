@@ -202,6 +202,12 @@ export const ThresholdsSchema = z.strictObject({
 export const ConfirmationSchema = z.strictObject({
   enabled: z.boolean().default(true).describe('rerun the affected blocks before confirming a breach'),
   max_blocks: z.number().int().positive().default(50).describe('cap on blocks rerun for confirmation'),
+  alpha: z
+    .number()
+    .gt(0)
+    .lt(0.5)
+    .default(0.05)
+    .describe('one-sided level of the exact test that confirms a breach on the rerun data'),
 })
 
 export const LiteLLMSettingsSchema = z.strictObject({
@@ -272,7 +278,7 @@ const ManifestObject = z.strictObject({
     request_ratio: 1.5,
     min_coverage: 0.8,
   }),
-  confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50 }).describe(
+  confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50, alpha: 0.05 }).describe(
     'targeted rerun of the blocks a breach touched',
   ),
   telemetry: TelemetrySchema.default({ source: 'ledger', self_report_divergence: 1.5 }).describe(

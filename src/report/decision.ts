@@ -1,4 +1,4 @@
-import { formatEffect, formatRerun } from '../detect/decide.js'
+import { formatEffect, formatRerunTest } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
@@ -190,7 +190,7 @@ function firstRun(s: Signal): string {
 
 function rerunText(s: Signal, view: DecisionView): string {
   if (s.rerun) {
-    return `round ${s.rerun.round}: ${formatRerun(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
+    return `round ${s.rerun.round}: ${formatRerunTest(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
   }
   if (s.state === 'not_confirmable') return 'not rerun: driven only by quarantined/unstable instances'
   if (s.state !== 'unconfirmed') return '—'
@@ -199,6 +199,15 @@ function rerunText(s: Signal, view: DecisionView): string {
 
 /** The confirmation line: the rerun planned on a breach, or the rerun a decision rests on. */
 function confirmationText(view: DecisionView, code: (s: string) => string): string | null {
+  const text = confirmationLine(view, code)
+  const design = view.decision.confirmation?.design
+  // The design in one sentence (detect/designs/): how the rerun decides, at which α.
+  if (!design) return text
+  const statement = `Design (${design.name}@${design.version}): ${design.statement}`
+  return text ? `${text} ${statement}` : statement
+}
+
+function confirmationLine(view: DecisionView, code: (s: string) => string): string | null {
   const d = view.decision
   const c = d.confirmation
   if (d.status === 'breach') {

@@ -107,9 +107,12 @@ describe('harness-watch detect / confirm', () => {
     expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
       0,
     )
-    expect(io.out).toMatch(/^confirmed regression: head vs base −33\.3 pp/)
+    // Two losses again on the rerun of a 6-block panel: exact one-sided McNemar p = 1/4 > α = 0.05.
     expect(io.out).toMatch(
-      /confirmed {7}head vs base: resolved .*; rerun decided on combined: rerun blocks replaced in the full panel \(n = 6\): −33\.3 pp/,
+      /^cleared: the breach did not hold on the rerun: head vs base resolved: rerun exact one-sided McNemar p = 0\.250 > α 0\.05 \(b′ = 2, c′ = 0; rerun blocks only \(n = 2\): −100\.0 pp/,
+    )
+    expect(io.out).toMatch(
+      /cleared {9}head vs base: resolved .*: b′ = 2, c′ = 0, exact one-sided McNemar p = 0\.250 > α = 0\.05: did not hold/,
     )
 
     expect(

@@ -84,8 +84,10 @@ describe('report.md and report.html state the decision once it is made', () => {
       '**Decision: confirmed** — a threshold was crossed and held on the targeted rerun.',
     )
     expect(rerunMd).toMatch(
-      /\| confirmed \| round 1: decided on combined: rerun blocks replaced in the full panel \(n = 30\): −16\.7 pp \[[^\]]*\]; also rerun blocks only \(n = 6\): −83\.3 pp \[[^\]]*\]; 6 of 6 rerun blocks complete, b′ = 5, c′ = 0 \|/,
+      /\| confirmed \| round 1: rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 6\): −83\.3 pp \[[^\]]*\]\); 6 of 6 rerun blocks complete, b′ = 5, c′ = 0 \|/,
     )
+    expect(rerunMd).toContain('Design (rerun-exact@1): Confirmation reruns a seeded random sample')
+    expect(rerunMd).toMatch(/rejects at α = 0\.05/)
     expect(rerunMd).toContain('First run’s report: `../../report.md`.')
     // The rerun's block counts in the decision table are the first run's panel, and say so.
     expect(rerunMd).toContain('| Comparison | Status | Outcome-complete blocks (first run) | Note |')
