@@ -286,7 +286,7 @@ export function summarize(d: Decision): string {
     const first = `${formatEffect(s.effect)} (n = ${s.effect.n})`
     if (!s.rerun) return `${who} ${formatEffect(s.effect)} ${s.metric} (n = ${s.effect.n})`
     if (s.rerun.test) {
-      return `${who} ${s.metric}: ${formatRerunTest(s.rerun)}; first run ${first}`
+      return `${who} ${formatEffect(s.effect)} ${s.metric} on the first run (n = ${s.effect.n}); ${formatRerunTest(s.rerun)}`
     }
     const decided = s.rerun[s.rerun.decided_on]
     return (

@@ -109,7 +109,7 @@ describe('harness-watch detect / confirm', () => {
     )
     // Two losses again on the rerun of a 6-block panel: exact one-sided McNemar p = 1/4 > α = 0.05.
     expect(io.out).toMatch(
-      /^cleared: the breach did not hold on the rerun: head vs base resolved: rerun exact one-sided McNemar p = 0\.250 > α 0\.05 \(b′ = 2, c′ = 0; rerun blocks only \(n = 2\): −100\.0 pp/,
+      /^cleared: the breach did not hold on the rerun: head vs base −33\.3 pp \[.*\] resolved on the first run \(n = 6\); rerun exact one-sided McNemar p = 0\.250 > α 0\.05 \(b′ = 2, c′ = 0; rerun blocks only \(n = 2\): −100\.0 pp/,
     )
     expect(io.out).toMatch(
       /cleared {9}head vs base: resolved .*: b′ = 2, c′ = 0, exact one-sided McNemar p = 0\.250 > α = 0\.05: did not hold/,

@@ -105,7 +105,7 @@ describe('confirm: decide on the rerun data only', () => {
     ])
     expect(d.comparisons[0]).toMatchObject({ status: 'confirmed' })
     expect(d.summary).toMatch(
-      /^confirmed regression: b vs a resolved: rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 7\): .*\); first run −16\.7 pp \[.*\] \(n = 30\)$/,
+      /^confirmed regression: b vs a −16\.7 pp \[.*\] resolved on the first run \(n = 30\); rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 7\): .*\)$/,
     )
   })
 
@@ -335,7 +335,7 @@ describe('confirm: ratios are tested on a random sample, never on the blocks tha
     const first = formatEffect(spend.effect)
     expect(first).toMatch(/^2\.23× \[/)
     expect(d.summary).toContain(
-      `b vs a spend_usd: rerun exact one-sided Wilcoxon signed-rank on ln(T/B) − ln 1.5 p = 0.0156 ≤ α 0.05 (6 non-tied blocks; rerun blocks only (n = 6): ${formatEffect(spend.rerun!.rerun_only)}); first run ${first} (n = 16)`,
+      `b vs a ${first} spend_usd on the first run (n = 16); rerun exact one-sided Wilcoxon signed-rank on ln(T/B) − ln 1.5 p = 0.0156 ≤ α 0.05 (6 non-tied blocks; rerun blocks only (n = 6): ${formatEffect(spend.rerun!.rerun_only)})`,
     )
     const md = decisionMarkdown({ decision: d })
     const row = md.split('\n').find((l) => l.startsWith('| `b` vs `a`: spend |'))!
