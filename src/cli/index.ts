@@ -5,6 +5,7 @@ import { stopWorker } from '../compare/worker.js'
 import { EXIT, isHwError } from '../errors.js'
 import { packageRoot } from '../util/paths.js'
 import { registerAggregate } from './commands/aggregate.js'
+import { registerCalibrate } from './commands/calibrate.js'
 import { registerCompare } from './commands/compare.js'
 import { registerConfirm } from './commands/confirm.js'
 import { registerDetect } from './commands/detect.js'
@@ -44,6 +45,7 @@ export function buildProgram(): Command {
   registerDiff(program)
   registerDetect(program)
   registerConfirm(program)
+  registerCalibrate(program)
   registerPublish(program)
   registerLocal(program)
   return program

@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { thresholdWarnings } from '../../calibrate/warnings.js'
 import { loadManifest } from '../../manifest/load.js'
 import { summarizeManifest } from '../../manifest/summary.js'
 import { resolvePanel } from '../../panel/resolve.js'
@@ -22,5 +23,8 @@ export function registerValidate(program: Command): void {
       } else {
         process.stdout.write(`${summarizeManifest(loaded, panel, plan)}\n`)
       }
+      const quarantined = new Set(panel.quarantine)
+      const blocks = panel.instances.filter((i) => !quarantined.has(i)).length
+      for (const w of thresholdWarnings(loaded.manifest, blocks)) process.stderr.write(`warning: ${w}\n`)
     })
 }
