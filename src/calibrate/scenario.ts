@@ -26,6 +26,8 @@ export interface WorldInstance {
   p: number
   /** Cost level per resource (the scale of both cells before the ratio and noise). */
   level: Record<RatioMetric, number>
+  /** This instance's own treatment/baseline ratio, multiplying the world's (heterogeneous effects). */
+  ratio?: Partial<Record<RatioMetric, number>>
 }
 
 export interface TrueEffects {
@@ -141,7 +143,7 @@ export function drawRun(world: World, ids: readonly string[] | null, rng: Seeded
     const treat = {} as Record<RatioMetric, number>
     for (const m of RATIO_KEYS) {
       base[m] = x.level[m] * Math.exp(world.noise * normal(rng))
-      treat[m] = e.ratio[m] * x.level[m] * Math.exp(world.noise * normal(rng))
+      treat[m] = e.ratio[m] * (x.ratio?.[m] ?? 1) * x.level[m] * Math.exp(world.noise * normal(rng))
     }
     out.push({
       instance: x.id,
