@@ -335,6 +335,19 @@ export function formatRerun(r: RerunResult): string {
   return `decided on ${formatRerunFigure(r, r.decided_on)}; also ${formatRerunFigure(r, other)}`
 }
 
+/**
+ * The interval method of an effect in a few words, so no figure is shown without it:
+ * "Newcombe", "bootstrap BCa", "bootstrap percentile", or the method as recorded.
+ */
+export function intervalLabel(e: Signal['effect']): string {
+  if (!e.ci) return 'no interval'
+  const m = e.method
+  if (/newcombe/i.test(m)) return 'Newcombe'
+  if (/\bbca\b/i.test(m)) return 'bootstrap BCa'
+  if (/percentile/i.test(m)) return 'bootstrap percentile'
+  return m
+}
+
 /** "−12.0 pp [−20.1, −3.9]" or "1.62× [1.31, 2.05]". */
 export function formatEffect(e: Signal['effect']): string {
   if (e.estimate === null) return `n/a (${e.reason ?? 'undefined'})`

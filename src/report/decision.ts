@@ -1,4 +1,4 @@
-import { formatEffect, formatRerunTest } from '../detect/decide.js'
+import { formatEffect, formatRerunTest, intervalLabel } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
@@ -183,9 +183,9 @@ function who(
     : `${code(x.treatment)} vs ${code(x.baseline)}`
 }
 
-/** The first run's effect with its block count: "2.26× [1.97, 2.59] (n = 16)". */
+/** The first run's effect with its block count and interval method: "2.26× [1.97, 2.59] (n = 16; bootstrap BCa)". */
 function firstRun(s: Signal): string {
-  return `${formatEffect(s.effect)} (n = ${s.effect.n})`
+  return `${formatEffect(s.effect)} (n = ${s.effect.n}; ${intervalLabel(s.effect)})`
 }
 
 function rerunText(s: Signal, view: DecisionView): string {

@@ -12,14 +12,20 @@ const r = (extra: Partial<CellSpec> = {}): CellSpec => ({ o: 'r', ...extra })
 const u = (extra: Partial<CellSpec> = {}): CellSpec => ({ o: 'u', ...extra })
 
 // First run: 30 blocks, b = 6 (inst-01..06), c = 1 (inst-30) → −16.7 pp, a breach.
-const first = makeComparison({
-  cells: ['a', 'b'],
-  rows: rows(30, (i) => {
-    if (i < 6) return { a: r(), b: u() }
-    if (i === 29) return { a: u(), b: r() }
-    return i < 20 ? { a: r(), b: r() } : { a: u(), b: u() }
-  }),
+const firstRows = rows(30, (i) => {
+  if (i < 6) return { a: r(), b: u() }
+  if (i === 29) return { a: u(), b: r() }
+  return i < 20 ? { a: r(), b: r() } : { a: u(), b: u() }
 })
+const first = makeComparison({ cells: ['a', 'b'], rows: firstRows })
+
+/**
+ * The rerun of the whole sample (here the whole 30-block panel): the given blocks as specified, every
+ * other block as it was on the first run (so nothing else flips).
+ */
+function rerunPanel(changed: FixtureSpec['rows']) {
+  return rerunOf({ ...firstRows, ...changed })
+}
 
 function firstDecision(c = first, p = policy): Decision {
   const d = detect({ current: ref(c), policy: p, quarantine: [] })
@@ -69,8 +75,10 @@ describe('confirm: decide on the rerun data only', () => {
   it('the deficit holds on the rerun (b′ = 5, c′ = 0): confirmed, both runs reported', () => {
     const original = firstDecision()
     expect(original.status).toBe('breach')
-    expect(original.affected_blocks).toEqual(affected)
-    const rerun = rerunOf(
+    // The rerun is the whole panel (a seeded random sample of up to max_blocks = 50 blocks).
+    expect([...original.affected_blocks].sort()).toEqual(Object.keys(firstRows).sort())
+    expect(original.confirmation!.sample).toHaveLength(30)
+    const rerun = rerunPanel(
       Object.fromEntries(affected.map((id, i) => [id, i < 5 ? { a: r(), b: u() } : { a: r(), b: r() }])),
     )
     const d = decide(original, rerun)
@@ -82,8 +90,8 @@ describe('confirm: decide on the rerun data only', () => {
     expect(s.effect.estimate).toBeCloseTo(-16.6667, 3)
     expect(s.rerun).toMatchObject({
       round: 1,
-      planned_blocks: 7,
-      complete_blocks: 7,
+      planned_blocks: 30,
+      complete_blocks: 30,
       b: 5,
       c: 0,
       holds: true,
@@ -105,12 +113,12 @@ describe('confirm: decide on the rerun data only', () => {
     ])
     expect(d.comparisons[0]).toMatchObject({ status: 'confirmed' })
     expect(d.summary).toMatch(
-      /^confirmed regression: b vs a −16\.7 pp \[.*\] resolved on the first run \(n = 30\); rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 7\): .*\)$/,
+      /^confirmed regression: b vs a −16\.7 pp \[.*\] resolved on the first run \(n = 30\); rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 30\): .*\)$/,
     )
   })
 
   it('b′ = 4, c′ = 0 is not enough at α = 0.05 (p = 1/16), though the old point rule held it', () => {
-    const rerun = rerunOf(
+    const rerun = rerunPanel(
       Object.fromEntries(affected.map((id, i) => [id, i < 4 ? { a: r(), b: u() } : { a: r(), b: r() }])),
     )
     const d = decide(firstDecision(), rerun)
@@ -129,7 +137,7 @@ describe('confirm: decide on the rerun data only', () => {
   })
 
   it('the flips do not repeat (b′ = 2, c′ = 1 → −3.3 pp): cleared, never filed', () => {
-    const rerun = rerunOf(
+    const rerun = rerunPanel(
       Object.fromEntries(
         affected.map((id, i) => [
           id,
@@ -147,21 +155,24 @@ describe('confirm: decide on the rerun data only', () => {
   })
 
   it('an incomplete rerun (infra errors) is inconclusive, with a health error — not confirmed, not cleared', () => {
-    const rerun = rerunOf(
+    // Infra errors on 10 of the 30 rerun blocks: 20 complete, below min_coverage 0.8.
+    const rerun = rerunPanel(
       Object.fromEntries(
-        affected.map((id, i) => [id, i < 4 ? { a: r(), b: { o: 'i' } } : { a: r(), b: u() }]),
+        Object.keys(firstRows)
+          .slice(0, 10)
+          .map((id) => [id, { a: r(), b: { o: 'i' } }]),
       ),
     )
     const d = decide(firstDecision(), rerun)
     expect(d.status).toBe('inconclusive')
     expect(d.signals[0]!.state).toBe('inconclusive')
     expect(d.health.find((h) => h.code === 'rerun_incomplete')!.message).toMatch(
-      /3 of 7 rerun blocks complete/,
+      /20 of 30 rerun blocks complete/,
     )
   })
 
   it('F07: rerun losses only on unstable instances (mixed trials) never confirm', () => {
-    const rerun = rerunOf(
+    const rerun = rerunPanel(
       Object.fromEntries(
         affected.map((id, i) => [
           id,
@@ -197,8 +208,9 @@ describe('confirm: decide on the rerun data only', () => {
       confirmation: { enabled: true, max_blocks: 100, alpha: 0.05 },
     })
     expect(original.status).toBe('breach')
-    expect(original.affected_blocks).toHaveLength(85)
-    // Noise: on the rerun the 85 discordant blocks split evenly (b′ = 21, c′ = 22).
+    // The rerun is a seeded random sample of 100 of the 500 blocks (max_blocks).
+    expect(original.affected_blocks).toHaveLength(100)
+    // Noise: on the rerun half the sampled blocks are discordant, in both directions (b′ = 21, c′ = 29).
     const rerun = rerunOf(
       Object.fromEntries(
         original.affected_blocks.map((id, i) => [
@@ -208,7 +220,7 @@ describe('confirm: decide on the rerun data only', () => {
       ),
     )
     const d = decide(original, rerun, aa)
-    expect(d.signals[0]!.rerun).toMatchObject({ b: 21, c: 22 })
+    expect(d.signals[0]!.rerun).toMatchObject({ b: 21, c: 29 })
     expect(d.status).toBe('cleared')
   })
 
@@ -339,7 +351,7 @@ describe('confirm: ratios are tested on a random sample, never on the blocks tha
     )
     const md = decisionMarkdown({ decision: d })
     const row = md.split('\n').find((l) => l.startsWith('| `b` vs `a`: spend |'))!
-    expect(row).toContain(`| ${first} (n = 16) |`)
+    expect(row).toContain(`| ${first} (n = 16; bootstrap BCa) |`)
     expect(row).toContain('6 of 6 rerun blocks complete')
     expect(md).toContain('Design (rerun-exact@1): Confirmation reruns a seeded random sample')
     expect(md).toContain('α = 0.05')

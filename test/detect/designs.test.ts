@@ -36,6 +36,27 @@ function pairsOf(spend: Array<[number, number]>): PairedBlock[] {
   return competitivePairs(c, 'a', 'b')
 }
 
+/** A complete block with only spend, built directly (no comparison.json: the loop runs 2,000 times). */
+function blockOf(instance: string, base: number, treat: number): PairedBlock {
+  const cell = (spend: number) => ({
+    outcome: 'resolved' as const,
+    exit_class: 'clean',
+    trials: 1,
+    resolved_trials: 1,
+    attempts: 1,
+    coverage: 'complete' as const,
+    spend_usd: spend,
+    proxy_requests: null,
+    input_tokens: null,
+    input_fresh_tokens: null,
+    cache_read_tokens: null,
+    cache_write_tokens: null,
+    output_tokens: null,
+    wall_s: null,
+  })
+  return { instance, base: cell(base), treat: cell(treat), outcome: true, cost: true, quarantined: false }
+}
+
 describe('rerun-exact design', () => {
   it('is registered by name and states its α in one sentence', () => {
     expect(DESIGNS['rerun-exact']).toBe(DEFAULT_DESIGN)
@@ -112,7 +133,7 @@ describe('rerun-exact design', () => {
         const level = Math.exp(norm())
         return [level * Math.exp(0.4 * norm()), 1.5 * level * Math.exp(0.4 * norm())] as [number, number]
       })
-      const rerun = pairsOf(spend)
+      const rerun = spend.map(([b, t], i) => blockOf(`inst-${i}`, b, t))
       const v = DEFAULT_DESIGN.decide({
         signal: spendSignal(),
         rerun,
