@@ -1,7 +1,7 @@
 import { createRng, type SeededRng } from '../compare/stats/rng.js'
 import type { ConfirmationDesign } from '../detect/designs/contract.js'
 import { DEFAULT_DESIGN } from '../detect/designs/registry.js'
-import { METRIC_RULES, none, RATIO_METRICS, type Thresholds } from '../detect/effects.js'
+import { none, RATIO_METRICS, type Thresholds } from '../detect/effects.js'
 import { metricColumns, outcomeColumns, type PairedBlock } from '../detect/pairs.js'
 import type { Effect, SignalMetric } from '../detect/schema.js'
 import { crossings, type MetricEffects } from '../detect/signals.js'
@@ -154,5 +154,3 @@ export function effectOf(metric: SignalMetric, size: number): TrueEffects {
   if (metric === 'resolved') return { ...NO_EFFECT, deficitPp: size }
   return { deficitPp: 0, ratio: { ...NO_EFFECT.ratio, [metric]: size } }
 }
-
-export { METRIC_RULES }
