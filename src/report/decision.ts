@@ -53,14 +53,17 @@ export function decisionLine(d: Decision): string {
 /** The Markdown section (heading level 2), ending with a blank line. */
 export function decisionMarkdown(view: DecisionView): string {
   const d = view.decision
-  const lines = ['## Decision', '', decisionLine(d), '']
+  const lines = ['## Decision', '']
   if (view.confirmedBy) {
+    // The final decision leads; this run's own status and figures follow, labelled as the first run's.
     const cb = view.confirmedBy
     lines.push(
-      `**Confirmation round ${cb.round}: ${STATUS_LABEL[cb.status]}.** The final decision is in ${link(cb.report)}.`,
+      `**Final decision: ${STATUS_LABEL[cb.status]}** (confirmation round ${cb.round}) — ${STATUS_MEANING[cb.status]}. Its report: ${link(cb.report)}.`,
+      '',
+      `First run (this report): ${STATUS_LABEL[d.status]}; the figures below are the first run’s.`,
       '',
     )
-  }
+  } else lines.push(decisionLine(d), '')
   if (view.firstRunReport) lines.push(`First run’s report: ${link(view.firstRunReport)}.`, '')
   if (d.comparisons.length > 0) {
     lines.push(`| Comparison | Status | ${blocksHeader(d)} | Note |`, '|---|---|---:|---|')
@@ -122,14 +125,16 @@ export function decisionHtml(view: DecisionView): string {
   const d = view.decision
   const e = escapeHtml
   const plain = (x: string) => x
-  const parts = [
-    `<section id="decision" class="decision ${e(d.status)}"><h2>Decision</h2>`,
-    `<p><strong>Decision: ${e(STATUS_LABEL[d.status])}</strong> — ${e(STATUS_MEANING[d.status])}.</p>`,
-  ]
+  const parts = [`<section id="decision" class="decision ${e(d.status)}"><h2>Decision</h2>`]
   if (view.confirmedBy) {
     const cb = view.confirmedBy
     parts.push(
-      `<p><strong>Confirmation round ${cb.round}: ${e(STATUS_LABEL[cb.status])}.</strong> The final decision is in ${htmlLink(cb.report)}.</p>`,
+      `<p><strong>Final decision: ${e(STATUS_LABEL[cb.status])}</strong> (confirmation round ${cb.round}) — ${e(STATUS_MEANING[cb.status])}. Its report: ${htmlLink(cb.report)}.</p>`,
+      `<p>First run (this report): ${e(STATUS_LABEL[d.status])}; the figures below are the first run’s.</p>`,
+    )
+  } else {
+    parts.push(
+      `<p><strong>Decision: ${e(STATUS_LABEL[d.status])}</strong> — ${e(STATUS_MEANING[d.status])}.</p>`,
     )
   }
   if (view.firstRunReport) parts.push(`<p>First run’s report: ${htmlLink(view.firstRunReport)}.</p>`)

@@ -99,13 +99,18 @@ describe('report.md and report.html state the decision once it is made', () => {
     expect(rerunMd).toContain('| Comparison | Status | Outcome-complete blocks (first run) | Note |')
     const firstMd = await read(path.join(f.out, 'report.md'))
     expect(firstMd).toContain('| Comparison | Status | Outcome-complete blocks | Note |')
-    expect(firstMd).toContain('**Decision: breach (unconfirmed)**')
-    expect(firstMd).toContain(
-      '**Confirmation round 1: confirmed.** The final decision is in `confirm-1/result/report.md`.',
-    )
-    expect(await read(path.join(f.out, 'report.html'))).toContain(
-      '<a href="confirm-1/result/report.html">confirm-1/result/report.html</a>',
-    )
+    // The first run's report leads with the final decision; its own status and figures are labelled.
+    const finalLine =
+      '**Final decision: confirmed** (confirmation round 1) — a threshold was crossed and held on the targeted rerun. Its report: `confirm-1/result/report.md`.'
+    const firstLine = 'First run (this report): breach (unconfirmed); the figures below are the first run’s.'
+    expect(firstMd).toContain(finalLine)
+    expect(firstMd).toContain(firstLine)
+    expect(firstMd.indexOf(finalLine)).toBeLessThan(firstMd.indexOf(firstLine))
+    expect(firstMd.indexOf(firstLine)).toBeLessThan(firstMd.indexOf('## Outcome'))
+    expect(firstMd).not.toContain('**Decision: breach (unconfirmed)**')
+    const firstHtml = await read(path.join(f.out, 'report.html'))
+    expect(firstHtml).toContain('<strong>Final decision: confirmed</strong> (confirmation round 1)')
+    expect(firstHtml).toContain('<a href="confirm-1/result/report.html">confirm-1/result/report.html</a>')
   })
 
   it('health problems are listed, identical messages once with a count', async () => {
