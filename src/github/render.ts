@@ -244,12 +244,21 @@ function blocksSection(d: Decision, signals: Signal[]): string {
 function reportSections(ctx: RenderContext): Section[] {
   if (!ctx.comparison) return []
   // The report's own sections, one heading level down, droppable from the bottom.
-  return markdownSections(ctx.comparison, { titleLevel: 3, fullReport: ctx.reportUrl ?? undefined }).map(
-    (s) => ({
-      ...s,
-      keep: false,
-    }),
-  )
+  const sections = markdownSections(ctx.comparison, {
+    titleLevel: 3,
+    fullReport: ctx.reportUrl ?? undefined,
+  }).map((s) => ({ ...s, keep: false }))
+  const d = ctx.decision
+  if (d.round === 0) return sections
+  // After confirmation the decision above is the final one; the comparison below is the first run's.
+  const first = d.runs[0]
+  const label = [
+    '#### First run’s figures',
+    '',
+    `The sections below are the first run’s whole-panel comparison${first ? ` (run ${codeSpan(first.run_id ?? '?')})` : ''}, shown for reference: the final decision above rests on confirmation round ${d.round}.`,
+    '',
+  ].join('\n')
+  return [{ id: 'first-run', text: label, keep: false }, ...sections]
 }
 
 function link(url: string): string {
