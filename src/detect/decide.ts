@@ -210,10 +210,18 @@ function verdictOf(
     return { status: 'breach', reason: `unconfirmed: ${live.map((s) => s.metric).join(', ')}` }
   }
   const flaky = signals.filter((s) => s.state === 'not_confirmable')
+  const small = signals.filter((s) => s.state === 'small_sample')
   if (!costDecided) {
     return {
       status: 'inconclusive',
       reason: 'cost, fresh-input and request ratios not decided: telemetry coverage below min_coverage',
+    }
+  }
+  if (small.length > 0 && flaky.length === 0) {
+    const what = small.map((s) => `${s.metric} on n = ${s.effect.n}`).join(', ')
+    return {
+      status: 'ok',
+      reason: `threshold crossed only on a small sample (${what}, below thresholds.min_blocks): shown with its interval, not a breach alone`,
     }
   }
   if (flaky.length > 0) {
@@ -297,7 +305,18 @@ export function summarize(d: Decision): string {
   const more = live.length > 3 ? `, +${live.length - 3} more` : ''
   const errors = d.health.filter((x) => x.severity === 'error').length
   const tail = errors > 0 ? ` [${errors} evaluation health error(s)]` : ''
-  return `${head[d.status]}${parts.length > 0 ? `: ${parts.join('; ')}${more}` : ''}${tail}`
+  const small = d.signals.filter((s) => s.state === 'small_sample')
+  const smallText =
+    small.length > 0
+      ? ` (${small.length} crossing(s) on a small sample, shown, not a breach alone: ${small
+          .slice(0, 3)
+          .map(
+            (s) =>
+              `${s.treatment} vs ${s.baseline} ${formatEffect(s.effect)} ${s.metric} (n = ${s.effect.n})`,
+          )
+          .join('; ')})`
+      : ''
+  return `${head[d.status]}${parts.length > 0 ? `: ${parts.join('; ')}${more}` : ''}${smallText}${tail}`
 }
 
 /**

@@ -15,7 +15,7 @@ export type RatioMetric = Exclude<SignalMetric, 'resolved'>
 /** Each decided metric, its threshold field and the rule in words (statistics.md "Decisions"). */
 export const METRIC_RULES: Record<
   SignalMetric,
-  { field: keyof Omit<Thresholds, 'min_coverage'>; label: string; rule: (t: number) => string }
+  { field: keyof Omit<Thresholds, 'min_coverage' | 'min_blocks'>; label: string; rule: (t: number) => string }
 > = {
   resolved: {
     field: 'resolved_deficit_pp',

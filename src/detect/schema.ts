@@ -47,6 +47,7 @@ export const SignalStateSchema = z.enum([
   'cleared',
   'not_confirmable',
   'inconclusive',
+  'small_sample',
 ])
 export type SignalState = z.infer<typeof SignalStateSchema>
 

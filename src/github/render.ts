@@ -175,7 +175,9 @@ function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string 
       ? `${formatRerun(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
       : s.state === 'not_confirmable'
         ? 'not rerun: driven only by quarantined/unstable instances'
-        : 'pending'
+        : s.state === 'small_sample'
+          ? 'not rerun: small sample, not a breach alone'
+          : 'pending'
     // Rule, effects and rerun text are built here from numbers and ids, not quoted from a run.
     return `| ${who} | ${METRIC_RULES[s.metric].label} | ${s.rule} | ${formatEffect(s.effect)} (n = ${s.effect.n})${p} | ${rerun} | **${s.state}** |`
   })

@@ -197,6 +197,14 @@ export const ThresholdsSchema = z.strictObject({
   fresh_input_ratio: z.number().positive().default(1.5).describe('alarm above this fresh-input-token ratio'),
   request_ratio: z.number().positive().default(1.5).describe('alarm above this proxy-request ratio'),
   min_coverage: z.number().min(0).max(1).default(0.8).describe('share of complete blocks needed to decide'),
+  min_blocks: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      'fewest blocks behind an effect for it to raise a breach alone (default 10); below it the interval is shown with a small-sample note',
+    ),
 })
 
 export const ConfirmationSchema = z.strictObject({

@@ -190,7 +190,8 @@ function who(
 
 /** The first run's effect with its block count and interval method: "2.26× [1.97, 2.59] (n = 16; bootstrap BCa)". */
 function firstRun(s: Signal): string {
-  return `${formatEffect(s.effect)} (n = ${s.effect.n}; ${intervalLabel(s.effect)})`
+  const note = s.effect.estimate !== null && s.effect.reason ? `; ${s.effect.reason}` : ''
+  return `${formatEffect(s.effect)} (n = ${s.effect.n}; ${intervalLabel(s.effect)}${note})`
 }
 
 function rerunText(s: Signal, view: DecisionView): string {
@@ -198,6 +199,7 @@ function rerunText(s: Signal, view: DecisionView): string {
     return `round ${s.rerun.round}: ${formatRerunTest(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
   }
   if (s.state === 'not_confirmable') return 'not rerun: driven only by quarantined/unstable instances'
+  if (s.state === 'small_sample') return 'not rerun: small sample, not a breach alone'
   if (s.state !== 'unconfirmed') return '—'
   return view.confirmedBy ? `see round ${view.confirmedBy.round}` : 'pending'
 }
