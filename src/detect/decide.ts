@@ -1,7 +1,8 @@
 import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import type { Manifest } from '../manifest/schema.js'
 import { fmtPoints, fmtPointsBound } from '../report/format.js'
-import { type BootstrapSettings, entryEffect, type Thresholds } from './effects.js'
+import { freshInputNotComparable } from './comparable.js'
+import { type BootstrapSettings, entryEffect, none, type Thresholds } from './effects.js'
 import { coverageShare, evaluationHealth } from './health.js'
 import { comparisonKey, selfKey } from './keys.js'
 import { competitivePairs, selfPairs } from './pairs.js'
@@ -69,7 +70,13 @@ export function detect(input: DetectInput): Decision {
     const costDecided = !health.some((x) => x.key === key && x.code === 'telemetry_missing')
     const found = crossings(
       pairs,
-      { effect: (m) => entryEffect(e, m), pRegression: e.outcome.mcnemar.p_one_sided },
+      {
+        effect: (m) => {
+          const why = m === 'input_fresh_tokens' ? freshInputNotComparable(c, e.baseline, e.treatment) : null
+          return why ? none('ratio', why) : entryEffect(e, m)
+        },
+        pRegression: e.outcome.mcnemar.p_one_sided,
+      },
       {
         key,
         kind: 'competitive',

@@ -19,7 +19,7 @@ import {
   routeText,
 } from './format.js'
 import { REPORT_APP_JS } from './html-app.js'
-import { blocksText, driftLines, METRIC_LABELS, telemetryText } from './markdown.js'
+import { blocksText, driftLines, METRIC_LABELS, notComparable, telemetryText } from './markdown.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
@@ -268,6 +268,14 @@ function resourceTables(c: Comparison): string {
     )
     for (const m of METRIC_NAMES) {
       const r = x.metrics[m]
+      const why = notComparable(c, x, m)
+      if (why) {
+        const raw = (a: typeof r.baseline) => (a.n === 0 ? '—' : `${fmtValue(a.mean, r.unit)} (as reported)`)
+        parts.push(
+          `<tr><td>${e(METRIC_LABELS[m])}</td><td>${r.n}</td><td>${e(raw(r.baseline))}</td><td>${e(raw(r.treatment))}</td><td>${e(`— (${why})`)}</td><td>—</td><td>—</td><td>—</td></tr>`,
+        )
+        continue
+      }
       const arm = (a: typeof r.baseline) =>
         a.n === 0
           ? '—'
@@ -370,7 +378,8 @@ function forestRows(
         method: r.method,
       })
     }
-    for (const m of METRIC_NAMES) add(METRIC_LABELS[m], x.metrics[m].ratio_of_means)
+    for (const m of METRIC_NAMES)
+      if (!notComparable(c, x, m)) add(METRIC_LABELS[m], x.metrics[m].ratio_of_means)
     add('Cost per resolution', x.cost_per_resolution.ratio)
   }
   return out
