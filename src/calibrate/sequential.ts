@@ -100,3 +100,22 @@ export function compareSequential(o: SequentialOptions): SequentialComparison {
     false_alarm: aa / o.sims,
   }
 }
+
+/** The calibrate table of the sequential comparison, one line per true deficit. */
+export function formatSequential(
+  rows: Array<SequentialComparison & { deficit_pp: number }>,
+  n: number,
+): string {
+  const usd = (x: number | null) => (x === null ? 'n/a (no pilot spend)' : `$${x.toFixed(2)}`)
+  const lines = [
+    '',
+    `weekly runs of ${n} blocks (e-values multiplied across weeks, at most 12) vs one fixed-size exact McNemar at the same power:`,
+  ]
+  for (const r of rows) {
+    lines.push(
+      `  true deficit ${r.deficit_pp} pp: power ${(100 * r.power).toFixed(1)}%; sequential ${r.sequential.mean_weeks.toFixed(2)} weeks (${r.sequential.mean_blocks.toFixed(0)} blocks, ${usd(r.sequential.dollars)}) vs fixed ${r.fixed.weeks} week(s) of blocks (${r.fixed.blocks} blocks, ${usd(r.fixed.dollars)}); ` +
+        `${r.saving >= 0 ? `${(100 * r.saving).toFixed(0)}% fewer` : `${(-100 * r.saving).toFixed(0)}% more`} blocks; A/A false alarm ${(100 * r.false_alarm).toFixed(1)}%`,
+    )
+  }
+  return `${lines.join('\n')}\n`
+}

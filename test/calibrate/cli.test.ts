@@ -28,6 +28,14 @@ describe('harness-watch calibrate', () => {
     }
     expect(out.blocks).toBe(16)
     expect(out.design.statement).toMatch(/α = 0\.05/)
+    // weekly runs: the threshold and twice it as true deficits, the sequential rule vs a fixed test
+    expect(out.sequential.map((r: { deficit_pp: number }) => r.deficit_pp)).toEqual([10, 20])
+    for (const r of out.sequential) {
+      expect(r.fixed.power).toBeGreaterThanOrEqual(r.power)
+      expect(r.false_alarm).toBeLessThanOrEqual(0.05 + 1e-12)
+      expect(r.sequential.dollars).toBeNull() // no pilot: no cost per block
+      expect(r.fixed.blocks % 16).toBe(0)
+    }
   })
 
   it('prints a table with the design and the targets; --pilot resamples a comparison.json', async () => {
@@ -47,6 +55,9 @@ describe('harness-watch calibrate', () => {
     expect(io.out).toMatch(/model: pilot b vs a: 10 blocks resampled to 16/)
     expect(io.out).toMatch(/design rerun-exact@1: /)
     expect(io.out).toMatch(/overall \(A\/A, any rule\): false alarm .* false confirmation .*target ≤ 5%/)
+    expect(io.out).toMatch(
+      /weekly runs of 16 blocks \(e-values multiplied across weeks, at most 12\) vs one fixed-size exact McNemar at the same power:\n {2}true deficit 10 pp: power \d+\.\d%; sequential \d+\.\d\d weeks \(\d+ blocks, \$\d+\.\d\d\) vs fixed \d+ week\(s\) of blocks \(\d+ blocks, \$\d+\.\d\d\); \d+% (fewer|more) blocks/,
+    )
   })
 
   it('a pilot that is not a comparison.json, or too few sims, is a usage error (exit 2) naming the file', async () => {

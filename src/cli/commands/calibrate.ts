@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import { calibrate } from '../../calibrate/calibrate.js'
 import { formatCalibration } from '../../calibrate/format.js'
 import { pilotModel } from '../../calibrate/pilot.js'
+import { compareSequential, formatSequential } from '../../calibrate/sequential.js'
 import { ComparisonSchema } from '../../compare/schema.js'
 import { HwError } from '../../errors.js'
 import { loadManifest } from '../../manifest/load.js'
@@ -62,7 +63,28 @@ export function registerCalibrate(program: Command): void {
         },
       })
       if (process.stderr.isTTY && shown >= 0) process.stderr.write('\r\x1b[K')
-      process.stdout.write(opts.json ? strictJson(result) : formatCalibration(result))
+      // Weekly runs of this panel: the e-value rule across weeks vs one fixed-size exact test.
+      const t = m.thresholds.resolved_deficit_pp
+      const sequential = [t, 2 * t]
+        .filter((d) => (pilot?.rate ?? 0.5) - d / 100 >= 0)
+        .map((deficit) => ({
+          deficit_pp: deficit,
+          ...compareSequential({
+            blocksPerWeek: blocks,
+            resolveRate: pilot?.rate ?? 0.5,
+            deficitPp: deficit,
+            alpha: m.confirmation.alpha,
+            maxWeeks: 12,
+            sims: opts.sims,
+            seed: opts.seed ?? m.seed,
+            costPerBlock: pilot?.spendPerBlock ?? null,
+          }),
+        }))
+      process.stdout.write(
+        opts.json
+          ? strictJson({ ...result, sequential })
+          : `${formatCalibration(result)}${formatSequential(sequential, blocks)}`,
+      )
     })
 }
 
