@@ -1,4 +1,7 @@
+import type { Comparison } from '../compare/schema.js'
 import { discordantEValue } from '../compare/stats/evalue.js'
+import { comparisonKey } from './keys.js'
+import type { Decision, Evidence } from './schema.js'
 
 /**
  * Evidence accumulated across the weekly runs of one experiment (same panel, same cells): each run's
@@ -57,4 +60,24 @@ export function combineEvidence(runs: readonly RunEvidence[], alpha: number): Ev
     `evidence so far: E = ${shown} over ${out.length} run${out.length === 1 ? '' : 's'}; ` +
     `${Number(threshold.toPrecision(6))} needed at α = ${alpha} — ${sufficient ? 'sufficient: a resolve-rate difference at α' : 'not yet sufficient'}`
   return { runs: out, log_e: logE, e, alpha, threshold, sufficient, statement }
+}
+
+/**
+ * The decision's evidence so far: for each competitive comparison of `current`, the previous
+ * decision's runs of that key (when given) followed by this run. A run already counted (same run id)
+ * is not counted again. Pure.
+ */
+export function evidenceFor(current: Comparison, previous: Decision | null, alpha: number): Evidence[] {
+  return current.comparisons.map((e) => {
+    const key = comparisonKey(current.experiment_id, e.baseline, e.treatment)
+    const before = previous?.evidence?.find((x) => x.key === key)?.runs ?? []
+    const id = current.run_id ?? `run ${before.length + 1}`
+    const runs = [
+      ...before.map(({ run_id, b, c }) => ({ run_id, b, c })),
+      ...(before.some((r) => r.run_id === id)
+        ? []
+        : [{ run_id: id, b: e.outcome.losses, c: e.outcome.wins }]),
+    ]
+    return { key, ...combineEvidence(runs, alpha) }
+  })
 }

@@ -199,6 +199,19 @@ export const ConfirmationRefSchema = z.strictObject({
     .describe('the confirmation design, its declared one-sided α and its statement for the report'),
 })
 
+/** Evidence so far for one comparison key across weekly runs (detect/evidence.ts). */
+export const EvidenceSchema = z.strictObject({
+  key: z.string(),
+  alpha: z.number().describe('declared α (confirmation.alpha): the product must reach 1/α'),
+  runs: z.array(z.strictObject({ run_id: z.string(), b: Count, c: Count, log_e: z.number() })),
+  log_e: z.number(),
+  e: z.number().nullable(),
+  threshold: z.number(),
+  sufficient: z.boolean(),
+  statement: z.string(),
+})
+export type Evidence = z.infer<typeof EvidenceSchema>
+
 export const DecisionSchema = z.strictObject({
   schema_version: z.literal(DECISION_SCHEMA_VERSION),
   experiment_id: z.string(),
@@ -218,6 +231,10 @@ export const DecisionSchema = z.strictObject({
   previous: RunRefSchema.nullable().describe('the earlier run of the self-regression check'),
   confirmation: ConfirmationRefSchema.nullable(),
   notes: z.array(z.string()),
+  evidence: z
+    .array(EvidenceSchema)
+    .optional()
+    .describe('per competitive comparison: e-values multiplied across the weekly runs so far'),
 })
 export type Decision = z.infer<typeof DecisionSchema>
 

@@ -11,6 +11,7 @@ import { confirm } from './confirm.js'
 import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } from './confirm-plan.js'
 import { type ComparisonRef, detect } from './decide.js'
 import { DEFAULT_DESIGN } from './designs/registry.js'
+import { evidenceFor } from './evidence.js'
 import { competitivePairs, selfPairs } from './pairs.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
@@ -22,6 +23,25 @@ import {
 } from './schema.js'
 
 export const DECISION_FILE = 'decision.json'
+
+/**
+ * The previous run's decision.json (beside its comparison.json), whose evidence this run extends;
+ * null without a previous run, when it cannot be compared with this one, or when it is unreadable
+ * (then a note says the evidence starts over).
+ */
+async function previousDecision(previous: string | undefined, d: Decision): Promise<Decision | null> {
+  if (!previous) return null
+  if (d.health.some((h) => h.code === 'previous_not_comparable')) return null
+  const file = path.join(path.dirname(previous), DECISION_FILE)
+  try {
+    return DecisionSchema.parse(JSON.parse(await readFile(file, 'utf8')))
+  } catch {
+    d.notes.push(
+      `no readable ${DECISION_FILE} beside the previous run's comparison: the evidence so far starts with this run`,
+    )
+    return null
+  }
+}
 export const SIDECAR_FILE = 'confirmation.json'
 
 export interface DetectStepOptions {
@@ -87,6 +107,11 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
     },
     quarantine: plan.panel.quarantine,
   })
+  decision.evidence = evidenceFor(
+    current.comparison,
+    await previousDecision(opts.previous, decision),
+    manifest.confirmation.alpha,
+  )
   let confirmPlan: Plan | null = null
   let confirmPlanPath: string | null = null
   if (decision.status === 'breach' && manifest.confirmation.enabled) {

@@ -98,6 +98,13 @@ export function decisionMarkdown(view: DecisionView): string {
       '',
     )
   }
+  for (const ev of (d.evidence ?? []).slice(0, MAX_ROWS)) {
+    // The statement is built from counts and α; the key is quoted from the run.
+    lines.push(
+      `Evidence across weekly runs, ${codeSpan(ev.key)}: ${escapeMarkdown(`${ev.statement} (${evidenceRuns(ev)})`)}.`,
+      '',
+    )
+  }
   const health = groupHealth(d.health)
   if (health.length > 0) {
     lines.push(
@@ -160,6 +167,11 @@ export function decisionHtml(view: DecisionView): string {
   } else {
     parts.push('<p>No regression signal.</p>')
   }
+  for (const ev of d.evidence ?? []) {
+    parts.push(
+      `<p>${e(`Evidence across weekly runs, ${ev.key}: ${ev.statement} (${evidenceRuns(ev)}).`)}</p>`,
+    )
+  }
   const health = groupHealth(d.health)
   if (health.length > 0) {
     parts.push(
@@ -177,6 +189,15 @@ export function decisionHtml(view: DecisionView): string {
   if (rerun) parts.push(`<p>${e(rerun)}</p>`)
   parts.push('</section>')
   return parts.join('')
+}
+
+/** "runs w1 (b = 0, c = 7), w2 (b = 1, c = 7); weeks multiplied, never pooled". */
+function evidenceRuns(ev: NonNullable<Decision['evidence']>[number]): string {
+  const list = ev.runs
+    .slice(-MAX_ROWS)
+    .map((r) => `${r.run_id} (b = ${r.b}, c = ${r.c})`)
+    .join(', ')
+  return `runs ${list}; e-values multiplied, weeks never pooled`
 }
 
 function who(

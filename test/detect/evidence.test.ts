@@ -1,6 +1,18 @@
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import type { Comparison } from '../../src/compare/schema.js'
 import { discordantEValue } from '../../src/compare/stats/evalue.js'
-import { combineEvidence } from '../../src/detect/evidence.js'
+import { detect } from '../../src/detect/decide.js'
+import { combineEvidence, evidenceFor } from '../../src/detect/evidence.js'
+import { detectStep } from '../../src/detect/step.js'
+import { decisionMarkdown } from '../../src/report/decision.js'
+import { strictJson } from '../../src/util/json.js'
+import { type CellSpec, makeComparison, policy, ref, rows, writeThreeCellPlan } from './fixtures.js'
+
+const r = (): CellSpec => ({ o: 'r' })
+const u = (): CellSpec => ({ o: 'u' })
+const decisionFixture = (c: Comparison) => detect({ current: ref(c), policy, quarantine: [] })
 
 describe('evidence across weekly runs: product of per-run e-values', () => {
   it('multiplies the reference e-values and states whether they suffice at α', () => {
@@ -64,5 +76,68 @@ describe('evidence across weekly runs: product of per-run e-values', () => {
     expect(Number.isFinite(ev.log_e)).toBe(true)
     expect(ev.sufficient).toBe(true)
     expect(ev.statement).toMatch(/^evidence so far: E = exp\(\d+\.\d\) over 40 runs/)
+  })
+})
+
+describe('evidence so far in decision.json and the report, across weekly runs', () => {
+  // Each week b loses 7 blocks a resolves (b = 7, c = 0 for b vs a): E = 2^7·7!/8! = 16 per week.
+  const week = (runId: string) =>
+    makeComparison({
+      runId,
+      cells: ['a', 'b', 'c'],
+      rows: rows(30, (i) => (i < 7 ? { a: r(), b: u(), c: r() } : { a: r(), b: r(), c: r() })),
+    })
+
+  it('week 1 alone is not sufficient (16 < 20); week 2 extends it from the previous decision.json (256)', async () => {
+    const { dir, planPath } = await writeThreeCellPlan(30)
+    const w1 = path.join(dir, 'w1')
+    const w2 = path.join(dir, 'w2')
+    await mkdir(w1)
+    await mkdir(w2)
+    await writeFile(path.join(w1, 'comparison.json'), strictJson(week('w1')))
+    await writeFile(path.join(w2, 'comparison.json'), strictJson(week('w2')))
+    const first = await detectStep({ comparison: path.join(w1, 'comparison.json'), plan: planPath })
+    const ev1 = first.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!
+    expect(ev1.runs.map((x) => [x.run_id, x.b, x.c])).toEqual([['w1', 7, 0]])
+    expect(ev1.e).toBeCloseTo(16, 10)
+    expect(ev1.sufficient).toBe(false)
+    const second = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    const ev2 = second.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!
+    expect(ev2.runs.map((x) => x.run_id)).toEqual(['w1', 'w2'])
+    expect(ev2.e).toBeCloseTo(256, 8)
+    expect(ev2.sufficient).toBe(true)
+    // a vs c: no discordant pair either week: E = 1
+    expect(second.decision.evidence!.find((x) => x.key === 'exp/a-vs-c')!.e).toBe(1)
+    const md = await readFile(path.join(w2, 'report.md'), 'utf8')
+    expect(md).toContain(
+      'Evidence across weekly runs, `exp/a-vs-b`: evidence so far: E = 256 over 2 runs; 20 needed at α = 0.05 — sufficient: a resolve-rate difference at α (runs w1 (b = 7, c = 0), w2 (b = 7, c = 0); e-values multiplied, weeks never pooled).',
+    )
+    expect(await readFile(path.join(w2, 'report.html'), 'utf8')).toContain(
+      'evidence so far: E = 256 over 2 runs',
+    )
+    // the same run passed as its own previous run is counted once
+    const again = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w2, 'comparison.json'),
+    })
+    expect(again.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!.runs.map((x) => x.run_id)).toEqual([
+      'w1',
+      'w2',
+    ])
+  })
+
+  it('a forged run id is escaped in report.md', () => {
+    const c = week('w1')
+    const ev = evidenceFor(c, null, 0.05)
+    ev[0]!.runs[0]!.run_id = '<img src=x> @team'
+    const d = { ...decisionFixture(c), evidence: ev }
+    const md = decisionMarkdown({ decision: d })
+    expect(md).not.toContain('<img')
+    expect(md).toContain('&lt;img src=x&gt; @\u200dteam')
   })
 })
