@@ -7,6 +7,7 @@ import { packageRoot } from '../util/paths.js'
 import { printable } from '../util/text.js'
 import { registerAggregate } from './commands/aggregate.js'
 import { registerBridge } from './commands/bridge.js'
+import { registerCalibrate } from './commands/calibrate.js'
 import { registerCompare } from './commands/compare.js'
 import { registerConfirm } from './commands/confirm.js'
 import { registerDetect } from './commands/detect.js'
@@ -48,6 +49,7 @@ export function buildProgram(): Command {
   registerDetect(program)
   registerConfirm(program)
   registerDiagnose(program)
+  registerCalibrate(program)
   registerPublish(program)
   registerLocal(program)
   registerBridge(program)

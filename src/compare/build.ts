@@ -13,6 +13,7 @@ import {
 } from './pair.js'
 import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from './schema.js'
 import { buildScorecard } from './scorecard.js'
+import { ratioIntervalCoverageNote } from './stats/coverage.js'
 import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD } from './stats/index.js'
 
 /** α and power of every test, interval and MDE in a comparison. */
@@ -34,7 +35,7 @@ export function statedRules(opts: {
     diff_interval: `${RESOLVE_RATE_DIFFERENCE_METHOD}, ${opts.level * 100}%`,
     mcnemar:
       'exact binomial on the discordant pairs; two-sided, one-sided in the regression direction (treatment resolves less), and mid-p (Fagerland et al. 2013); no discordant pairs → p = 1',
-    ratio_interval: `paired block bootstrap, B = ${opts.resamples}, seed ${opts.seed}; BCa (jackknife acceleration) when defined, else percentile; both recorded`,
+    ratio_interval: `paired block bootstrap, B = ${opts.resamples}, seed ${opts.seed}; BCa (jackknife acceleration) when defined, else percentile; both recorded; ${ratioIntervalCoverageNote()}`,
     geometric_mean_ratio:
       'exp(mean ln(treatment/baseline)) over blocks with both sides > 0; blocks with a zero are counted',
     sign_test: 'exact binomial on the count of increases, ties dropped',

@@ -1,10 +1,14 @@
+import { createRng } from '../compare/stats/rng.js'
 import type { LoadedManifest } from '../manifest/load.js'
 import { ManifestSchema } from '../manifest/schema.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
 import { deriveSeed } from '../plan/order.js'
 import { buildPlan } from '../plan/plan.js'
 import type { Plan } from '../plan/schema.js'
-import type { Decision } from './schema.js'
+import type { ConfirmationDesign } from './designs/contract.js'
+import { DEFAULT_DESIGN } from './designs/registry.js'
+import type { PairedBlock } from './pairs.js'
+import type { Decision, Signal } from './schema.js'
 
 export interface ConfirmationSelection {
   /** Instances to rerun, in priority order (signal order; driving blocks first). */
@@ -15,36 +19,52 @@ export interface ConfirmationSelection {
   signals: string[]
   /** More blocks were affected than `maxBlocks`. */
   capped: boolean
+  /** The blocks drawn at random (ratio signals are tested on these only). */
+  sample: string[]
+}
+
+export interface SelectionSource {
+  /** The first run's pairs of a signal's comparison (competitive or self). */
+  pairs: (s: Signal) => readonly PairedBlock[]
+  /** Seed of the random sample (derived from the first run's seed: `confirmationSampleSeed`). */
+  seed: number
+  design?: ConfirmationDesign
 }
 
 /**
- * The blocks a confirmation reruns: for each unconfirmed signal of a breached comparison, its driving
- * blocks (regression-direction discordant pairs, or blocks over the ratio threshold, largest excess
- * first), then its opposing discordant blocks, so the rerun can test both directions. Blocks on
- * unstable instances are left out (they can never confirm, F07). At most `maxBlocks` instances.
- * Pure.
+ * The blocks a confirmation reruns, as the confirmation design chooses them from the first run
+ * (detect/designs/rerun-exact.ts): a seeded random sample of the panel for ratio signals, then the
+ * discordant blocks of resolve-rate signals (driving first, unstable instances left out), at most
+ * `maxBlocks` instances. Pure (the sample is a function of `source.seed`). Without a `source` no
+ * pool is known, so ratio signals get no sample (their rerun would be inconclusive): callers that
+ * confirm ratios pass the first run's pairs.
  */
-export function selectConfirmation(d: Decision, maxBlocks: number): ConfirmationSelection {
+export function selectConfirmation(
+  d: Decision,
+  maxBlocks: number,
+  source: SelectionSource = { pairs: () => [], seed: 0 },
+): ConfirmationSelection {
   const breached = new Set(d.comparisons.filter((v) => v.status === 'breach').map((v) => v.key))
   const live = d.signals.filter((s) => s.state === 'unconfirmed' && breached.has(s.key))
-  const unstable = new Set(d.unstable_instances)
-  const wanted: string[] = []
-  const seen = new Set<string>()
-  for (const s of live) {
-    for (const id of [...s.instances.driving, ...s.instances.opposing]) {
-      if (unstable.has(id) || seen.has(id)) continue
-      seen.add(id)
-      wanted.push(id)
-    }
-  }
+  const design = source.design ?? DEFAULT_DESIGN
+  const chosen = design.select(
+    { signals: live, pairs: source.pairs, unstable: new Set(d.unstable_instances), maxBlocks },
+    createRng(source.seed >>> 0),
+  )
   const cells: string[] = []
   for (const s of live) for (const c of [s.baseline, s.treatment]) if (!cells.includes(c)) cells.push(c)
   return {
-    instances: wanted.slice(0, maxBlocks),
+    instances: chosen.instances,
     cells,
     signals: live.map((s) => s.id),
-    capped: wanted.length > maxBlocks,
+    capped: chosen.capped,
+    sample: chosen.sample,
   }
+}
+
+/** The seed of a confirmation round's random sample: derived from the first run's seed, never reused. */
+export function confirmationSampleSeed(originalSeed: number, round: number): number {
+  return deriveSeed(originalSeed, 'confirmation-sample', round) >>> 0
 }
 
 /** The order seed of confirmation round `round`: derived from the first run's seed, never reused. */

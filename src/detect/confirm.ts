@@ -1,7 +1,6 @@
 import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import { bootstrapMeanDifference, bootstrapRatioOfMeans } from '../compare/stats/bootstrap.js'
 import { mcnemarPOneSided } from '../compare/stats/mcnemar.js'
-import { fmtPoints } from '../report/format.js'
 import {
   bootstrapSettings,
   type ComparisonRef,
@@ -10,11 +9,12 @@ import {
   summarize,
   unstableSet,
 } from './decide.js'
+import type { ConfirmationDesign } from './designs/contract.js'
+import { DEFAULT_DESIGN } from './designs/registry.js'
 import {
   type BootstrapSettings,
   effectOfBootstrap,
   entryEffect,
-  hasResolvedAdvantage,
   none,
   pairsEffect,
   type RatioMetric,
@@ -104,6 +104,9 @@ export function confirm(input: ConfirmInput): Decision {
       rerunSettings,
       minCoverage: thresholds.min_coverage,
       round,
+      design: DEFAULT_DESIGN,
+      sample: o.confirmation?.sample ? new Set(o.confirmation.sample) : null,
+      alpha: o.policy.confirmation.alpha,
     })
     if (result.state === 'inconclusive') {
       health.push({
@@ -221,6 +224,10 @@ interface JudgeInput {
   rerunSettings: BootstrapSettings
   minCoverage: number
   round: number
+  design: ConfirmationDesign
+  /** The selection's random sample (ratio signals are tested on it); null: every planned block. */
+  sample: ReadonlySet<string> | null
+  alpha: number
 }
 
 function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult } {
@@ -250,7 +257,8 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
   const binary = rerunBlocks.every((p) => (p.base?.trials ?? 1) <= 1 && (p.treat?.trials ?? 1) <= 1)
   const p = binary && rerunBlocks.length > 0 ? mcnemarPOneSided(b, c, 'treatment_worse') : null
   const unit: Effect['unit'] = s.metric === 'resolved' ? 'pp' : 'ratio'
-  const decidedOn: RerunResult['decided_on'] = s.metric === 'resolved' ? 'combined' : 'rerun_only'
+  // Every design decides on the rerun data: the rerun-only figure is the one shown as deciding.
+  const decidedOn: RerunResult['decided_on'] = 'rerun_only'
   const base = {
     round: input.round,
     planned_blocks: planned.length,
@@ -283,40 +291,47 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
     own && own.n === rerunBlocks.length
       ? { ...own, method: `${own.method}; the rerun comparison.json's own figure` }
       : pairsEffect(rerunBlocks, s.metric, input.rerunSettings)
-  const only = `${RERUN_FIGURE_LABEL.rerun_only} (n = ${rerunOnly.n})`
-
+  // The design decides on the rerun data alone; the figures below are shown, never tested.
+  const outcomeBlocks = planned.map((i) => byId.get(i)).filter(outcomeComplete)
+  const verdict = input.design.decide({
+    signal: s,
+    rerun: rerunBlocks,
+    outcome: outcomeBlocks,
+    sample: input.sample ?? new Set(planned),
+    unstable: input.unstable,
+    alpha: input.alpha,
+  })
+  const state: Signal['state'] = verdict.holds ? 'confirmed' : 'cleared'
   if (s.metric === 'resolved') {
     const combined = combinedOutcome(original, byId, completeSet, input.affected, input.settings)
-    const all = `${RERUN_FIGURE_LABEL.combined} (n = ${combined.n})`
-    const deficitHolds = combined.estimate !== null && -combined.estimate >= s.threshold - 1e-9 && b > c
-    const flakyOnly = losses.length > 0 && losses.every((i) => input.unstable.has(i))
-    const holds = deficitHolds && !flakyOnly
-    const reason = holds
-      ? `${all}: ${fmtPp(combined.estimate)} pp ≤ −${s.threshold} with b′ = ${b} > c′ = ${c} on the ${only}`
-      : flakyOnly && deficitHolds
-        ? `the rerun losses fall only on unstable instances (${losses.join(', ')}): not confirmed`
-        : `${all}: ${fmtPp(combined.estimate)} pp (threshold −${s.threshold}), b′ = ${b}, c′ = ${c} on the ${only}: did not hold`
     return {
-      state: holds ? 'confirmed' : 'cleared',
-      rerun: { ...base, rerun_only: rerunOnly, combined, resolved_advantage: null, holds, reason },
+      state,
+      rerun: {
+        ...base,
+        rerun_only: rerunOnly,
+        combined,
+        resolved_advantage: null,
+        holds: verdict.holds,
+        reason: verdict.reason,
+        test: verdict.test,
+      },
     }
   }
   const metric = s.metric as RatioMetric
   const combined = combinedRatio(original, byId, completeSet, new Set(planned), metric, input.settings)
-  // The resolved advantage that would excuse the cost: every outcome-complete rerun block replaced.
-  const outcomeSet = new Set(planned.filter((i) => outcomeComplete(byId.get(i))))
+  const outcomeSet = new Set(outcomeBlocks.map((p) => p.instance))
   const advantage = combinedOutcome(original, byId, outcomeSet, new Set(), input.settings)
-  const over = (e: Effect) => e.estimate !== null && e.estimate > s.threshold + 1e-9
-  const excused = hasResolvedAdvantage(advantage)
-  const holds = over(rerunOnly) && !excused
-  const reason = holds
-    ? `${only}: ${fmt(rerunOnly.estimate)}× > ${s.threshold}× without a resolved advantage (combined resolve-rate difference ${fmtPp(advantage.estimate)} pp, n = ${advantage.n})`
-    : excused
-      ? `the combined resolve rate shows a resolved advantage (${fmtPp(advantage.estimate)} pp, n = ${advantage.n}): not a regression`
-      : `${only}: ${fmt(rerunOnly.estimate)}× (threshold ${s.threshold}×): did not hold`
   return {
-    state: holds ? 'confirmed' : 'cleared',
-    rerun: { ...base, rerun_only: rerunOnly, combined, resolved_advantage: advantage, holds, reason },
+    state,
+    rerun: {
+      ...base,
+      rerun_only: rerunOnly,
+      combined,
+      resolved_advantage: advantage,
+      holds: verdict.holds,
+      reason: verdict.reason,
+      test: verdict.test,
+    },
   }
 }
 
@@ -394,13 +409,4 @@ function combinedRatio(
     'ratio',
     `ratio of means, ${RERUN_FIGURE_LABEL.combined}`,
   )
-}
-
-function fmt(x: number | null): string {
-  return x === null ? 'n/a' : x.toFixed(x >= 10 || x <= -10 ? 1 : 2)
-}
-
-/** Percentage points as every report prints them (one decimal, half away from zero, U+2212). */
-function fmtPp(x: number | null): string {
-  return x === null ? 'n/a' : fmtPoints(x, { unit: false })
 }

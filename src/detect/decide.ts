@@ -1,7 +1,8 @@
 import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import type { Manifest } from '../manifest/schema.js'
 import { fmtPoints, fmtPointsBound } from '../report/format.js'
-import { type BootstrapSettings, entryEffect, type Thresholds } from './effects.js'
+import { freshInputNotComparable } from './comparable.js'
+import { type BootstrapSettings, entryEffect, none, type Thresholds } from './effects.js'
 import { coverageShare, evaluationHealth } from './health.js'
 import { comparisonKey, selfKey } from './keys.js'
 import { competitivePairs, selfPairs } from './pairs.js'
@@ -69,7 +70,13 @@ export function detect(input: DetectInput): Decision {
     const costDecided = !health.some((x) => x.key === key && x.code === 'telemetry_missing')
     const found = crossings(
       pairs,
-      { effect: (m) => entryEffect(e, m), pRegression: e.outcome.mcnemar.p_one_sided },
+      {
+        effect: (m) => {
+          const why = m === 'input_fresh_tokens' ? freshInputNotComparable(c, e.baseline, e.treatment) : null
+          return why ? none('ratio', why) : entryEffect(e, m)
+        },
+        pRegression: e.outcome.mcnemar.p_one_sided,
+      },
       {
         key,
         kind: 'competitive',
@@ -78,6 +85,7 @@ export function detect(input: DetectInput): Decision {
         thresholds,
         unstable,
         costDecided,
+        alpha: input.policy.confirmation.alpha,
       },
     )
     signals.push(...found.signals)
@@ -144,6 +152,7 @@ export function detect(input: DetectInput): Decision {
           thresholds,
           unstable,
           costDecided,
+          alpha: input.policy.confirmation.alpha,
         })
         signals.push(...found.signals)
         improvements.push(...found.improvements)
@@ -213,12 +222,20 @@ function verdictOf(
     return { status: 'breach', reason: `unconfirmed: ${live.map((s) => s.metric).join(', ')}` }
   }
   const flaky = signals.filter((s) => s.state === 'not_confirmable')
+  const small = signals.filter((s) => s.state === 'small_sample')
   if (!costDecided) {
     // The outcome was decided on valid pairs; only the resources lack coverage: a result with gaps.
     return {
       status: 'completed_with_gaps',
       reason:
         'outcome decided; cost, fresh-input and request ratios not decided: telemetry coverage below min_coverage',
+    }
+  }
+  if (small.length > 0 && flaky.length === 0) {
+    const what = small.map((s) => `${s.metric} on n = ${s.effect.n}`).join(', ')
+    return {
+      status: 'ok',
+      reason: `threshold crossed only on a small sample (${what}, below thresholds.min_blocks): shown with its interval, not a breach alone`,
     }
   }
   if (flaky.length > 0) {
@@ -292,6 +309,9 @@ export function summarize(d: Decision): string {
     const who = `${s.treatment} vs ${s.baseline}${s.kind === 'self' ? ' (previous run)' : ''}`
     const first = `${formatEffect(s.effect)} (n = ${s.effect.n})`
     if (!s.rerun) return `${who} ${formatEffect(s.effect)} ${s.metric} (n = ${s.effect.n})`
+    if (s.rerun.test) {
+      return `${who} ${formatEffect(s.effect)} ${s.metric} on the first run (n = ${s.effect.n}); ${formatRerunTest(s.rerun)}`
+    }
     const decided = s.rerun[s.rerun.decided_on]
     return (
       `${who} ${formatEffect(decided)} ${s.metric} on ${RERUN_FIGURE_LABEL[s.rerun.decided_on]} (n = ${decided.n}), ` +
@@ -301,7 +321,33 @@ export function summarize(d: Decision): string {
   const more = live.length > 3 ? `, +${live.length - 3} more` : ''
   const errors = d.health.filter((x) => x.severity === 'error').length
   const tail = errors > 0 ? ` [${errors} evaluation health error(s)]` : ''
-  return `${head[d.status]}${parts.length > 0 ? `: ${parts.join('; ')}${more}` : ''}${tail}`
+  const small = d.signals.filter((s) => s.state === 'small_sample')
+  const smallText =
+    small.length > 0
+      ? ` (${small.length} crossing(s) on a small sample, shown, not a breach alone: ${small
+          .slice(0, 3)
+          .map(
+            (s) =>
+              `${s.treatment} vs ${s.baseline} ${formatEffect(s.effect)} ${s.metric} (n = ${s.effect.n})`,
+          )
+          .join('; ')})`
+      : ''
+  return `${head[d.status]}${parts.length > 0 ? `: ${parts.join('; ')}${more}` : ''}${smallText}${tail}`
+}
+
+/**
+ * The rerun's deciding test in one phrase, with the rerun-only figure beside it:
+ * "rerun exact one-sided McNemar p = 0.0312 ≤ α 0.05 (b′ = 5, c′ = 0; rerun blocks only (n = 7): −71.4 pp [..])".
+ */
+export function formatRerunTest(r: RerunResult): string {
+  const t = r.test
+  if (!t) return formatRerun(r)
+  const p = t.p_one_sided < 0.0001 ? t.p_one_sided.toExponential(2) : t.p_one_sided.toPrecision(3)
+  const counts = t.method.includes('McNemar') ? `b′ = ${r.b}, c′ = ${r.c}; ` : `${t.n} non-tied blocks; `
+  return (
+    `rerun ${t.method.replace(/ \(.*$/, '')} p = ${p} ${t.rejects ? '≤' : '>'} α ${t.alpha} ` +
+    `(${counts}${formatRerunFigure(r, 'rerun_only')})`
+  )
 }
 
 /** The names of the two rerun figures (RerunResultSchema), as every output labels them. */
@@ -322,6 +368,19 @@ export function formatRerunFigure(r: RerunResult, which: RerunResult['decided_on
 export function formatRerun(r: RerunResult): string {
   const other = r.decided_on === 'rerun_only' ? 'combined' : 'rerun_only'
   return `decided on ${formatRerunFigure(r, r.decided_on)}; also ${formatRerunFigure(r, other)}`
+}
+
+/**
+ * The interval method of an effect in a few words, so no figure is shown without it:
+ * "Newcombe", "bootstrap BCa", "bootstrap percentile", or the method as recorded.
+ */
+export function intervalLabel(e: Signal['effect']): string {
+  if (!e.ci) return 'no interval'
+  const m = e.method
+  if (/newcombe/i.test(m)) return 'Newcombe'
+  if (/\bbca\b/i.test(m)) return 'bootstrap BCa'
+  if (/percentile/i.test(m)) return 'bootstrap percentile'
+  return m
 }
 
 /** "−12.0 pp [−20.1, −3.9]" or "1.62× [1.31, 2.05]". */

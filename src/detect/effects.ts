@@ -15,7 +15,7 @@ export type RatioMetric = Exclude<SignalMetric, 'resolved'>
 /** Each decided metric, its threshold field and the rule in words (statistics.md "Decisions"). */
 export const METRIC_RULES: Record<
   SignalMetric,
-  { field: keyof Omit<Thresholds, 'min_coverage'>; label: string; rule: (t: number) => string }
+  { field: keyof Omit<Thresholds, 'min_coverage' | 'min_blocks'>; label: string; rule: (t: number) => string }
 > = {
   resolved: {
     field: 'resolved_deficit_pp',
@@ -45,13 +45,15 @@ const EPS = 1e-9
 
 /**
  * Which way an effect crosses its threshold: `regression` (resolve deficit ≥ t pp; ratio > t without a
- * resolved advantage), `improvement` (resolve gain ≥ t pp; ratio < 1/t), or null.
+ * resolved advantage), `improvement` (resolve gain ≥ t pp; ratio < 1/t), or null. `advantaged`: the
+ * treatment's resolved advantage is significant by the outcome rule's own exact test
+ * (`resolvedAdvantageP` ≤ α), which excuses a higher ratio.
  */
 export function crossing(
   metric: SignalMetric,
   effect: Effect,
   threshold: number,
-  advantage: Effect | null,
+  advantaged: boolean,
 ): 'regression' | 'improvement' | null {
   const x = effect.estimate
   if (x === null) return null
@@ -60,17 +62,19 @@ export function crossing(
     if (x >= threshold - EPS) return 'improvement'
     return null
   }
-  if (x > threshold + EPS) return hasResolvedAdvantage(advantage) ? null : 'regression'
+  if (x > threshold + EPS) return advantaged ? null : 'regression'
   if (x > 0 && x < 1 / threshold - EPS) return 'improvement'
   return null
 }
 
 /**
- * A resolved advantage excuses higher cost: the treatment resolves more, and the interval of the
- * difference excludes zero (an advantage the data shows, not one noise could give).
+ * The exact one-sided McNemar p of a resolved advantage (c > b, treatment resolves more): the same
+ * exact test as the outcome rule, in the other direction. A higher cost is excused only when this
+ * p ≤ α (never by an interval of another method). Trial shares count by the sign of each block.
  */
-export function hasResolvedAdvantage(diff: Effect | null): boolean {
-  return !!diff && diff.estimate !== null && diff.estimate > 0 && !!diff.ci && diff.ci[0] > 0
+export function resolvedAdvantageP(pairs: readonly PairedBlock[]): number {
+  const d = discordant([...pairs])
+  return mcnemarPOneSided(d.b.length, d.c.length, 'treatment_better')
 }
 
 /** Effects of a competitive comparison, as comparison.json states them (not recomputed). */

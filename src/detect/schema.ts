@@ -54,6 +54,7 @@ export const SignalStateSchema = z.enum([
   'cleared',
   'not_confirmable',
   'inconclusive',
+  'small_sample',
 ])
 export type SignalState = z.infer<typeof SignalStateSchema>
 
@@ -69,6 +70,24 @@ export type SignalState = z.infer<typeof SignalStateSchema>
  * rerun data), `combined` for a resolve-rate deficit (its threshold is in points of the whole panel;
  * the direction must also hold on the rerun blocks, b′ > c′).
  */
+/**
+ * The test a confirmation design decided with, on the rerun data alone (detect/designs/).
+ * `p_one_sided` ≤ `alpha` rejects H0 (`hypothesis`); `advantage_p` is the exact one-sided McNemar p
+ * of a resolved advantage on the rerun (ratio signals: p ≤ alpha excuses the cost), else null.
+ */
+export const RerunTestSchema = z.strictObject({
+  design: z.string().describe('name@version of the confirmation design'),
+  method: z.string(),
+  hypothesis: z.string().describe('H0 the test rejects to confirm'),
+  n: Count.describe('blocks (non-tied) the test counts'),
+  statistic: z.number(),
+  p_one_sided: z.number(),
+  alpha: z.number(),
+  rejects: z.boolean(),
+  advantage_p: z.number().nullable(),
+})
+export type RerunTest = z.infer<typeof RerunTestSchema>
+
 export const RerunResultSchema = z.strictObject({
   round: z.number().int().positive(),
   planned_blocks: Count.describe('blocks of the confirmation plan'),
@@ -85,6 +104,7 @@ export const RerunResultSchema = z.strictObject({
   p_one_sided: z.number().nullable().describe('exact McNemar in the regression direction, rerun blocks only'),
   holds: z.boolean(),
   reason: z.string().describe('why the signal was confirmed or not'),
+  test: RerunTestSchema.optional().describe('the exact one-sided test that decided (design ≥ rerun-exact@1)'),
 })
 export type RerunResult = z.infer<typeof RerunResultSchema>
 
@@ -176,7 +196,33 @@ export const ConfirmationRefSchema = z.strictObject({
   instances: z.array(z.string()),
   legs: Count,
   capped: z.boolean().describe('more blocks were affected than confirmation.max_blocks'),
+  sample: z
+    .array(z.string())
+    .optional()
+    .describe('blocks drawn at random (seeded, independent of the data): ratio signals are tested on these'),
+  design: z
+    .strictObject({
+      name: z.string(),
+      version: z.number().int().positive(),
+      alpha: z.number(),
+      statement: z.string(),
+    })
+    .optional()
+    .describe('the confirmation design, its declared one-sided α and its statement for the report'),
 })
+
+/** Evidence so far for one comparison key across weekly runs (detect/evidence.ts). */
+export const EvidenceSchema = z.strictObject({
+  key: z.string(),
+  alpha: z.number().describe('declared α (confirmation.alpha): the product must reach 1/α'),
+  runs: z.array(z.strictObject({ run_id: z.string(), b: Count, c: Count, log_e: z.number() })),
+  log_e: z.number(),
+  e: z.number().nullable(),
+  threshold: z.number(),
+  sufficient: z.boolean(),
+  statement: z.string(),
+})
+export type Evidence = z.infer<typeof EvidenceSchema>
 
 export const DecisionSchema = z.strictObject({
   schema_version: z.literal(DECISION_SCHEMA_VERSION),
@@ -197,6 +243,10 @@ export const DecisionSchema = z.strictObject({
   previous: RunRefSchema.nullable().describe('the earlier run of the self-regression check'),
   confirmation: ConfirmationRefSchema.nullable(),
   notes: z.array(z.string()),
+  evidence: z
+    .array(EvidenceSchema)
+    .optional()
+    .describe('per competitive comparison: e-values multiplied across the weekly runs so far'),
 })
 export type Decision = z.infer<typeof DecisionSchema>
 

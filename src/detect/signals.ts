@@ -6,10 +6,14 @@ import {
   RATIO_METRICS,
   type RatioMetric,
   regressionP,
+  resolvedAdvantageP,
   type Thresholds,
 } from './effects.js'
 import { discordant, metricColumns, overThreshold, type PairedBlock } from './pairs.js'
 import type { Effect, Signal, SignalMetric } from './schema.js'
+
+/** thresholds.min_blocks when the manifest does not set it. */
+export const DEFAULT_MIN_BLOCKS = 10
 
 export interface SignalContext {
   key: string
@@ -21,6 +25,8 @@ export interface SignalContext {
   unstable: ReadonlySet<string>
   /** Whether cost-type metrics have enough complete telemetry to be decided. */
   costDecided: boolean
+  /** One-sided level of the exact tests (confirmation.alpha): a resolved advantage at p ≤ α excuses cost. */
+  alpha: number
 }
 
 /** The effect of each metric for one comparison, however it was obtained. */
@@ -46,11 +52,12 @@ export function crossings(
   const resolved = effects.effect('resolved')
   const metrics: SignalMetric[] = ['resolved', ...(ctx.costDecided ? RATIO_METRICS : [])]
   const d = discordant(pairs)
+  const advantaged = resolvedAdvantageP(pairs) <= ctx.alpha
   for (const metric of metrics) {
     const threshold = ctx.thresholds[METRIC_RULES[metric].field]
     const effect = metric === 'resolved' ? resolved : effects.effect(metric)
     const advantage = metric === 'resolved' ? null : resolved
-    const direction = crossing(metric, effect, threshold, advantage)
+    const direction = crossing(metric, effect, threshold, metric !== 'resolved' && advantaged)
     if (!direction) continue
     const driving =
       metric === 'resolved'
@@ -84,7 +91,31 @@ export function crossings(
     if (direction === 'regression') signals.push(signal)
     else improvements.push(signal)
   }
-  return { signals, improvements }
+  return { signals: smallSample(signals, ctx.thresholds.min_blocks ?? DEFAULT_MIN_BLOCKS), improvements }
+}
+
+/**
+ * Signals on fewer blocks than `thresholds.min_blocks` keep their effect and interval with a
+ * small-sample note; they cannot raise a breach alone: when no signal of the comparison on enough
+ * blocks is live they become `small_sample` (shown, never rerun), else they ride along unconfirmed.
+ */
+export function smallSample(signals: Signal[], minBlocks: number): Signal[] {
+  const note = (s: Signal): Signal =>
+    s.effect.n >= minBlocks
+      ? s
+      : {
+          ...s,
+          effect: {
+            ...s.effect,
+            reason: `small sample: n = ${s.effect.n} < thresholds.min_blocks ${minBlocks}; the interval is shown, it cannot raise a breach alone`,
+          },
+        }
+  const noted = signals.map(note)
+  const backed = noted.some((s) => s.state === 'unconfirmed' && s.effect.n >= minBlocks)
+  if (backed) return noted
+  return noted.map((s) =>
+    s.state === 'unconfirmed' && s.effect.n < minBlocks ? { ...s, state: 'small_sample' } : s,
+  )
 }
 
 /** Effects recomputed from pairs (self comparisons: a cell against its own previous run). */

@@ -8,8 +8,11 @@ import { type Plan, PlanSchema } from '../plan/schema.js'
 import { type ReportFiles, writeReportFiles } from '../report/write.js'
 import { sha256, strictJson } from '../util/json.js'
 import { confirm } from './confirm.js'
-import { buildConfirmationPlan, selectConfirmation } from './confirm-plan.js'
+import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } from './confirm-plan.js'
 import { type ComparisonRef, detect } from './decide.js'
+import { DEFAULT_DESIGN } from './designs/registry.js'
+import { evidenceFor } from './evidence.js'
+import { competitivePairs, selfPairs } from './pairs.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
   type ConfirmationSidecar,
@@ -20,6 +23,25 @@ import {
 } from './schema.js'
 
 export const DECISION_FILE = 'decision.json'
+
+/**
+ * The previous run's decision.json (beside its comparison.json), whose evidence this run extends;
+ * null without a previous run, when it cannot be compared with this one, or when it is unreadable
+ * (then a note says the evidence starts over).
+ */
+async function previousDecision(previous: string | undefined, d: Decision): Promise<Decision | null> {
+  if (!previous) return null
+  if (d.health.some((h) => h.code === 'previous_not_comparable')) return null
+  const file = path.join(path.dirname(previous), DECISION_FILE)
+  try {
+    return DecisionSchema.parse(JSON.parse(await readFile(file, 'utf8')))
+  } catch {
+    d.notes.push(
+      `no readable ${DECISION_FILE} beside the previous run's comparison: the evidence so far starts with this run`,
+    )
+    return null
+  }
+}
 export const SIDECAR_FILE = 'confirmation.json'
 
 export interface DetectStepOptions {
@@ -88,12 +110,25 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
     },
     quarantine: plan.panel.quarantine,
   })
+  decision.evidence = evidenceFor(
+    current.comparison,
+    await previousDecision(opts.previous, decision),
+    manifest.confirmation.alpha,
+  )
   let confirmPlan: Plan | null = null
   let confirmPlanPath: string | null = null
   if (decision.status === 'breach' && manifest.confirmation.enabled) {
-    const selection = selectConfirmation(decision, manifest.confirmation.max_blocks)
+    const round = plan.round + 1
+    const selection = selectConfirmation(decision, manifest.confirmation.max_blocks, {
+      pairs: (s) =>
+        s.kind === 'self'
+          ? previous
+            ? selfPairs(previous.comparison, current.comparison, s.treatment)
+            : []
+          : competitivePairs(current.comparison, s.baseline, s.treatment),
+      seed: confirmationSampleSeed(plan.seed, round),
+    })
     if (selection.instances.length > 0) {
-      const round = plan.round + 1
       confirmPlan = buildConfirmationPlan(plan, selection, round)
       const dir = path.join(out, `confirm-${round}`)
       await mkdir(dir, { recursive: true })
@@ -115,11 +150,18 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
         instances: confirmPlan.panel.instances,
         legs: confirmPlan.legs.length,
         capped: selection.capped,
+        sample: selection.sample.filter((i) => confirmPlan?.panel.instances.includes(i)),
+        design: {
+          name: DEFAULT_DESIGN.name,
+          version: DEFAULT_DESIGN.version,
+          alpha: manifest.confirmation.alpha,
+          statement: DEFAULT_DESIGN.statement(manifest.confirmation.alpha),
+        },
       }
       if (selection.capped) {
         decision.notes.push(
           `more blocks were affected than confirmation.max_blocks (${manifest.confirmation.max_blocks}); ` +
-            'the rest count as ties in the confirmation',
+            'the rerun decides on the blocks it holds',
         )
       }
     }

@@ -200,7 +200,9 @@ function signalsSection(signals: Signal[], v: ComparisonVerdict | null): string 
       ? `${formatRerun(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
       : s.state === 'not_confirmable'
         ? 'not rerun: driven only by quarantined/unstable instances'
-        : 'pending'
+        : s.state === 'small_sample'
+          ? 'not rerun: small sample, not a breach alone'
+          : 'pending'
     // Rule, effects and rerun text are built here from numbers and ids, not quoted from a run.
     return `| ${who} | ${METRIC_RULES[s.metric].label} | ${escapeMarkdown(s.rule)} | ${formatEffect(s.effect)} (n = ${s.effect.n})${p} | ${rerun} | **${s.state}** |`
   })
@@ -275,12 +277,21 @@ function diagnosisSections(ctx: RenderContext, status: DecisionStatus): Section[
 function reportSections(ctx: RenderContext): Section[] {
   if (!ctx.comparison) return []
   // The report's own sections, one heading level down, droppable from the bottom.
-  return markdownSections(ctx.comparison, { titleLevel: 3, fullReport: ctx.reportUrl ?? undefined }).map(
-    (s) => ({
-      ...s,
-      keep: false,
-    }),
-  )
+  const sections = markdownSections(ctx.comparison, {
+    titleLevel: 3,
+    fullReport: ctx.reportUrl ?? undefined,
+  }).map((s) => ({ ...s, keep: false }))
+  const d = ctx.decision
+  if (d.round === 0) return sections
+  // After confirmation the decision above is the final one; the comparison below is the first run's.
+  const first = d.runs[0]
+  const label = [
+    '#### First run’s figures',
+    '',
+    `The sections below are the first run’s whole-panel comparison${first ? ` (run ${codeSpan(first.run_id ?? '?')})` : ''}, shown for reference: the final decision above rests on confirmation round ${d.round}.`,
+    '',
+  ].join('\n')
+  return [{ id: 'first-run', text: label, keep: false }, ...sections]
 }
 
 function link(url: string): string {

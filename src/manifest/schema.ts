@@ -231,6 +231,14 @@ export const ThresholdsSchema = z.strictObject({
   fresh_input_ratio: z.number().positive().default(1.5).describe('alarm above this fresh-input-token ratio'),
   request_ratio: z.number().positive().default(1.5).describe('alarm above this proxy-request ratio'),
   min_coverage: z.number().min(0).max(1).default(0.8).describe('share of complete blocks needed to decide'),
+  min_blocks: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe(
+      'fewest blocks behind an effect for it to raise a breach alone (default 10); below it the interval is shown with a small-sample note',
+    ),
 })
 
 export const ClassificationSchema = z.strictObject({
@@ -262,6 +270,12 @@ export const ClassificationSchema = z.strictObject({
 export const ConfirmationSchema = z.strictObject({
   enabled: z.boolean().default(true).describe('rerun the affected blocks before confirming a breach'),
   max_blocks: z.number().int().positive().default(50).describe('cap on blocks rerun for confirmation'),
+  alpha: z
+    .number()
+    .gt(0)
+    .lt(0.5)
+    .default(0.05)
+    .describe('one-sided level of the exact test that confirms a breach on the rerun data'),
 })
 
 export const LiteLLMSettingsSchema = z.strictObject({
@@ -377,7 +391,7 @@ const ManifestObject = z.strictObject({
     min_telemetry_share: 0.25,
     keep_suspect_outcomes: true,
   }).describe('how attempts are classified before any comparison (README: Classification)'),
-  confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50 }).describe(
+  confirmation: ConfirmationSchema.default({ enabled: true, max_blocks: 50, alpha: 0.05 }).describe(
     'targeted rerun of the blocks a breach touched',
   ),
   telemetry: TelemetrySchema.default({ source: 'ledger', self_report_divergence: 1.5 }).describe(

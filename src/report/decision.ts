@@ -1,4 +1,8 @@
-import { formatEffect as formatEffectRaw, formatRerun as formatRerunRaw } from '../detect/decide.js'
+import {
+  formatEffect as formatEffectRaw,
+  formatRerunTest as formatRerunTestRaw,
+  intervalLabel,
+} from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
@@ -56,14 +60,17 @@ export function decisionLine(d: Decision): string {
 /** The Markdown section (heading level 2), ending with a blank line. */
 export function decisionMarkdown(view: DecisionView): string {
   const d = view.decision
-  const lines = ['## Decision', '', decisionLine(d), '']
+  const lines = ['## Decision', '']
   if (view.confirmedBy) {
+    // The final decision leads; this run's own status and figures follow, labelled as the first run's.
     const cb = view.confirmedBy
     lines.push(
-      `**Confirmation round ${cb.round}: ${STATUS_LABEL[cb.status]}.** The final decision is in ${link(cb.report)}.`,
+      `**Final decision: ${STATUS_LABEL[cb.status]}** (confirmation round ${cb.round}) — ${STATUS_MEANING[cb.status]}. Its report: ${link(cb.report)}.`,
+      '',
+      `First run (this report): ${STATUS_LABEL[d.status]}; the figures below are the first run’s.`,
       '',
     )
-  }
+  } else lines.push(decisionLine(d), '')
   if (view.firstRunReport) lines.push(`First run’s report: ${link(view.firstRunReport)}.`, '')
   if (d.comparisons.length > 0) {
     lines.push(`| Comparison | Status | ${blocksHeader(d)} | Note |`, '|---|---|---:|---|')
@@ -98,6 +105,13 @@ export function decisionMarkdown(view: DecisionView): string {
       '',
     )
   }
+  for (const ev of (d.evidence ?? []).slice(0, MAX_ROWS)) {
+    // The statement is built from counts and α; the key is quoted from the run.
+    lines.push(
+      `Evidence across weekly runs, ${codeSpan(ev.key)}: ${escapeMarkdown(`${ev.statement} (${evidenceRuns(ev)})`)}.`,
+      '',
+    )
+  }
   const health = groupHealth(d.health)
   if (health.length > 0) {
     lines.push(
@@ -126,14 +140,16 @@ export function decisionHtml(view: DecisionView): string {
   const d = view.decision
   const e = escapeHtml
   const plain = (x: string) => x
-  const parts = [
-    `<section id="decision" class="decision ${e(d.status)}"><h2>Decision</h2>`,
-    `<p><strong>Decision: ${e(STATUS_LABEL[d.status])}</strong> — ${e(STATUS_MEANING[d.status])}.</p>`,
-  ]
+  const parts = [`<section id="decision" class="decision ${e(d.status)}"><h2>Decision</h2>`]
   if (view.confirmedBy) {
     const cb = view.confirmedBy
     parts.push(
-      `<p><strong>Confirmation round ${cb.round}: ${e(STATUS_LABEL[cb.status])}.</strong> The final decision is in ${htmlLink(cb.report)}.</p>`,
+      `<p><strong>Final decision: ${e(STATUS_LABEL[cb.status])}</strong> (confirmation round ${cb.round}) — ${e(STATUS_MEANING[cb.status])}. Its report: ${htmlLink(cb.report)}.</p>`,
+      `<p>First run (this report): ${e(STATUS_LABEL[d.status])}; the figures below are the first run’s.</p>`,
+    )
+  } else {
+    parts.push(
+      `<p><strong>Decision: ${e(STATUS_LABEL[d.status])}</strong> — ${e(STATUS_MEANING[d.status])}.</p>`,
     )
   }
   if (view.firstRunReport) parts.push(`<p>First run’s report: ${htmlLink(view.firstRunReport)}.</p>`)
@@ -159,6 +175,11 @@ export function decisionHtml(view: DecisionView): string {
   } else {
     parts.push('<p>No regression signal.</p>')
   }
+  for (const ev of d.evidence ?? []) {
+    parts.push(
+      `<p>${e(`Evidence across weekly runs, ${ev.key}: ${ev.statement} (${evidenceRuns(ev)}).`)}</p>`,
+    )
+  }
   const health = groupHealth(d.health)
   if (health.length > 0) {
     parts.push(
@@ -179,6 +200,15 @@ export function decisionHtml(view: DecisionView): string {
   return parts.join('')
 }
 
+/** "runs w1 (b = 0, c = 7), w2 (b = 1, c = 7); weeks multiplied, never pooled". */
+function evidenceRuns(ev: NonNullable<Decision['evidence']>[number]): string {
+  const list = ev.runs
+    .slice(-MAX_ROWS)
+    .map((r) => `${r.run_id} (b = ${r.b}, c = ${r.c})`)
+    .join(', ')
+  return `runs ${list}; e-values multiplied, weeks never pooled`
+}
+
 function who(
   x: Pick<Signal, 'kind' | 'baseline' | 'treatment'> | ComparisonVerdict,
   code: (s: string) => string,
@@ -188,22 +218,33 @@ function who(
     : `${code(x.treatment)} vs ${code(x.baseline)}`
 }
 
-/** The first run's effect with its block count: "2.26× [1.97, 2.59] (n = 16)". */
+/** The first run's effect with its block count and interval method: "2.26× [1.97, 2.59] (n = 16; bootstrap BCa)". */
 function firstRun(s: Signal): string {
-  return `${formatEffect(s.effect)} (n = ${s.effect.n})`
+  const note = s.effect.estimate !== null && s.effect.reason ? `; ${s.effect.reason}` : ''
+  return `${formatEffect(s.effect)} (n = ${s.effect.n}; ${intervalLabel(s.effect)}${note})`
 }
 
 function rerunText(s: Signal, view: DecisionView): string {
   if (s.rerun) {
-    return `round ${s.rerun.round}: ${formatRerun(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
+    return `round ${s.rerun.round}: ${formatRerunTest(s.rerun)}; ${s.rerun.complete_blocks} of ${s.rerun.planned_blocks} rerun blocks complete, b′ = ${s.rerun.b}, c′ = ${s.rerun.c}`
   }
   if (s.state === 'not_confirmable') return 'not rerun: driven only by quarantined/unstable instances'
+  if (s.state === 'small_sample') return 'not rerun: small sample, not a breach alone'
   if (s.state !== 'unconfirmed') return '—'
   return view.confirmedBy ? `see round ${view.confirmedBy.round}` : 'pending'
 }
 
 /** The confirmation line: the rerun planned on a breach, or the rerun a decision rests on. */
 function confirmationText(view: DecisionView, code: (s: string) => string): string | null {
+  const text = confirmationLine(view, code)
+  const design = view.decision.confirmation?.design
+  // The design in one sentence (detect/designs/): how the rerun decides, at which α.
+  if (!design) return text
+  const statement = `Design (${design.name}@${design.version}): ${design.statement}`
+  return text ? `${text} ${statement}` : statement
+}
+
+function confirmationLine(view: DecisionView, code: (s: string) => string): string | null {
   const d = view.decision
   const c = d.confirmation
   if (d.status === 'breach') {
@@ -256,8 +297,8 @@ function formatEffect(e: Signal['effect']): string {
   return e.estimate === null ? escapeMarkdown(formatEffectRaw(e)) : formatEffectRaw(e)
 }
 
-/** Both rerun figures as Markdown (an undefined figure's reason escaped). */
-function formatRerun(r: NonNullable<Signal['rerun']>): string {
-  const text = formatRerunRaw(r)
+/** The rerun's deciding test as Markdown (an undefined figure's reason escaped). */
+function formatRerunTest(r: NonNullable<Signal['rerun']>): string {
+  const text = formatRerunTestRaw(r)
   return r.rerun_only.estimate === null || r.combined.estimate === null ? escapeMarkdown(text) : text
 }

@@ -19,7 +19,7 @@ import {
   routeText,
 } from './format.js'
 import { REPORT_APP_JS } from './html-app.js'
-import { blocksText, driftLines, METRIC_LABELS, telemetryText } from './markdown.js'
+import { blocksText, driftLines, METRIC_LABELS, notComparable, telemetryText } from './markdown.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
@@ -53,7 +53,9 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
     ...(opts.decision ? [decisionHtml(opts.decision)] : []),
     outcomeTable(c),
     resourceTables(c),
-    '<section class="charts">',
+    requestShapeTable(c),
+    driverTables(c),
+    '<div class="charts">',
     chartBox('Paired resources per block (log–log, dashed: y = x)', 'chart-scatter', 640, 420, pairSelect(c)),
     chartBox(
       'Ratios treatment / baseline with intervals (forest plot)',
@@ -68,9 +70,10 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
       c.cells.length * 26 + 90,
       `<p class="legend">${OUTCOMES.map((o) => `<span class="sw ${o}"></span>${e(o.replace('_', ' '))}`).join(' ')}</p>`,
     ),
-    '</section>',
-    instanceTable(c),
+    '</div>',
     incompleteTable(c),
+    ...problemSections(c),
+    instanceTable(c),
     `<section><h2>Scope</h2><p>${e(c.scope_statement)}</p></section>`,
     `<script type="application/json" id="hw-data">${jsonForScript(chartData(c))}</script>`,
     `<script>${chart}</script>`,
@@ -82,7 +85,8 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
 }
 
 function chartBox(title: string, id: string, w: number, h: number, extra = ''): string {
-  return `<div class="chart"><h2>${e(title)}</h2>${extra}<canvas id="${id}" width="${w}" height="${h}"></canvas></div>`
+  // A figure, not a section: report.md has no chart, so the two reports' section lists stay equal.
+  return `<figure class="chart"><figcaption>${e(title)}</figcaption>${extra}<canvas id="${id}" width="${w}" height="${h}"></canvas></figure>`
 }
 
 function pairSelect(c: Comparison): string {
@@ -122,8 +126,9 @@ function headerTable(c: Comparison): string {
   for (const d of driftLines(c, (x) => x)) rows.push(['Config drift', d])
   rows.push([
     'Statistics',
-    `seed ${s.seed}, B = ${s.bootstrap_resamples}, ${s.confidence_level * 100}% intervals`,
+    `seed ${s.seed}, B = ${s.bootstrap_resamples} bootstrap resamples, ${s.confidence_level * 100}% intervals`,
   ])
+  if (s.manifest_sha256) rows.push(['Manifest', `sha256 ${s.manifest_sha256.slice(0, 12)}`])
   if (c.missing_legs.length)
     rows.push(['Missing legs', c.missing_legs.map((l) => `${l.leg} (${l.reason})`).join('; ')])
   if (c.input_errors.length)
@@ -148,7 +153,109 @@ function outcomeTable(c: Comparison): string {
     ...noiseFloorLines(c).map((n) => `<p class="note"><strong>Noise floor.</strong> ${e(n)}</p>`),
     ...notes.map((n) => `<p class="note">MDE: ${e(n)}</p>`),
   ].join('')
-  return `<section><h2>Outcome</h2><p class="rule">${e(c.rules.outcome ?? '')}</p><table>${head}${rows.join('')}</table>${mde}</section>`
+  const rule = `${c.rules.outcome ?? ''}. Difference interval: ${c.rules.diff_interval ?? ''}`
+  return `<section><h2>Outcome</h2><p class="rule">${e(rule)}</p><table>${head}${rows.join('')}</table>${mde}${cellCounts(c)}</section>`
+}
+
+/** Per-cell counts (k = 1: final outcomes; k > 1: pass@i and pass^i), as in report.md's Outcome section. */
+function cellCounts(c: Comparison): string {
+  const k = c.stamp.trials
+  const ks = Array.from({ length: k }, (_, i) => i + 1)
+  const head =
+    k > 1
+      ? `<tr><th>Cell</th><th>Resolve rate on outcome-complete blocks (n)</th>${ks.map((i) => `<th>pass@${i}</th>`).join('')}${ks.map((i) => `<th>pass^${i}</th>`).join('')}</tr>`
+      : '<tr><th>Cell</th><th>Resolve rate on outcome-complete blocks (n)</th><th>Resolved</th><th>Unresolved</th><th>Infra error</th><th>Ungraded</th><th>Missing</th></tr>'
+  const rows = c.cells.map((cell) => {
+    const rr = `<td>${e(cell.id)}</td><td class="n">${fmtRate(cell.resolve_rate.value)} (${cell.resolve_rate.n})</td>`
+    if (k > 1) {
+      const v = (p: { value: number | null }) => `<td class="n">${fmtNum(p.value, 3)}</td>`
+      return `<tr>${rr}${cell.pass_at_k.map(v).join('')}${cell.pass_hat_k.map(v).join('')}</tr>`
+    }
+    const f = cell.final_outcomes
+    const counts = [f.resolved, f.unresolved, f.infra_error, f.ungraded, f.missing]
+    return `<tr>${rr}${counts.map((n) => `<td class="n">${n}</td>`).join('')}</tr>`
+  })
+  const denom =
+    k > 1 ? `<p class="rule">pass@k / pass^k denominator: ${e(c.cells[0]?.pass_k_denominator ?? '')}</p>` : ''
+  return c.cells.length === 0 ? '' : `<table>${head}${rows.join('')}</table>${denom}`
+}
+
+function requestShapeTable(c: Comparison): string {
+  const med = (s: { median: number | null; p90: number | null }) =>
+    s.median === null ? '—' : `${fmtNum(s.median, 4)} [${fmtNum(s.p90, 4)}]`
+  const rows = c.cells.map((cell) => {
+    const r = cell.request_shape
+    const v = [
+      r.first_request_bytes,
+      r.first_request_tools,
+      r.input_tokens_per_request,
+      r.requests_per_task,
+      r.aux_requests_per_task,
+    ]
+    return `<tr><td>${e(cell.id)}</td><td class="n">${r.n}</td>${v.map((x) => `<td>${e(med(x))}</td>`).join('')}</tr>`
+  })
+  return [
+    '<section><h2>Request shape at the proxy</h2>',
+    '<p class="rule">Per instance with complete telemetry (mean over trials); median [P90] across instances.</p>',
+    '<table><tr><th>Cell</th><th>n</th><th>First-request bytes</th><th>Tools in first request</th><th>Input tokens / request</th><th>Requests / task</th><th>Aux requests / task</th></tr>',
+    `${rows.join('')}</table></section>`,
+  ].join('')
+}
+
+function driverTables(c: Comparison): string {
+  const parts = ['<section><h2>Instances driving the difference</h2>']
+  for (const x of c.comparisons) {
+    parts.push(`<h3>${e(`${x.baseline} → ${x.treatment}`)}</h3>`)
+    const ids = (kind: string) => x.drivers.filter((d) => d.kind === kind).map((d) => d.instance)
+    const losses = ids('treatment_loss')
+    const wins = ids('treatment_win')
+    parts.push(
+      `<ul><li>${e(`Treatment losses (baseline only, b = ${losses.length}): ${losses.join(', ') || 'none'}`)}</li>`,
+      `<li>${e(`Treatment wins (treatment only, c = ${wins.length}): ${wins.join(', ') || 'none'}`)}</li></ul>`,
+    )
+    const res = x.drivers.filter((d) => d.kind === 'residual')
+    if (res.length > 0) {
+      const metric = res[0]!.metric ?? 'spend_usd'
+      const unit = x.metrics[metric].unit
+      parts.push(
+        `<p>${e(`Largest paired residuals of ${METRIC_LABELS[metric].toLowerCase()} (log ratio around the geometric mean ratio):`)}</p>`,
+        '<table><tr><th>Instance</th><th>Baseline</th><th>Treatment</th><th>Ratio</th></tr>',
+        ...res.map(
+          (d) =>
+            `<tr><td>${e(d.instance)}</td><td class="n">${e(fmtValue(d.baseline, unit))}</td><td class="n">${e(fmtValue(d.treatment, unit))}</td><td class="n">${d.log_ratio === null ? '—' : e(fmtRatio(Math.exp(d.log_ratio)))}</td></tr>`,
+        ),
+        '</table>',
+      )
+    }
+  }
+  parts.push('</section>')
+  return parts.join('')
+}
+
+/** Missing legs, unreadable input and notes: the same sections report.md shows when there are any. */
+function problemSections(c: Comparison): string[] {
+  const out: string[] = []
+  if (c.missing_legs.length > 0) {
+    const rows = c.missing_legs.map(
+      (l) =>
+        `<tr><td>${e(l.leg)}</td><td>${e(l.cell)}</td><td class="n">${l.shard}</td><td>${e(l.artifact)}</td><td>${e(l.reason)}</td></tr>`,
+    )
+    out.push(
+      `<section><h2>Missing legs</h2><table><tr><th>Leg</th><th>Cell</th><th>Shard</th><th>Artifact</th><th>Reason</th></tr>${rows.join('')}</table></section>`,
+    )
+  }
+  if (c.input_errors.length > 0) {
+    const rows = c.input_errors.map(
+      (x) => `<tr><td>${e(`${x.file}${x.line ? `:${x.line}` : ''}`)}</td><td>${e(x.message)}</td></tr>`,
+    )
+    out.push(
+      `<section><h2>Unreadable input</h2><table><tr><th>File:line</th><th>Problem</th></tr>${rows.join('')}</table></section>`,
+    )
+  }
+  if (c.notes.length > 0) {
+    out.push(`<section><h2>Notes</h2><ul>${c.notes.map((n) => `<li>${e(n)}</li>`).join('')}</ul></section>`)
+  }
+  return out
 }
 
 function resourceTables(c: Comparison): string {
@@ -159,10 +266,18 @@ function resourceTables(c: Comparison): string {
   for (const x of c.comparisons) {
     parts.push(`<h3>${e(`${x.baseline} → ${x.treatment}`)} (cost blocks: ${x.denominators.cost})</h3>`)
     parts.push(
-      '<table><tr><th>Metric</th><th>n</th><th>Baseline mean · median · P90</th><th>Treatment mean · median · P90</th><th>Ratio of means [CI]</th><th>Geo-mean ratio</th><th>Sign test p</th></tr>',
+      '<table><tr><th>Metric</th><th>n</th><th>Baseline mean · median · P90</th><th>Treatment mean · median · P90</th><th>Ratio of means [CI]</th><th>Geo-mean ratio</th><th>Paired Δ mean</th><th>Sign test p (Holm)</th></tr>',
     )
     for (const m of METRIC_NAMES) {
       const r = x.metrics[m]
+      const why = notComparable(c, x, m)
+      if (why) {
+        const raw = (a: typeof r.baseline) => (a.n === 0 ? '—' : `${fmtValue(a.mean, r.unit)} (as reported)`)
+        parts.push(
+          `<tr><td>${e(METRIC_LABELS[m])}</td><td>${r.n}</td><td>${e(raw(r.baseline))}</td><td>${e(raw(r.treatment))}</td><td>${e(`— (${why})`)}</td><td>—</td><td>—</td><td>—</td></tr>`,
+        )
+        continue
+      }
       const arm = (a: typeof r.baseline) =>
         a.n === 0
           ? '—'
@@ -171,13 +286,18 @@ function resourceTables(c: Comparison): string {
         r.ratio_of_means.estimate === null
           ? `— (${r.ratio_of_means.reason ?? ''})`
           : `${fmtRatio(r.ratio_of_means.estimate)} ${fmtCi(r.ratio_of_means.ci, (v) => fmtNum(v, 3))} ${r.ratio_of_means.ci ? r.ratio_of_means.method : ''}`
+      const holm = x.tests.find((t) => t.id === `sign:${m}`)?.p_holm ?? null
+      const sign =
+        r.sign_test.p_two_sided === null
+          ? '—'
+          : `${fmtP(r.sign_test.p_two_sided)} (${fmtP(holm)}); ↑${r.sign_test.increases} ↓${r.sign_test.decreases} =${r.sign_test.ties}`
       parts.push(
-        `<tr><td>${e(METRIC_LABELS[m])}</td><td>${r.n}</td><td>${e(arm(r.baseline))}</td><td>${e(arm(r.treatment))}</td><td>${e(ratio)}</td><td>${fmtRatio(r.geometric_mean_ratio.estimate)}</td><td>${fmtP(r.sign_test.p_two_sided)}</td></tr>`,
+        `<tr><td>${e(METRIC_LABELS[m])}</td><td>${r.n}</td><td>${e(arm(r.baseline))}</td><td>${e(arm(r.treatment))}</td><td>${e(ratio)}</td><td>${fmtRatio(r.geometric_mean_ratio.estimate)}</td><td>${e(fmtValue(r.paired_difference.mean, r.unit))}</td><td>${e(sign)}</td></tr>`,
       )
     }
     const cpr = x.cost_per_resolution
     parts.push(
-      `<tr><td>Cost per resolution</td><td>${cpr.n}</td><td>${e(fmtValue(cpr.baseline.portfolio_cost_per_resolution, 'usd'))}</td><td>${e(fmtValue(cpr.treatment.portfolio_cost_per_resolution, 'usd'))}</td><td>${e(`${fmtRatio(cpr.ratio.estimate)} ${fmtCi(cpr.ratio.ci, (v) => fmtNum(v, 3))}${cpr.ratio.reason ? ` (${cpr.ratio.reason})` : ''}`)}</td><td></td><td></td></tr>`,
+      `<tr><td>Cost per resolution</td><td>${cpr.n}</td><td>${e(fmtValue(cpr.baseline.portfolio_cost_per_resolution, 'usd'))}</td><td>${e(fmtValue(cpr.treatment.portfolio_cost_per_resolution, 'usd'))}</td><td>${e(`${fmtRatio(cpr.ratio.estimate)} ${fmtCi(cpr.ratio.ci, (v) => fmtNum(v, 3))}${cpr.ratio.reason ? ` (${cpr.ratio.reason})` : ''}`)}</td><td></td><td></td><td></td></tr>`,
     )
     parts.push('</table>')
   }
@@ -227,13 +347,18 @@ function num(v: number | null, text: string): string {
 
 function incompleteTable(c: Comparison): string {
   const b = c.blocks
-  if (b.incomplete.length === 0)
-    return `<section><h2>Incomplete blocks</h2><p>None of ${b.planned}.</p></section>`
+  if (c.cells.length === 0)
+    return `<section><h2>Incomplete blocks</h2><p>No cells scheduled: none of the ${b.planned} blocks ran, so none is complete.</p></section>`
+  const quarantined = b.quarantined.length
+    ? `; ${b.quarantined.length} quarantined: ${b.quarantined.join(', ')}`
+    : ''
+  const lead = `<p>${e(`${b.incomplete.length} of ${b.planned} blocks are incomplete (never counted as a loss or as zero)${quarantined}.`)}</p>`
+  if (b.incomplete.length === 0) return `<section><h2>Incomplete blocks</h2>${lead}</section>`
   const rows = b.incomplete.map(
     (blk) =>
       `<tr><td>${e(blk.instance)}</td><td>${e(blk.reasons.map((r) => `${r.code}${r.cell ? ` [${r.cell}${r.trial !== null ? ` trial ${r.trial}` : ''}]` : ''}: ${r.detail}`).join('; '))}</td></tr>`,
   )
-  return `<section><h2>Incomplete blocks (${b.incomplete.length} of ${b.planned})</h2><table><tr><th>Instance</th><th>Reasons</th></tr>${rows.join('')}</table></section>`
+  return `<section><h2>Incomplete blocks</h2>${lead}<table><tr><th>Instance</th><th>Reasons</th></tr>${rows.join('')}</table></section>`
 }
 
 function forestRows(
@@ -256,7 +381,8 @@ function forestRows(
         method: r.method,
       })
     }
-    for (const m of METRIC_NAMES) add(METRIC_LABELS[m], x.metrics[m].ratio_of_means)
+    for (const m of METRIC_NAMES)
+      if (!notComparable(c, x, m)) add(METRIC_LABELS[m], x.metrics[m].ratio_of_means)
     add('Cost per resolution', x.cost_per_resolution.ratio)
   }
   return out
@@ -313,7 +439,7 @@ table{border-collapse:collapse;margin:8px 0}th,td{border:1px solid #e0e0e0;paddi
 th{background:#f5f5f5}table.kv th{width:160px}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .instances th{cursor:pointer;user-select:none}.instances th[aria-sort=ascending]::after{content:" ▲"}.instances th[aria-sort=descending]::after{content:" ▼"}
 td.o.resolved{color:#2e7d32}td.o.unresolved{color:#c62828}td.o.infra_error{color:#ef6c00}td.o.ungraded,td.o.missing{color:#757575}
-.charts{display:flex;flex-wrap:wrap;gap:24px}.chart{overflow-x:auto;max-width:100%}.rule{color:#616161;font-size:12px}
+.charts{display:flex;flex-wrap:wrap;gap:24px;margin-top:28px}.chart{overflow-x:auto;max-width:100%;margin:0}.chart figcaption{font-size:17px;font-weight:bold;margin:8px 0}.rule{color:#616161;font-size:12px}
 .legend .sw{display:inline-block;width:12px;height:12px;margin:0 4px 0 10px;vertical-align:middle}
 .sw.resolved{background:#2e7d32}.sw.unresolved{background:#c62828}.sw.infra_error{background:#ef6c00}.sw.ungraded{background:#757575}.sw.missing{background:#bdbdbd}
 .empty{color:#757575;font-style:italic}.filters label{margin-right:12px}

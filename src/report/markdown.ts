@@ -1,5 +1,6 @@
 import type { Comparison, ComparisonEntry, MetricName } from '../compare/schema.js'
 import { METRIC_NAMES } from '../compare/schema.js'
+import { freshInputNotComparable } from '../detect/comparable.js'
 import { isUnisolated, UNISOLATED_WARNING } from '../sandbox/contract.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
 import { classificationMarkdown, denominatorsLine, notEvaluatedReason } from './classification.js'
@@ -317,7 +318,7 @@ function resourceSection(c: Comparison): string {
       '| Metric | n | Baseline mean · median · P90 | Treatment mean · median · P90 | Ratio of means [CI] | Geo-mean ratio | Paired Δ mean | Sign test p (Holm) |',
       '|---|---:|---|---|---|---:|---:|---|',
     )
-    for (const m of METRIC_NAMES) lines.push(metricRow(cmp, m))
+    for (const m of METRIC_NAMES) lines.push(metricRow(cmp, m, notComparable(c, cmp, m)))
     lines.push('')
     const cpr = cmp.cost_per_resolution
     const arm = (a: typeof cpr.baseline) =>
@@ -333,9 +334,21 @@ function resourceSection(c: Comparison): string {
   return `${lines.join('\n')}\n`
 }
 
-function metricRow(cmp: ComparisonEntry, m: MetricName): string {
+/**
+ * Why a metric's ratio between the two cells is not shown (fresh input across wire APIs whose input
+ * accounting differs: detect/comparable.ts), or null.
+ */
+export function notComparable(c: Comparison, cmp: ComparisonEntry, m: MetricName): string | null {
+  return m === 'input_fresh_tokens' ? freshInputNotComparable(c, cmp.baseline, cmp.treatment) : null
+}
+
+function metricRow(cmp: ComparisonEntry, m: MetricName, incomparable: string | null = null): string {
   const x = cmp.metrics[m]
   const u = x.unit
+  if (incomparable) {
+    const arm = (a: typeof x.baseline) => (a.n === 0 ? '—' : `${fmtValue(a.mean, u)} (as reported)`)
+    return `| ${METRIC_LABELS[m]} | ${x.n} | ${arm(x.baseline)} | ${arm(x.treatment)} | — (${escapeMarkdown(incomparable)}) | — | — | — |`
+  }
   const arm = (a: typeof x.baseline) =>
     a.n === 0 ? '—' : `${fmtValue(a.mean, u)} · ${fmtValue(a.median, u)} · ${fmtValue(a.p90, u)}`
   const r = x.ratio_of_means

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest'
 import { confirm } from '../../src/detect/confirm.js'
 import { selectConfirmation } from '../../src/detect/confirm-plan.js'
 import { detect, formatEffect } from '../../src/detect/decide.js'
+import { DEFAULT_DESIGN } from '../../src/detect/designs/registry.js'
+import { competitivePairs } from '../../src/detect/pairs.js'
 import { type Decision, DecisionSchema } from '../../src/detect/schema.js'
 import { decisionMarkdown } from '../../src/report/decision.js'
 import { type CellSpec, type FixtureSpec, makeComparison, policy, ref, rows } from './fixtures.js'
@@ -10,18 +12,27 @@ const r = (extra: Partial<CellSpec> = {}): CellSpec => ({ o: 'r', ...extra })
 const u = (extra: Partial<CellSpec> = {}): CellSpec => ({ o: 'u', ...extra })
 
 // First run: 30 blocks, b = 6 (inst-01..06), c = 1 (inst-30) → −16.7 pp, a breach.
-const first = makeComparison({
-  cells: ['a', 'b'],
-  rows: rows(30, (i) => {
-    if (i < 6) return { a: r(), b: u() }
-    if (i === 29) return { a: u(), b: r() }
-    return i < 20 ? { a: r(), b: r() } : { a: u(), b: u() }
-  }),
+const firstRows = rows(30, (i) => {
+  if (i < 6) return { a: r(), b: u() }
+  if (i === 29) return { a: u(), b: r() }
+  return i < 20 ? { a: r(), b: r() } : { a: u(), b: u() }
 })
+const first = makeComparison({ cells: ['a', 'b'], rows: firstRows })
+
+/**
+ * The rerun of the whole sample (here the whole 30-block panel): the given blocks as specified, every
+ * other block as it was on the first run (so nothing else flips).
+ */
+function rerunPanel(changed: FixtureSpec['rows']) {
+  return rerunOf({ ...firstRows, ...changed })
+}
 
 function firstDecision(c = first, p = policy): Decision {
   const d = detect({ current: ref(c), policy: p, quarantine: [] })
-  const sel = selectConfirmation(d, p.confirmation.max_blocks)
+  const sel = selectConfirmation(d, p.confirmation.max_blocks, {
+    pairs: (s) => competitivePairs(c, s.baseline, s.treatment),
+    seed: 11,
+  })
   d.affected_blocks = sel.instances
   d.confirmation = {
     round: 1,
@@ -31,6 +42,13 @@ function firstDecision(c = first, p = policy): Decision {
     instances: sel.instances,
     legs: 2,
     capped: sel.capped,
+    sample: sel.sample,
+    design: {
+      name: DEFAULT_DESIGN.name,
+      version: DEFAULT_DESIGN.version,
+      alpha: p.confirmation.alpha,
+      statement: DEFAULT_DESIGN.statement(p.confirmation.alpha),
+    },
   }
   return d
 }
@@ -57,8 +75,10 @@ describe('confirm: decide on the rerun data only', () => {
   it('the deficit holds on the rerun (b′ = 5, c′ = 0): confirmed, both runs reported', () => {
     const original = firstDecision()
     expect(original.status).toBe('breach')
-    expect(original.affected_blocks).toEqual(affected)
-    const rerun = rerunOf(
+    // The rerun is the whole panel (a seeded random sample of up to max_blocks = 50 blocks).
+    expect([...original.affected_blocks].sort()).toEqual(Object.keys(firstRows).sort())
+    expect(original.confirmation!.sample).toHaveLength(30)
+    const rerun = rerunPanel(
       Object.fromEntries(affected.map((id, i) => [id, i < 5 ? { a: r(), b: u() } : { a: r(), b: r() }])),
     )
     const d = decide(original, rerun)
@@ -70,24 +90,54 @@ describe('confirm: decide on the rerun data only', () => {
     expect(s.effect.estimate).toBeCloseTo(-16.6667, 3)
     expect(s.rerun).toMatchObject({
       round: 1,
-      planned_blocks: 7,
-      complete_blocks: 7,
+      planned_blocks: 30,
+      complete_blocks: 30,
       b: 5,
       c: 0,
       holds: true,
     })
     expect(s.rerun!.combined.estimate).toBeCloseTo((-5 / 30) * 100, 10)
     expect(s.rerun!.p_one_sided).toBeCloseTo(1 / 32, 12)
+    // Decided by the exact one-sided McNemar on the rerun alone: p = 1/32 ≤ α = 0.05.
+    expect(s.rerun!.test).toMatchObject({
+      design: 'rerun-exact@1',
+      n: 5,
+      statistic: 5,
+      alpha: 0.05,
+      rejects: true,
+    })
+    expect(s.rerun!.test!.p_one_sided).toBe(1 / 32)
     expect(d.runs.map((x) => [x.round, x.comparison])).toEqual([
       [0, '../comparison.json'],
       [1, 'confirm-1/comparison.json'],
     ])
     expect(d.comparisons[0]).toMatchObject({ status: 'confirmed' })
-    expect(d.summary).toMatch(/^confirmed regression: b vs a −16\.7 pp/)
+    expect(d.summary).toMatch(
+      /^confirmed regression: b vs a −16\.7 pp \[.*\] resolved on the first run \(n = 30\); rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 30\): .*\)$/,
+    )
+  })
+
+  it('b′ = 4, c′ = 0 is not enough at α = 0.05 (p = 1/16), though the old point rule held it', () => {
+    const rerun = rerunPanel(
+      Object.fromEntries(affected.map((id, i) => [id, i < 4 ? { a: r(), b: u() } : { a: r(), b: r() }])),
+    )
+    const d = decide(firstDecision(), rerun)
+    const s = d.signals[0]!
+    // The combined figure (−13.3 pp) crosses the threshold and b′ > c′, but the test does not reject.
+    expect(s.rerun!.combined.estimate).toBeCloseTo((-4 / 30) * 100, 10)
+    expect(s.rerun!.test!.p_one_sided).toBe(1 / 16)
+    expect(s.state).toBe('cleared')
+    expect(s.rerun!.reason).toBe(
+      'b′ = 4, c′ = 0, exact one-sided McNemar p = 0.0625 > α = 0.05: did not hold',
+    )
+    // A declared α of 0.1 confirms the same rerun.
+    const loose = { ...firstDecision() }
+    loose.policy = { ...loose.policy, confirmation: { ...loose.policy.confirmation, alpha: 0.1 } }
+    expect(decide(loose, rerun).status).toBe('confirmed')
   })
 
   it('the flips do not repeat (b′ = 2, c′ = 1 → −3.3 pp): cleared, never filed', () => {
-    const rerun = rerunOf(
+    const rerun = rerunPanel(
       Object.fromEntries(
         affected.map((id, i) => [
           id,
@@ -99,27 +149,30 @@ describe('confirm: decide on the rerun data only', () => {
     expect(d.status).toBe('cleared')
     expect(d.signals[0]!.state).toBe('cleared')
     expect(d.signals[0]!.rerun!.combined.estimate).toBeCloseTo((-1 / 30) * 100, 10)
-    expect(d.signals[0]!.rerun!.reason).toMatch(/did not hold/)
+    expect(d.signals[0]!.rerun!.reason).toMatch(/p = 0\.500 > α = 0\.05: did not hold/)
     // inst-03..06 flipped (b recovered), inst-30 did not: the flipped ones are unstable by evidence.
     expect(d.unstable_instances).toEqual(['inst-03', 'inst-04', 'inst-05', 'inst-06'])
   })
 
   it('an incomplete rerun (infra errors) is inconclusive, with a health error — not confirmed, not cleared', () => {
-    const rerun = rerunOf(
+    // Infra errors on 10 of the 30 rerun blocks: 20 complete, below min_coverage 0.8.
+    const rerun = rerunPanel(
       Object.fromEntries(
-        affected.map((id, i) => [id, i < 4 ? { a: r(), b: { o: 'i' } } : { a: r(), b: u() }]),
+        Object.keys(firstRows)
+          .slice(0, 10)
+          .map((id) => [id, { a: r(), b: { o: 'i' } }]),
       ),
     )
     const d = decide(firstDecision(), rerun)
     expect(d.status).toBe('inconclusive')
     expect(d.signals[0]!.state).toBe('inconclusive')
     expect(d.health.find((h) => h.code === 'rerun_incomplete')!.message).toMatch(
-      /3 of 7 rerun blocks complete/,
+      /20 of 30 rerun blocks complete/,
     )
   })
 
   it('F07: rerun losses only on unstable instances (mixed trials) never confirm', () => {
-    const rerun = rerunOf(
+    const rerun = rerunPanel(
       Object.fromEntries(
         affected.map((id, i) => [
           id,
@@ -150,10 +203,14 @@ describe('confirm: decide on the rerun data only', () => {
         return { a: u(), b: u() }
       }),
     })
-    const original = firstDecision(aa, { ...strict, confirmation: { enabled: true, max_blocks: 100 } })
+    const original = firstDecision(aa, {
+      ...strict,
+      confirmation: { enabled: true, max_blocks: 100, alpha: 0.05 },
+    })
     expect(original.status).toBe('breach')
-    expect(original.affected_blocks).toHaveLength(85)
-    // Noise: on the rerun the 85 discordant blocks split evenly (b′ = 21, c′ = 22).
+    // The rerun is a seeded random sample of 100 of the 500 blocks (max_blocks).
+    expect(original.affected_blocks).toHaveLength(100)
+    // Noise: on the rerun half the sampled blocks are discordant, in both directions (b′ = 21, c′ = 29).
     const rerun = rerunOf(
       Object.fromEntries(
         original.affected_blocks.map((id, i) => [
@@ -163,11 +220,11 @@ describe('confirm: decide on the rerun data only', () => {
       ),
     )
     const d = decide(original, rerun, aa)
-    expect(d.signals[0]!.rerun).toMatchObject({ b: 21, c: 22 })
+    expect(d.signals[0]!.rerun).toMatchObject({ b: 21, c: 29 })
     expect(d.status).toBe('cleared')
   })
 
-  it('a cost breach is confirmed when the rerun blocks are still over the threshold', () => {
+  it('a cost breach is confirmed when the sampled rerun blocks are still over the threshold', () => {
     const costly = makeComparison({
       cells: ['a', 'b'],
       rows: rows(30, () => ({ a: r({ spend: 1 }), b: r({ spend: 2 }) })),
@@ -184,6 +241,9 @@ describe('confirm: decide on the rerun data only', () => {
     expect(d.status).toBe('confirmed')
     expect(d.signals[0]!.rerun!.combined.estimate).toBeCloseTo(1.9, 10)
     expect(d.signals[0]!.rerun!.rerun_only.estimate).toBeCloseTo(1.9, 10)
+    // Every one of the 30 sampled blocks is above 1.5×: exact Wilcoxon p = 2^−30.
+    expect(d.signals[0]!.rerun!.test).toMatchObject({ n: 30, statistic: 465, rejects: true })
+    expect(d.signals[0]!.rerun!.test!.p_one_sided).toBe(2 ** -30)
 
     const cheap = rerunOf(
       Object.fromEntries(
@@ -196,12 +256,11 @@ describe('confirm: decide on the rerun data only', () => {
   })
 })
 
-describe('confirm: one definition of the rerun figures, each with its n', () => {
+describe('confirm: ratios are tested on a random sample, never on the blocks that crossed', () => {
   // First run, 16 blocks: b spends 2.3× on inst-01..15 and 1.2× on inst-16; b loses inst-01, inst-02
-  // and inst-16 (−18.75 pp). Two signals: the resolve-rate deficit (driving inst-01, inst-02, inst-16)
-  // and spend (driving inst-01..15). max_blocks 6 caps the rerun at inst-01, inst-02, inst-16,
-  // inst-03, inst-04, inst-05 — inst-16 is rerun for the deficit, not for spend.
-  const capped = { ...policy, confirmation: { enabled: true, max_blocks: 6 } }
+  // and inst-16 (−18.75 pp). Two signals: the resolve-rate deficit and spend. max_blocks 6: the rerun
+  // is a seeded random sample of 6 of the 16 cost-complete blocks (no room is left for more).
+  const capped = { ...policy, confirmation: { enabled: true, max_blocks: 6, alpha: 0.05 } }
   const loses = new Set([0, 1, 15])
   const panel = makeComparison({
     cells: ['a', 'b'],
@@ -210,94 +269,91 @@ describe('confirm: one definition of the rerun figures, each with its n', () => 
       b: (loses.has(i) ? u : r)({ spend: i === 15 ? 1.2 : 2.3 }),
     })),
   })
-  const rerunIds = ['inst-01', 'inst-02', 'inst-16', 'inst-03', 'inst-04', 'inst-05']
-  // Rerun: b spends 3, 2, 2, 2, 2 and 1.5 against 1 → 12.5 / 6 = 2.0833×; b loses only inst-01.
-  const rerunSpend: Record<string, number> = {
-    'inst-01': 3,
-    'inst-02': 2,
-    'inst-03': 2,
-    'inst-04': 2,
-    'inst-05': 2,
-    'inst-16': 1.5,
-  }
+  const original = firstDecision(panel, capped)
+  const sample = original.confirmation!.sample!
+  // Rerun: b spends 3 on the first sampled block, 2 on the others (against 1); b loses the first only.
   const again = rerunOf(
     Object.fromEntries(
-      rerunIds.map((id) => [
-        id,
-        { a: r({ spend: 1 }), b: (id === 'inst-01' ? u : r)({ spend: rerunSpend[id] }) },
-      ]),
+      sample.map((id, i) => [id, { a: r({ spend: 1 }), b: (i === 0 ? u : r)({ spend: i === 0 ? 3 : 2 }) }]),
     ),
   )
 
-  it('spend decides on the rerun blocks only (n = 6, 2.08×) — the rerun comparison.json’s own figure', () => {
-    const original = firstDecision(panel, capped)
+  it('the sample is seeded, of the panel, and independent of which blocks crossed', () => {
     expect(original.signals.map((s) => s.metric)).toEqual(['resolved', 'spend_usd'])
-    expect(original.affected_blocks).toEqual(rerunIds)
+    expect(sample).toHaveLength(6)
+    expect(original.affected_blocks).toEqual(sample)
     expect(original.confirmation!.capped).toBe(true)
-    const first = original.signals[1]!
-    expect(first.effect.estimate).toBeCloseTo((15 * 2.3 + 1.2) / 16, 12)
-    expect(first.effect.n).toBe(16)
+    // Same seed, same sample; another seed, another sample (of the same size).
+    const again1 = selectConfirmation(original, 6, {
+      pairs: (s) => competitivePairs(panel, s.baseline, s.treatment),
+      seed: 11,
+    })
+    expect(again1.sample).toEqual(sample)
+    const other = selectConfirmation(original, 6, {
+      pairs: (s) => competitivePairs(panel, s.baseline, s.treatment),
+      seed: 12,
+    })
+    expect(other.sample).toHaveLength(6)
+    expect(other.sample).not.toEqual(sample)
+  })
 
+  it('spend: exact Wilcoxon on the sampled rerun blocks (all above 1.5×: p = 1/64) confirms', () => {
     const d = decide(original, again, panel)
     const spend = d.signals.find((s) => s.metric === 'spend_usd')!
     const rr = spend.rerun!
     expect(spend.state).toBe('confirmed')
     expect(rr.decided_on).toBe('rerun_only')
-    expect(rr.planned_blocks).toBe(6)
-    expect(rr.complete_blocks).toBe(6)
-    expect([...rr.instances].sort()).toEqual([...rerunIds].sort())
-    // Rerun blocks only: every rerun block with its rerun value, inst-16 included.
     expect(rr.rerun_only.n).toBe(6)
-    expect(rr.rerun_only.estimate).toBeCloseTo(12.5 / 6, 12)
-    // … and exactly the rerun comparison.json's figure, interval included.
-    const own = again.comparisons[0]!.metrics.spend_usd.ratio_of_means
-    expect(rr.rerun_only.estimate).toBe(own.estimate)
-    expect(rr.rerun_only.ci).toEqual(own.ci)
-    // Combined: 10 blocks keep 2.3 from the first run, the 6 rerun blocks take their rerun values.
-    expect(rr.combined.n).toBe(16)
-    expect(rr.combined.estimate).toBeCloseTo((10 * 2.3 + 12.5) / 16, 12)
-    // The cost is not excused: the combined resolve rate is −1/16 (inst-01 only), no advantage.
-    expect(rr.resolved_advantage!.estimate).toBeCloseTo(-100 / 16, 10)
-    expect(rr.resolved_advantage!.n).toBe(16)
-    expect(rr.reason).toBe(
-      'rerun blocks only (n = 6): 2.08× > 1.5× without a resolved advantage (combined resolve-rate difference −6.3 pp, n = 16)',
-    )
+    expect(rr.rerun_only.estimate).toBeCloseTo(13 / 6, 12)
+    expect(rr.rerun_only.estimate).toBe(again.comparisons[0]!.metrics.spend_usd.ratio_of_means.estimate)
+    expect(rr.test).toMatchObject({ n: 6, statistic: 21, rejects: true, advantage_p: 1 })
+    expect(rr.test!.p_one_sided).toBe(1 / 64)
   })
 
-  it('the deficit decides on the combined figure (n = 16) with the direction on the rerun blocks', () => {
-    const d = decide(firstDecision(panel, capped), again, panel)
+  it('the deficit: one loss on the rerun (b′ = 1, c′ = 0, p = 0.5) does not hold', () => {
+    const d = decide(original, again, panel)
     const deficit = d.signals.find((s) => s.metric === 'resolved')!
-    const rr = deficit.rerun!
-    expect(rr.decided_on).toBe('combined')
-    expect(rr.combined.n).toBe(16)
-    expect(rr.combined.estimate).toBeCloseTo(-100 / 16, 10)
-    expect(rr.rerun_only.n).toBe(6)
-    expect(rr.rerun_only.estimate).toBeCloseTo(-100 / 6, 10)
-    expect(rr.rerun_only.estimate).toBe(again.comparisons[0]!.outcome.diff_pp)
-    expect(rr).toMatchObject({ b: 1, c: 0, holds: false })
+    expect(deficit.rerun).toMatchObject({ b: 1, c: 0, holds: false })
+    expect(deficit.rerun!.test!.p_one_sided).toBe(0.5)
     expect(deficit.state).toBe('cleared')
-    expect(rr.reason).toBe(
-      'combined: rerun blocks replaced in the full panel (n = 16): −6.3 pp (threshold −10), b′ = 1, c′ = 0 on the rerun blocks only (n = 6): did not hold',
+  })
+
+  it('a resolved advantage excuses the cost only by the exact one-sided McNemar at α', () => {
+    // b resolves 5 sampled blocks a loses … but only 6 blocks: c′ = 5, b′ = 0 → p = 1/32 ≤ 0.05.
+    const better = rerunOf(
+      Object.fromEntries(
+        sample.map((id, i) => [id, { a: (i < 5 ? u : r)({ spend: 1 }), b: r({ spend: 2 }) }]),
+      ),
+    )
+    const spend = decide(original, better, panel).signals.find((s) => s.metric === 'spend_usd')!
+    expect(spend.rerun!.test!.advantage_p).toBe(1 / 32)
+    expect(spend.state).toBe('cleared')
+    expect(spend.rerun!.reason).toMatch(/resolved advantage .* p = 0\.0313 ≤ α = 0\.05\): not a regression$/)
+    // Four wins (p = 1/16) do not excuse it.
+    const fewer = rerunOf(
+      Object.fromEntries(
+        sample.map((id, i) => [id, { a: (i < 4 ? u : r)({ spend: 1 }), b: r({ spend: 2 }) }]),
+      ),
+    )
+    expect(decide(original, fewer, panel).signals.find((s) => s.metric === 'spend_usd')!.state).toBe(
+      'confirmed',
     )
   })
 
-  it('the summary and the report quote the deciding figure with its n, the first run’s beside it', () => {
-    const d = decide(firstDecision(panel, capped), again, panel)
+  it('the summary and the report quote the deciding test with its n, the first run’s figure beside it', () => {
+    const d = decide(original, again, panel)
     expect(d.status).toBe('confirmed')
     const spend = d.signals.find((s) => s.metric === 'spend_usd')!
-    const decided = formatEffect(spend.rerun!.rerun_only)
     const first = formatEffect(spend.effect)
-    expect(decided).toMatch(/^2\.08× \[/)
     expect(first).toMatch(/^2\.23× \[/)
-    expect(d.summary).toBe(
-      `confirmed regression: b vs a ${decided} spend_usd on rerun blocks only (n = 6), first run ${first} (n = 16)`,
+    expect(d.summary).toContain(
+      `b vs a ${first} spend_usd on the first run (n = 16); rerun exact one-sided Wilcoxon signed-rank on ln(T/B) − ln 1.5 p = 0.0156 ≤ α 0.05 (6 non-tied blocks; rerun blocks only (n = 6): ${formatEffect(spend.rerun!.rerun_only)})`,
     )
     const md = decisionMarkdown({ decision: d })
     const row = md.split('\n').find((l) => l.startsWith('| `b` vs `a`: spend |'))!
-    expect(row).toContain(`| ${first} (n = 16) |`)
-    expect(row).toContain(
-      `round 1: decided on rerun blocks only (n = 6): ${decided}; also combined: rerun blocks replaced in the full panel (n = 16): ${formatEffect(spend.rerun!.combined)}; 6 of 6 rerun blocks complete, b′ = 1, c′ = 0`,
-    )
-    expect(md).not.toContain('projected')
+    expect(row).toContain(`| ${first} (n = 16; bootstrap BCa) |`)
+    expect(row).toContain('6 of 6 rerun blocks complete')
+    expect(md).toContain('Design (rerun-exact@1): Confirmation reruns a seeded random sample')
+    expect(md).toContain('α = 0.05')
   })
 })

@@ -63,6 +63,7 @@ describe('detect: competitive thresholds on complete blocks', () => {
       cells: ['a', 'b'],
       signals: ['exp/a-vs-b:resolved'],
       capped: false,
+      sample: [],
     })
     expect(selectConfirmation(d, 3)).toMatchObject({
       instances: ['inst-01', 'inst-02', 'inst-03'],

@@ -405,7 +405,7 @@ export const policy = {
     request_ratio: 1.5,
     min_coverage: 0.8,
   },
-  confirmation: { enabled: true, max_blocks: 50 },
+  confirmation: { enabled: true, max_blocks: 50, alpha: 0.05 },
   reporting: {
     labels: ['harness-watch'],
     recovered_after: 2,

@@ -48,12 +48,13 @@ describe('report.md and report.html state the decision once it is made', () => {
     const md = await read(path.join(f.out, 'report.md'))
     expect(md).toContain('**Decision: breach (unconfirmed)** — a threshold was crossed on this run only;')
     expect(md).toMatch(
-      /\| `c` vs `a`: resolve rate \| resolve-rate deficit ≥ 10 points \(treatment − baseline ≤ −10 pp\) \| −20\.0 pp \[−\d+\.\d, −\d+\.\d\] \(n = 30\) \| 0\.0156 \| unconfirmed \| pending \|/,
+      /\| `c` vs `a`: resolve rate \| resolve-rate deficit ≥ 10 points \(treatment − baseline ≤ −10 pp\) \| −20\.0 pp \[−\d+\.\d, −\d+\.\d\] \(n = 30; [^)]+\) \| 0\.0156 \| unconfirmed \| pending \|/,
     )
+    // The rerun: a seeded random sample of the panel (all 30 blocks fit in max_blocks).
     const blocks = ['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05', 'inst-06']
     const planned = md.split('\n').find((l) => l.startsWith('A confirmation rerun is planned'))!
     expect(planned).toMatch(
-      /^A confirmation rerun is planned: round 1, 4 leg\(s\), cells `a`, `c`, 6 block\(s\): /,
+      /^A confirmation rerun is planned: round 1, 4 leg\(s\), cells `a`, `c`, 30 block\(s\): /,
     )
     for (const b of blocks) expect(planned).toContain(`\`${b}\``)
     expect(planned).toContain('(plan `confirm-1/plan.json`)')
@@ -71,7 +72,12 @@ describe('report.md and report.html state the decision once it is made', () => {
     const rerun = makeComparison({
       round: 1,
       cells: ['a', 'c'],
-      rows: Object.fromEntries(ids.map((id, i) => [id, { a: r(), c: i < 5 ? u() : r() }])),
+      rows: Object.fromEntries(
+        ids.map((id) => [
+          id,
+          { a: r(), c: ['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05'].includes(id) ? u() : r() },
+        ]),
+      ),
     })
     await writeFile(path.join(rerunDir, 'comparison.json'), strictJson(rerun))
     const second = await detectStep({
@@ -84,20 +90,27 @@ describe('report.md and report.html state the decision once it is made', () => {
       '**Decision: confirmed** — a threshold was crossed and held on the targeted rerun.',
     )
     expect(rerunMd).toMatch(
-      /\| confirmed \| round 1: decided on combined: rerun blocks replaced in the full panel \(n = 30\): −16\.7 pp \[[^\]]*\]; also rerun blocks only \(n = 6\): −83\.3 pp \[[^\]]*\]; 6 of 6 rerun blocks complete, b′ = 5, c′ = 0 \|/,
+      /\| confirmed \| round 1: rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 30\): −16\.7 pp \[[^\]]*\]\); 30 of 30 rerun blocks complete, b′ = 5, c′ = 0 \|/,
     )
+    expect(rerunMd).toContain('Design (rerun-exact@1): Confirmation reruns a seeded random sample')
+    expect(rerunMd).toMatch(/rejects at α = 0\.05/)
     expect(rerunMd).toContain('First run’s report: `../../report.md`.')
     // The rerun's block counts in the decision table are the first run's panel, and say so.
     expect(rerunMd).toContain('| Comparison | Status | Outcome-complete blocks (first run) | Note |')
     const firstMd = await read(path.join(f.out, 'report.md'))
     expect(firstMd).toContain('| Comparison | Status | Outcome-complete blocks | Note |')
-    expect(firstMd).toContain('**Decision: breach (unconfirmed)**')
-    expect(firstMd).toContain(
-      '**Confirmation round 1: confirmed.** The final decision is in `confirm-1/result/report.md`.',
-    )
-    expect(await read(path.join(f.out, 'report.html'))).toContain(
-      '<a href="confirm-1/result/report.html">confirm-1/result/report.html</a>',
-    )
+    // The first run's report leads with the final decision; its own status and figures are labelled.
+    const finalLine =
+      '**Final decision: confirmed** (confirmation round 1) — a threshold was crossed and held on the targeted rerun. Its report: `confirm-1/result/report.md`.'
+    const firstLine = 'First run (this report): breach (unconfirmed); the figures below are the first run’s.'
+    expect(firstMd).toContain(finalLine)
+    expect(firstMd).toContain(firstLine)
+    expect(firstMd.indexOf(finalLine)).toBeLessThan(firstMd.indexOf(firstLine))
+    expect(firstMd.indexOf(firstLine)).toBeLessThan(firstMd.indexOf('## Outcome'))
+    expect(firstMd).not.toContain('**Decision: breach (unconfirmed)**')
+    const firstHtml = await read(path.join(f.out, 'report.html'))
+    expect(firstHtml).toContain('<strong>Final decision: confirmed</strong> (confirmation round 1)')
+    expect(firstHtml).toContain('<a href="confirm-1/result/report.html">confirm-1/result/report.html</a>')
   })
 
   it('health problems are listed, identical messages once with a count', async () => {

@@ -39,17 +39,18 @@ describe('detectStep: decision.json, confirmation plan, then the confirmation de
       },
     ])
 
-    // The rerun plan: only the affected blocks, only the baseline and treatment, new seed, round 1.
+    // The rerun plan: a seeded random sample of up to max_blocks (50) blocks — here the whole 30-block
+    // panel — only the baseline and treatment, new seed, round 1.
     const cp = PlanSchema.parse(JSON.parse(await readFile(res.confirmPlanPath!, 'utf8')))
     expect(res.confirmPlanPath).toBe(path.join(out, 'confirm-1', 'plan.json'))
     expect(cp.kind).toBe('confirmation')
     expect(cp.round).toBe(1)
     expect(cp.cells.map((c) => c.id)).toEqual(['a', 'c'])
-    expect([...cp.panel.instances].sort()).toEqual(ids.slice(0, 6))
+    expect([...cp.panel.instances].sort()).toEqual(ids)
     expect(cp.seed).not.toBe(plan.seed)
     expect(cp.legs.map((l) => l.cell)).toEqual(['a', 'c', 'a', 'c']) // cells interleaved per shard
     expect(cp.legs.every((l) => l.artifact.startsWith('hw-exp-confirm1-'))).toBe(true)
-    expect(new Set(cp.legs.flatMap((l) => l.instances)).size).toBe(6)
+    expect(new Set(cp.legs.flatMap((l) => l.instances)).size).toBe(30)
     expect(JSON.parse(res.outputs['confirm-matrix'])).toEqual(cp.matrix)
     expect(onDisk.confirmation).toMatchObject({
       round: 1,
@@ -66,12 +67,12 @@ describe('detectStep: decision.json, confirmation plan, then the confirmation de
       signals: ['exp/a-vs-c:resolved'],
     })
 
-    // The rerun: the losses repeat on 5 of the 6 blocks.
+    // The rerun: the losses repeat on 5 of the 6 blocks; every other block is concordant again.
     const rerun = makeComparison({
       runId: 'run-1',
       round: 1,
       cells: ['a', 'c'],
-      rows: Object.fromEntries(ids.slice(0, 6).map((id, i) => [id, { a: r(), c: i < 5 ? u() : r() }])),
+      rows: Object.fromEntries(ids.map((id, i) => [id, { a: r(), c: i < 5 ? u() : r() }])),
     })
     const rerunDir = path.join(out, 'confirm-1', 'result')
     await import('node:fs/promises').then((fs) => fs.mkdir(rerunDir, { recursive: true }))

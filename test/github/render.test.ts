@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Health } from '../../src/detect/schema.js'
 import { prCommentBody } from '../../src/github/render.js'
-import { ctx, firstRun } from './support.js'
+import { confirmedRun, ctx, firstRun } from './support.js'
 
 describe('rendered bodies: evaluation health', () => {
   it('one error repeated for five comparisons is one row with a count', () => {
@@ -42,5 +42,27 @@ describe('rendered bodies: the 65,536-character cap', () => {
     expect(body).toContain(
       `… ${3000 - rows.length} more comparison(s): see decision.json in the full report.`,
     )
+  })
+})
+
+describe('rendered bodies: the final decision after confirmation', () => {
+  it('the PR comment leads with the confirmed decision and labels the first run’s figures', () => {
+    const d = confirmedRun()
+    expect(d.status).toBe('confirmed')
+    const body = prCommentBody(ctx(d), 'exp')
+    const final = body.indexOf('❌ **Confirmed regression**')
+    const label = body.indexOf('#### First run’s figures')
+    expect(final).toBeGreaterThan(0)
+    expect(label).toBeGreaterThan(final)
+    // the first run's comparison follows the label, never before it
+    expect(body.indexOf('### Harness Watch — ')).toBeGreaterThan(label)
+    expect(body).toContain('the final decision above rests on confirmation round 1.')
+    expect(body).toContain('| comparison | metric | rule | first run (95% interval) | rerun | state |')
+  })
+
+  it('a first run has no such label (its figures are the decision’s own)', () => {
+    const body = prCommentBody(ctx(firstRun()), 'exp')
+    expect(body).not.toContain('First run’s figures')
+    expect(body).toContain('⚠️ **Unconfirmed; rerun requested**')
   })
 })

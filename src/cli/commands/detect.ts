@@ -1,6 +1,6 @@
 import path from 'node:path'
 import type { Command } from 'commander'
-import { formatEffect, formatRerun } from '../../detect/decide.js'
+import { formatEffect, formatRerunTest } from '../../detect/decide.js'
 import { groupedMessage, groupHealth } from '../../detect/health.js'
 import type { Decision } from '../../detect/schema.js'
 import { detectStep } from '../../detect/step.js'
@@ -44,7 +44,7 @@ export function describeDecision(d: Decision, decisionPath: string, confirmPlanP
   const lines = [d.summary]
   for (const s of d.signals) {
     const who = s.kind === 'self' ? `${s.treatment} vs its previous run` : `${s.treatment} vs ${s.baseline}`
-    const rerun = s.rerun ? `; rerun ${formatRerun(s.rerun)} (${s.rerun.reason})` : ''
+    const rerun = s.rerun ? `; ${formatRerunTest(s.rerun)}: ${s.rerun.reason}` : ''
     lines.push(`  ${s.state.padEnd(15)} ${who}: ${s.metric} ${formatEffect(s.effect)} — ${s.rule}${rerun}`)
   }
   for (const g of groupHealth(d.health)) {

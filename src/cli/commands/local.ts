@@ -69,16 +69,20 @@ export function registerLocal(program: Command): void {
           lines.push(`\n${label}:`, aggregateSummaryLine(round.reports.comparison))
           lines.push(`decision: ${round.detection.decision.status} — ${round.detection.decision.summary}`)
         }
+        // The report printed is the deciding round's: it states the final decision and links the first
+        // run's report (whose own figures are labelled as the first run's).
         const first = r.rounds[0]
-        if (first) {
+        const last = r.rounds.at(-1)
+        if (first && last) {
           lines.push(
             '',
-            `report:     ${path.resolve(first.reports.reportPath)}`,
-            `html:       ${path.resolve(first.reports.htmlPath)}`,
-            `comparison: ${path.resolve(first.reports.comparisonPath)}`,
+            `report:     ${path.resolve(last.reports.reportPath)}`,
+            `html:       ${path.resolve(last.reports.htmlPath)}`,
+            `comparison: ${path.resolve(last.reports.comparisonPath)}`,
             `decision:   ${path.resolve(r.final.decisionPath)} (${r.final.decision.status})`,
           )
           if (r.diagnosis) lines.push(`diagnosis:  ${path.resolve(r.diagnosis)}`)
+          if (last !== first) lines.push(`first run:  ${path.resolve(first.reports.reportPath)}`)
         }
         lines.push(`finished in ${r.wallS.toFixed(1)}s`)
         process.stdout.write(`${lines.join('\n')}\n`)

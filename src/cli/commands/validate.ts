@@ -1,4 +1,5 @@
 import type { Command } from 'commander'
+import { thresholdWarnings } from '../../calibrate/warnings.js'
 import { loadManifest } from '../../manifest/load.js'
 import { summarizeManifest } from '../../manifest/summary.js'
 import { assertBridgeCapable } from '../../panel/bridge-capable.js'
@@ -30,5 +31,8 @@ export function registerValidate(program: Command): void {
       // The sandbox's required capabilities, checked on this machine (a warning: the legs may run elsewhere).
       const sandbox = await describeSandbox(loaded.manifest.sandbox)
       process.stderr.write(`${sandbox.ok ? '' : 'warning: '}${sandbox.line}\n`)
+      const quarantined = new Set(panel.quarantine)
+      const blocks = panel.instances.filter((i) => !quarantined.has(i)).length
+      for (const w of thresholdWarnings(loaded.manifest, blocks)) process.stderr.write(`warning: ${w}\n`)
     })
 }

@@ -35,6 +35,11 @@ export interface WilcoxonResult {
   readonly statistic: number
   /** Two-sided p; 1 when there is no non-zero difference. */
   readonly pTwoSided: number
+  /**
+   * One-sided p against "the differences are centred above 0": P(W+ ≥ observed W+) under the
+   * sign-flip null (exact, or normal with continuity correction for n > exactMaxN); 1 when n = 0.
+   */
+  readonly pGreater: number
   readonly method: 'exact' | 'normal-approximation'
   /** True when some |d| are tied (average ranks used). */
   readonly tiedRanks: boolean
@@ -109,6 +114,7 @@ export function wilcoxonSignedRank(differences: Numbers, options: WilcoxonOption
       wMinus: 0,
       statistic: 0,
       pTwoSided: 1,
+      pGreater: 1,
       method,
       tiedRanks: false,
       note: 'no non-zero differences',
@@ -121,13 +127,28 @@ export function wilcoxonSignedRank(differences: Numbers, options: WilcoxonOption
   const wMinus = total - wPlus
   const statistic = Math.min(wPlus, wMinus)
   let pTwoSided: number
+  let pGreater: number
   if (exact) {
     pTwoSided = Math.min(1, 2 * exactLowerTail(ranks, statistic))
+    // P(W+ ≥ w+) = P(W− ≤ w−): the null distribution is symmetric under sign flips.
+    pGreater = Math.min(1, exactLowerTail(ranks, wMinus))
   } else {
     const tieTerm = tieSizes.reduce((s, t) => s + t * t * t - t, 0)
     const sd = Math.sqrt((n * (n + 1) * (2 * n + 1)) / 24 - tieTerm / 48)
     const z = Math.max(0, Math.abs(wPlus - total / 2) - 0.5) / sd
     pTwoSided = Math.min(1, 2 * normalCdf(-z))
+    pGreater = Math.min(1, normalCdf(-(wPlus - total / 2 - 0.5) / sd))
   }
-  return { n, zeros, wPlus, wMinus, statistic, pTwoSided, method, tiedRanks: tieSizes.length > 0, note: null }
+  return {
+    n,
+    zeros,
+    wPlus,
+    wMinus,
+    statistic,
+    pTwoSided,
+    pGreater,
+    method,
+    tiedRanks: tieSizes.length > 0,
+    note: null,
+  }
 }

@@ -85,6 +85,10 @@ describe("Darwin's Zea mays (Fisher 1935)", () => {
     const r = wilcoxonSignedRank(DARWIN)
     expect(r).toMatchObject({ n: 15, zeros: 0, wPlus: 96, wMinus: 24, statistic: 24, method: 'exact' })
     expect(r.pTwoSided).toBe(0.041259765625)
+    // One-sided "greater" (scipy.stats.wilcoxon(d, alternative='greater')): 0.0206298828125.
+    expect(r.pGreater).toBe(0.0206298828125)
+    // … and the other direction is its complement plus P(W+ = 96).
+    expect(wilcoxonSignedRank(DARWIN.map((x) => -x)).pGreater).toBeGreaterThan(0.97)
   })
 
   it('sign test (13 of 15 positive) p = 0.00738525390625', () => {

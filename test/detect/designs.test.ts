@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest'
+import { createRng } from '../../src/compare/stats/rng.js'
+import { DEFAULT_DESIGN, DESIGNS } from '../../src/detect/designs/registry.js'
+import { logExcess } from '../../src/detect/designs/rerun-exact.js'
+import { competitivePairs, type PairedBlock } from '../../src/detect/pairs.js'
+import type { Signal } from '../../src/detect/schema.js'
+import { makeComparison, rows } from './fixtures.js'
+
+const spendSignal = (threshold = 1.5): Signal => ({
+  id: 'exp/a-vs-b:spend_usd',
+  key: 'exp/a-vs-b',
+  kind: 'competitive',
+  baseline: 'a',
+  treatment: 'b',
+  metric: 'spend_usd',
+  direction: 'regression',
+  rule: 'spend',
+  threshold,
+  effect: { estimate: 2, ci: null, unit: 'ratio', method: 'x', n: 10, reason: null },
+  resolved_advantage: null,
+  p_one_sided: null,
+  instances: { driving: ['inst-01'], opposing: [], flaky: [] },
+  flaky_only: false,
+  state: 'unconfirmed',
+  rerun: null,
+})
+
+function pairsOf(spend: Array<[number, number]>): PairedBlock[] {
+  const c = makeComparison({
+    cells: ['a', 'b'],
+    rows: rows(spend.length, (i) => ({
+      a: { o: 'r', spend: spend[i]![0] },
+      b: { o: 'r', spend: spend[i]![1] },
+    })),
+  })
+  return competitivePairs(c, 'a', 'b')
+}
+
+/** A complete block with only spend, built directly (no comparison.json: the loop runs 2,000 times). */
+function blockOf(instance: string, base: number, treat: number): PairedBlock {
+  const cell = (spend: number) => ({
+    outcome: 'resolved' as const,
+    exit_class: 'clean',
+    trials: 1,
+    resolved_trials: 1,
+    attempts: 1,
+    coverage: 'complete' as const,
+    spend_usd: spend,
+    proxy_requests: null,
+    input_tokens: null,
+    input_fresh_tokens: null,
+    cache_read_tokens: null,
+    cache_write_tokens: null,
+    output_tokens: null,
+    wall_s: null,
+  })
+  return { instance, base: cell(base), treat: cell(treat), outcome: true, cost: true, quarantined: false }
+}
+
+describe('rerun-exact design', () => {
+  it('is registered by name and states its α in one sentence', () => {
+    expect(DESIGNS['rerun-exact']).toBe(DEFAULT_DESIGN)
+    const s = DEFAULT_DESIGN.statement(0.01)
+    expect(s).toMatch(/α = 0\.01/)
+    expect(s.split('. ').length).toBe(1)
+  })
+
+  it('log excess: a zero on one side is the most extreme of its sign; zero on both a tie', () => {
+    const x = logExcess(
+      pairsOf([
+        [1, 3],
+        [1, 1],
+        [0, 2],
+        [2, 0],
+        [0, 0],
+      ]),
+      'spend_usd',
+      1.5,
+    )
+    expect(x[0]).toBeCloseTo(Math.log(2), 12)
+    expect(x[1]).toBeCloseTo(-Math.log(1.5), 12)
+    const extreme = 2 * Math.log(2) + 1
+    expect(x[2]).toBeCloseTo(extreme, 12)
+    expect(x[3]).toBeCloseTo(-extreme, 12)
+    expect(x[4]).toBe(0)
+  })
+
+  it('a ratio is tested on the sample only: over-threshold blocks outside it never count', () => {
+    const rerun = pairsOf([
+      [1, 10],
+      [1, 10],
+      [1, 10],
+      [1, 10],
+      [1, 10],
+      [1, 10],
+      [1, 1],
+      [1, 1],
+    ])
+    const all = new Set(rerun.map((p) => p.instance))
+    const args = { signal: spendSignal(), rerun, outcome: rerun, unstable: new Set<string>(), alpha: 0.05 }
+    const v = DEFAULT_DESIGN.decide({ ...args, sample: all })
+    expect(v.test.n).toBe(8)
+    // Only the two 1× blocks were sampled: nothing above 1.5× there.
+    const v2 = DEFAULT_DESIGN.decide({ ...args, sample: new Set(['inst-07', 'inst-08']) })
+    expect(v2.test.n).toBe(2)
+    expect(v2.holds).toBe(false)
+    expect(v2.test.p_one_sided).toBe(1)
+  })
+
+  it('select: the sample is sorted-pool based, so the order of pairs does not change it', () => {
+    const pairs = pairsOf(Array.from({ length: 30 }, () => [1, 2] as [number, number]))
+    const input = { signals: [spendSignal()], unstable: new Set<string>(), maxBlocks: 10 }
+    const a = DEFAULT_DESIGN.select({ ...input, pairs: () => pairs }, createRng(5))
+    const b = DEFAULT_DESIGN.select({ ...input, pairs: () => [...pairs].reverse() }, createRng(5))
+    expect(a.sample).toEqual(b.sample)
+    expect(a.sample).toHaveLength(10)
+    expect(new Set(a.sample).size).toBe(10)
+    expect(a.capped).toBe(true)
+    // The pool fits: the whole panel, not capped.
+    const whole = DEFAULT_DESIGN.select({ ...input, maxBlocks: 50, pairs: () => pairs }, createRng(5))
+    expect([...whole.sample].sort()).toEqual(pairs.map((p) => p.instance).sort())
+    expect(whole.capped).toBe(false)
+  })
+
+  it('A/A by simulation through decide: exact size ≤ α for the ratio test at the threshold boundary', () => {
+    // T = 1.5·B·exp(ε′ − ε): log excess symmetric about 0, the least favourable null. 2,000 reruns of 20 blocks.
+    const rng = createRng(99)
+    const norm = () => Math.sqrt(-2 * Math.log(1 - rng.nextFloat())) * Math.cos(2 * Math.PI * rng.nextFloat())
+    let rejects = 0
+    const sims = 2000
+    for (let s = 0; s < sims; s++) {
+      const spend = Array.from({ length: 20 }, () => {
+        const level = Math.exp(norm())
+        return [level * Math.exp(0.4 * norm()), 1.5 * level * Math.exp(0.4 * norm())] as [number, number]
+      })
+      const rerun = spend.map(([b, t], i) => blockOf(`inst-${i}`, b, t))
+      const v = DEFAULT_DESIGN.decide({
+        signal: spendSignal(),
+        rerun,
+        outcome: rerun,
+        sample: new Set(rerun.map((p) => p.instance)),
+        unstable: new Set(),
+        alpha: 0.05,
+      })
+      if (v.holds) rejects++
+    }
+    // Exact test: ≤ 5% up to Monte Carlo error (SE 0.5 points).
+    expect(rejects / sims).toBeLessThan(0.065)
+    expect(rejects / sims).toBeGreaterThan(0.03)
+  })
+})
