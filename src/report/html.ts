@@ -1,6 +1,7 @@
 import type { Comparison, MetricName } from '../compare/schema.js'
 import { METRIC_NAMES } from '../compare/schema.js'
 import { chartSources } from './assets.js'
+import { classificationHtml } from './classification.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
 import {
@@ -21,6 +22,7 @@ import {
 import { REPORT_APP_JS } from './html-app.js'
 import { blocksText, driftLines, METRIC_LABELS, notComparable, telemetryText } from './markdown.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
+import { scorecardHtml } from './scorecard.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
 const MARK: Record<string, string> = {
@@ -51,6 +53,8 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
     `<h1>Harness Watch — ${e(title)}</h1>`,
     headerTable(c),
     ...(opts.decision ? [decisionHtml(opts.decision)] : []),
+    classificationHtml(c),
+    ...(c.scorecard ? [scorecardHtml(c.scorecard)] : []),
     outcomeTable(c),
     resourceTables(c),
     requestShapeTable(c),

@@ -1,5 +1,5 @@
 import type { Scorecard } from '../compare/scorecard-schema.js'
-import { codeSpan, escapeMarkdown } from './escape.js'
+import { codeSpan, escapeHtml, escapeMarkdown } from './escape.js'
 
 const pct = (v: number | null): string => (v === null ? '—' : `${(v * 100).toFixed(1)}%`)
 
@@ -29,4 +29,27 @@ export function scorecardMarkdown(card: Scorecard, h: string): string {
     'pass@1: mean per-instance resolve rate over graded trials; pass^k: chance k trials of an instance all pass (τ²-bench); infra errors and ungraded trials are not in the denominators.',
     '',
   ].join('\n')
+}
+
+/** The same scorecard section for report.html (cell ids and exit classes escaped). */
+export function scorecardHtml(card: Scorecard): string {
+  const e = escapeHtml
+  const maxK = Math.max(1, ...card.map((c) => c.pass_hat_k.length))
+  const rows = card.map((c) => {
+    const hat = c.pass_hat_k.find((p) => p.k === maxK)
+    const exits = Object.entries(c.exits)
+      .map(([k, n]) => `${e(k)} ${n}`)
+      .join(', ')
+    const cost = c.cost_per_solved_usd === null ? '—' : `$${c.cost_per_solved_usd.toFixed(4)}`
+    const tools = c.tool_calls === null ? '—' : `${pct(c.tool_call_error_rate)} of ${c.tool_calls}`
+    return `<tr><td><code>${e(c.cell)}</code></td><td>${c.resolved_trials}/${c.graded_trials}</td><td>${pct(c.pass_at_1)}</td><td>${pct(hat?.value ?? null)}</td><td>${cost}</td><td>${tools}</td><td>${exits || '—'}</td></tr>`
+  })
+  return [
+    '<section><h2>Scorecard</h2>',
+    `<table><tr><th>Cell</th><th>Resolved / graded trials</th><th>pass@1</th><th>pass^${maxK}</th><th>Cost per solved task</th><th>Tool-call errors</th><th>Exits</th></tr>`,
+    rows.join(''),
+    '</table>',
+    '<p class="note">pass@1: mean per-instance resolve rate over graded trials; pass^k: chance k trials of an instance all pass (τ²-bench); infra errors and ungraded trials are not in the denominators.</p>',
+    '</section>',
+  ].join('')
 }

@@ -25,7 +25,18 @@ describe('local: a confirmed breach is diagnosed', () => {
       experiment: { id: 'diag-local' },
       model: { id: 'gpt-5-mini', provider: 'scripted', api: 'chat', prices: { input: 1, output: 2 } },
       benchmark: { family: 'builtin', revision: 'core-v1', verifier: { timeout_s: 60 } },
-      panel: { source: 'builtin', name: 'core', instances: ['js-fix-slugify', 'py-fix-mutable-default'] },
+      panel: {
+        source: 'builtin',
+        name: 'core',
+        instances: [
+          'js-fix-slugify',
+          'js-fix-paginate',
+          'js-fix-csv-quotes',
+          'py-fix-mutable-default',
+          'py-fix-word-wrap',
+          'py-fix-table-width',
+        ],
+      },
       cells: [
         { id: 'a', harness: 'command', version: '1.0.0', config: { command: call(1) } },
         { id: 'b', harness: 'command', version: '1.0.0', config: { command: call(4) } },
@@ -33,7 +44,9 @@ describe('local: a confirmed breach is diagnosed', () => {
       baseline: 'a',
       budgets: { timeout_s: 60 },
       concurrency: 2,
-      confirmation: { enabled: true, max_blocks: 2 },
+      // Six blocks: the rerun's exact one-sided test can reject at α = 0.05 (p = 1/64 when all agree).
+      thresholds: { min_blocks: 6 },
+      confirmation: { enabled: true, max_blocks: 6 },
       reporting: { bootstrap_resamples: 200 },
     })
     const r = await runLocal({ manifestFile: manifest, out, log: () => {} })
