@@ -297,8 +297,12 @@ function formatEffect(e: Signal['effect']): string {
   return e.estimate === null ? escapeMarkdown(formatEffectRaw(e)) : formatEffectRaw(e)
 }
 
-/** The rerun's deciding test as Markdown (an undefined figure's reason escaped). */
+/**
+ * The rerun's deciding test as Markdown. Its method name and an undefined figure's reason are read
+ * from the artifact: both are escaped, the numbers and interval brackets left as they are.
+ */
 function formatRerunTest(r: NonNullable<Signal['rerun']>): string {
-  const text = formatRerunTestRaw(r)
+  const safe = r.test ? { ...r, test: { ...r.test, method: escapeMarkdown(r.test.method) } } : r
+  const text = formatRerunTestRaw(safe)
   return r.rerun_only.estimate === null || r.combined.estimate === null ? escapeMarkdown(text) : text
 }
