@@ -12,10 +12,12 @@
 //  * runs `node <action>/<runs.pre|main|post>` with cwd = GITHUB_WORKSPACE, passing state between them;
 //  * parses outputs (`k=v` and `k<<DELIMITER` heredocs), env, path and state, reads the summary;
 //  * collects ::error/::warning/::notice annotations; warns about undeclared inputs and outputs;
-//  * exits with the action's exit code, the step's conclusion.
+//  * exits with the action's exit code, the step's conclusion;
+//  * cancellation: a SIGINT or SIGTERM to this script cancels the step as the runner cancels a job's
+//    step: SIGINT to the action's process, SIGTERM 7.5 s later, SIGKILL 2.5 s after that.
 // Not reproduced: masking, expression evaluation beyond ${{ github.token }}, the runner's own node
 // binary (the node running this script is used; a note is printed when the major differs).
-import { spawnSync } from 'node:child_process'
+import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -75,7 +77,7 @@ export function parseFileCommands(text) {
 
 const inputEnvName = (name) => `INPUT_${name.replace(/ /g, '_').toUpperCase()}`
 
-function main() {
+async function main() {
   const opt = parseArgs(process.argv.slice(2))
   const actionDir = resolve(opt.action)
   const metaPath = ['action.yml', 'action.yaml'].map((f) => join(actionDir, f)).find((f) => existsSync(f))
@@ -159,14 +161,10 @@ function main() {
     const entry = meta.runs[phase]
     if (!entry) continue
     const stateEnv = Object.fromEntries(Object.entries(state).map(([k, v]) => [`STATE_${k}`, v]))
-    const r = spawnSync(process.execPath, [join(actionDir, entry)], {
+    const r = await runStep(process.execPath, [join(actionDir, entry)], {
       cwd: workspace,
       env: { ...baseEnv, ...stateEnv },
-      encoding: 'utf8',
-      maxBuffer: 64 * 1024 * 1024,
     })
-    process.stdout.write(r.stdout ?? '')
-    process.stderr.write(r.stderr ?? '')
     for (const line of (r.stdout ?? '').split('\n')) {
       const m = /^::(error|warning|notice|add-mask)(?: ([^:]*))?::(.*)$/.exec(line)
       if (m) result.annotations.push({ phase, kind: m[1], props: m[2] ?? '', message: m[3] })
@@ -195,4 +193,53 @@ function main() {
   process.exitCode = exitCode
 }
 
-if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) main()
+/** Signals the runner sends a step's process when its job is cancelled, with the delay before each. */
+const CANCEL_SEQUENCE = [
+  ['SIGINT', 0],
+  ['SIGTERM', 7500],
+  ['SIGKILL', 2500],
+]
+
+/**
+ * One phase's process, output passed through as it comes and collected. A SIGINT/SIGTERM to this
+ * script starts the runner's cancellation sequence on the phase's process (see CANCEL_SEQUENCE).
+ */
+function runStep(cmd, args, opts) {
+  return new Promise((done) => {
+    const child = spawn(cmd, args, { ...opts, stdio: ['ignore', 'pipe', 'pipe'] })
+    let stdout = ''
+    let stderr = ''
+    child.stdout.setEncoding('utf8').on('data', (d) => {
+      stdout += d
+      process.stdout.write(d)
+    })
+    child.stderr.setEncoding('utf8').on('data', (d) => {
+      stderr += d
+      process.stderr.write(d)
+    })
+    let timer = null
+    let cancelled = false
+    const cancel = () => {
+      if (cancelled) return
+      cancelled = true
+      let i = 0
+      const next = () => {
+        const [sig] = CANCEL_SEQUENCE[i]
+        child.kill(sig)
+        i++
+        if (i < CANCEL_SEQUENCE.length) timer = setTimeout(next, CANCEL_SEQUENCE[i][1])
+      }
+      next()
+    }
+    process.on('SIGINT', cancel)
+    process.on('SIGTERM', cancel)
+    child.on('close', (status, signal) => {
+      clearTimeout(timer)
+      process.off('SIGINT', cancel)
+      process.off('SIGTERM', cancel)
+      done({ status, signal, stdout, stderr })
+    })
+  })
+}
+
+if (process.argv[1] && fileURLToPath(import.meta.url) === resolve(process.argv[1])) await main()

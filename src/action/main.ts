@@ -16,6 +16,7 @@ import { legTimeoutMinutes } from '../plan/timeouts.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { jobSummary } from '../report/summary.js'
 import { runLegFromFiles } from '../run/entry.js'
+import { handleInterrupts } from '../run/interrupt.js'
 import { createProgressReporter } from '../run/progress.js'
 import { strictJson } from '../util/json.js'
 import { type ActionInputs, readInputs, required } from './inputs.js'
@@ -30,6 +31,14 @@ export async function run(): Promise<void> {
       case 'plan':
         return await plan(inputs)
       case 'run': {
+        // A cancelled job gets SIGINT (then SIGTERM): the attempts in flight are killed and recorded
+        // as stopped and leg.json is written, as for the CLI's `run` (one handler for both).
+        const controller = new AbortController()
+        const release = handleInterrupts(
+          controller,
+          'stopping: killing the attempt in flight, recording it as stopped, writing leg.json…',
+          (line) => core.info(line),
+        )
         let r: Awaited<ReturnType<typeof runLegFromFiles>>
         try {
           r = await runLegFromFiles({
@@ -39,15 +48,21 @@ export async function run(): Promise<void> {
             outDir: inputs.out,
             progress: createProgressReporter({ stream: process.stdout as NodeJS.WriteStream, tty: false }),
             log: (line) => core.info(line),
+            signal: controller.signal,
           })
         } catch (e) {
           if (isForkPullRequest()) await core.summary.addRaw(FORK_SUMMARY, true).write()
           throw e
+        } finally {
+          release()
         }
-        await core.summary.addRaw(legSummary(r), true).write()
+        const stopped = controller.signal.aborted ? String(controller.signal.reason) : null
+        await core.summary.addRaw(legSummary(r, stopped), true).write()
         core.setOutput('artifact', r.artifact)
         core.setOutput('leg-dir', r.dir)
-        if (r.leg.status !== 'complete')
+        if (stopped)
+          core.setFailed(`leg ${r.leg.leg} stopped (${stopped}): ${r.leg.attempts} attempt(s) recorded`)
+        else if (r.leg.status !== 'complete')
           core.setFailed(`leg ${r.leg.leg} is ${r.leg.status}: ${r.leg.error ?? 'incomplete'}`)
         return
       }
@@ -187,11 +202,11 @@ async function plan(inputs: ActionInputs): Promise<void> {
     .write()
 }
 
-/** The job summary of one leg: its status, attempts and where its artifact is. */
-function legSummary(r: Awaited<ReturnType<typeof runLegFromFiles>>): string {
+/** The job summary of one leg: its status (and the signal that stopped it), attempts and its artifact. */
+function legSummary(r: Awaited<ReturnType<typeof runLegFromFiles>>, stopped: string | null): string {
   const leg = r.leg
   const lines = [
-    `### Harness Watch leg ${codeSpan(leg.leg)}: ${leg.status}`,
+    `### Harness Watch leg ${codeSpan(leg.leg)}: ${leg.status}${stopped ? ` (stopped: ${stopped})` : ''}`,
     '',
     `Cell ${codeSpan(leg.cell_id)} (${codeSpan(`${leg.harness}@${leg.harness_version_declared}`)}), shard ${leg.shard}: ` +
       `${leg.attempts} attempt(s) on ${leg.planned_instances.length} planned instance(s); artifact ${codeSpan(r.artifact)}.`,

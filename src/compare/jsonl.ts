@@ -1,5 +1,6 @@
 import type { z } from 'zod'
 import { jsonErrorPosition, jsonErrorReason } from '../util/json-text.js'
+import { sourceLocator } from '../util/source-locate.js'
 import { issuesSummary } from '../util/zod-message.js'
 import { fastCheck } from './fast-check.js'
 
@@ -97,7 +98,10 @@ export function parseJsonFile<S extends z.ZodType>(
   }
   const parsed = schema.safeParse(json)
   if (parsed.success) return { value: parsed.data, errors: [] }
-  return { value: null, errors: [{ file, line: null, message: zodMessage(parsed.error, json) }] }
+  // The first problem's line in the text (a pretty-printed file has one field a line).
+  const first = parsed.error.issues[0]
+  const at = first ? sourceLocator(text)?.(first.path) : undefined
+  return { value: null, errors: [{ file, line: at?.line ?? null, message: zodMessage(parsed.error, json) }] }
 }
 
 /**

@@ -7,6 +7,10 @@ import { ManifestSchema } from '../manifest/schema.js'
 import { type Plan, PlanSchema } from '../plan/schema.js'
 import { type ReportFiles, writeReportFiles } from '../report/write.js'
 import { sha256, strictJson } from '../util/json.js'
+import { describeJsonError } from '../util/json-text.js'
+import { quotePath } from '../util/paths.js'
+import { sourceLocator } from '../util/source-locate.js'
+import { issueLine } from '../util/zod-message.js'
 import { confirm } from './confirm.js'
 import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } from './confirm-plan.js'
 import { type ComparisonRef, detect } from './decide.js'
@@ -384,14 +388,17 @@ function parse<S extends z.ZodType>(
   what: string,
   version?: number,
 ): z.output<S> {
-  return validate(jsonOf(text, file, what), file, schema, what, version)
+  return validate(jsonOf(text, file, what), file, schema, what, version, text)
 }
 
 function jsonOf(text: string, file: string, what: string): unknown {
   try {
     return JSON.parse(text)
   } catch (e) {
-    throw new HwError('detect_input_invalid', `${what} is not JSON: ${(e as Error).message}`, { where: file })
+    const { position, reason } = describeJsonError(text, e)
+    throw new HwError('detect_input_invalid', `${what} is not JSON: ${reason}`, {
+      where: quotePath(`${file}:${position.line}:${position.col}`),
+    })
   }
 }
 
@@ -401,6 +408,7 @@ function validate<S extends z.ZodType>(
   schema: S,
   what: string,
   version?: number,
+  text?: string,
 ): z.output<S> {
   const found = (value as { schema_version?: unknown } | null)?.schema_version
   if (version !== undefined && typeof found === 'number' && found !== version) {
@@ -412,9 +420,13 @@ function validate<S extends z.ZodType>(
   }
   const r = schema.safeParse(value)
   if (!r.success) {
+    const locator = text === undefined ? null : sourceLocator(text)
     throw new HwError('detect_input_invalid', `${what} does not match its schema`, {
       where: file,
-      details: r.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
+      details: r.error.issues.slice(0, 10).map((i) => {
+        const at = locator?.(i.path)
+        return `${at ? `${quotePath(`${file}:${at.line}:${at.col}`)} ` : ''}${issueLine(i, value)}`
+      }),
       help: 'pass a file written by this version of harness-watch',
     })
   }

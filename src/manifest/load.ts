@@ -5,6 +5,7 @@ import type { z } from 'zod'
 import { HwError } from '../errors.js'
 import { canonicalJson, sha256 } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
+import { locateInDocument } from '../util/source-locate.js'
 import { clip, oneLine } from '../util/text.js'
 import { fieldPath } from '../util/zod-message.js'
 import { type Cell, cellApi, type Manifest, ManifestSchema, runnableProblems } from './schema.js'
@@ -126,7 +127,7 @@ function parseManifest(
     })
   }
   const where = (p: readonly PropertyKey[]): string => {
-    const { line, col } = locate(doc.contents, p, lineCounter, text)
+    const { line, col } = locateInDocument(doc.contents, p, lineCounter, text)
     return quotePath(`${file}:${line}:${col}`)
   }
   const result = ManifestSchema.safeParse(value, { reportInput: true })
@@ -143,7 +144,7 @@ function parseManifest(
     )
   }
   const details = result.error.issues.map((issue) => {
-    const { line, col, source } = locate(doc.contents, issue.path, lineCounter, text)
+    const { line, col, source } = locateInDocument(doc.contents, issue.path, lineCounter, text)
     return `${quotePath(`${file}:${line}:${col}`)} ${fieldPath(issue.path)}: ${describeIssue(issue, source)}`
   })
   throw new HwError('manifest_invalid', `${quotePath(file)}: ${details.length} problem(s) in the manifest`, {
@@ -217,38 +218,6 @@ function describeValue(v: unknown): string {
   if (typeof v === 'number' && !Number.isFinite(v)) return String(v)
   const text = JSON.stringify(v) ?? String(v)
   return text.length > 60 ? `${text.slice(0, 57)}…` : text
-}
-
-/**
- * Line and column of the deepest existing node on `p` (1-based), or 1:1, and the node's source text
- * when it is the scalar the path names.
- */
-function locate(
-  root: unknown,
-  p: readonly PropertyKey[],
-  lc: LineCounter,
-  text: string,
-): { line: number; col: number; source: string | null } {
-  let node = root as Node | null | undefined
-  let best = node
-  for (const key of p) {
-    if (!node) break
-    let next: Node | undefined
-    if (isMap(node)) {
-      const pair = node.items.find((it) => isScalar(it.key) && String(it.key.value) === String(key))
-      // A bad key points at the key itself; a bad value at the value.
-      next = (pair?.value as Node | undefined) ?? (pair?.key as Node | undefined)
-    } else if (isSeq(node) && typeof key === 'number') {
-      next = node.items[key] as Node | undefined
-    }
-    if (!next) break
-    node = next
-    best = next
-  }
-  const offset = best?.range?.[0] ?? 0
-  const reached = best !== root || p.length === 0
-  const source = reached && isScalar(best) && best.range ? text.slice(best.range[0], best.range[1]) : null
-  return { ...lc.linePos(offset), source }
 }
 
 /** sha256 hex of the canonical JSON of what makes a cell behave: harness, version, wire API, config. */

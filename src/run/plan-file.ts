@@ -5,6 +5,7 @@ import type { Cell } from '../manifest/schema.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
 import { parseJsonText } from '../util/json-text.js'
 import { quotePath } from '../util/paths.js'
+import { sourceLocator } from '../util/source-locate.js'
 import { issueLine } from '../util/zod-message.js'
 
 /**
@@ -22,7 +23,7 @@ export async function loadPlan(file: string): Promise<Plan> {
       help: 'pass the plan.json written by `harness-watch plan`',
     })
   }
-  return parsePlan(parseJsonText(text, file, 'plan_invalid'), quotePath(file))
+  return parsePlan(parseJsonText(text, file, 'plan_invalid'), quotePath(file), { file, text })
 }
 
 /**
@@ -42,8 +43,16 @@ export function duplicateLegs(plan: Plan): string[] {
   return problems
 }
 
-/** Validate a plan object (PlanSchema, legs named once). Throws HwError `plan_invalid` naming each bad field. */
-export function parsePlan(value: unknown, where = 'plan.json'): Plan {
+/**
+ * Validate a plan object (PlanSchema, legs named once). Throws HwError `plan_invalid` naming each bad
+ * field; with `source` (the file and the text `value` was parsed from) each schema problem starts with
+ * its `file:line:column`.
+ */
+export function parsePlan(
+  value: unknown,
+  where = 'plan.json',
+  source?: { file: string; text: string },
+): Plan {
   const r = PlanSchema.safeParse(value)
   if (r.success) {
     const dups = duplicateLegs(r.data)
@@ -54,9 +63,14 @@ export function parsePlan(value: unknown, where = 'plan.json'): Plan {
       help: 'regenerate it with `harness-watch plan` (plan.json is not meant to be edited)',
     })
   }
+  const locator = source ? sourceLocator(source.text) : null
   throw new HwError('plan_invalid', `${r.error.issues.length} problem(s) in the plan`, {
     where,
-    details: r.error.issues.slice(0, 20).map((i) => issueLine(i, value)),
+    details: r.error.issues.slice(0, 20).map((i) => {
+      const at = locator?.(i.path)
+      const place = source && at ? `${quotePath(`${source.file}:${at.line}:${at.col}`)} ` : ''
+      return `${place}${issueLine(i, value)}`
+    }),
     help: 'regenerate it with `harness-watch plan` (plan.json is not meant to be edited)',
   })
 }

@@ -1,11 +1,11 @@
-import { readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { setTimeout as sleep } from 'node:timers/promises'
 import { execa } from 'execa'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Isolation } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 import { manifestAndPlan, readAttempts, readLegJson, useRunFixture } from './fixture.js'
+import { sleeps, treeCommand, uniqueMark, waitFor } from './tree.js'
 
 // SIGINT/SIGTERM to `harness-watch run` (issue 11 point 3): a real CLI process running a real
 // harness tree — a child, a background child and a `setsid nohup` grandchild that left the group, all
@@ -16,40 +16,6 @@ const fx = useRunFixture()
 const root = path.resolve(import.meta.dirname, '../..')
 const tsx = path.join(root, 'node_modules', '.bin', 'tsx')
 const entry = path.join(root, 'src', 'cli', 'entry.ts')
-
-/** The harness: ignores SIGTERM, leaves a background child and a setsid+nohup grandchild, then waits. */
-function treeCommand(mark: string): string {
-  return [
-    "trap '' TERM",
-    `sleep ${mark} &`,
-    `setsid nohup sleep ${mark} > /dev/null 2>&1 &`,
-    `bash -c "trap '' TERM; sleep ${mark}; :" &`,
-    'wait',
-  ].join('\n')
-}
-
-/** Pids of the `sleep <mark>` processes themselves (not the shells whose script mentions them). */
-function sleeps(mark: string): number[] {
-  const out: number[] = []
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue
-    try {
-      if (readFileSync(`/proc/${name}/cmdline`, 'utf8') === `sleep\0${mark}\0`) out.push(Number(name))
-    } catch {
-      // exited meanwhile
-    }
-  }
-  return out
-}
-
-async function waitFor(check: () => boolean, ms: number): Promise<boolean> {
-  const end = Date.now() + ms
-  while (Date.now() < end) {
-    if (check()) return true
-    await sleep(100)
-  }
-  return check()
-}
 
 async function startRun(backend: Isolation, name: string, mark: string) {
   const cell = { id: 'tree', harness: 'command', version: '1.0.0', config: { command: treeCommand(mark) } }
@@ -89,7 +55,7 @@ describe('a signal to `run` stops every attempt', () => {
         ctx.skip('namespace+uid is not available here (needs root or passwordless sudo)')
         return
       }
-      const mark = `${4000 + Math.floor(Math.random() * 1000)}.${process.pid}`
+      const mark = uniqueMark(4000)
       const name = `${backend.replace('+', '-')}-${sig}`
       const { child, out } = await startRun(backend, name, mark)
       // All three sleeps of the tree are running.
@@ -118,7 +84,7 @@ describe('a signal to `run` stops every attempt', () => {
   }
 
   it('a second signal kills at once and exits 130', async () => {
-    const mark = `${5000 + Math.floor(Math.random() * 1000)}.${process.pid}`
+    const mark = uniqueMark(5000)
     const { child } = await startRun('env-only', 'twice', mark)
     expect(await waitFor(() => sleeps(mark).length >= 3, 60_000)).toBe(true)
     child.kill('SIGINT')

@@ -225,3 +225,76 @@ describe('runLeg with LiteLLM spend logs (a local fake LiteLLM, following its do
     }
   })
 })
+
+describe('one bad LiteLLM row does not sink the leg (issue 16 point 2)', () => {
+  it('negative duration, 1e20 tokens, negative spend in one row: the leg completes, the row is an input error, its neighbours count', async () => {
+    const fake = await new FakeLiteLLM().start()
+    const litellm = {
+      panel: { source: 'tasks', path: './panel', instances: ['js-add', 'txt-greet'] },
+      telemetry: { source: 'litellm', litellm: { settle_s: 0.1, max_wait_s: 5 } },
+      model: { id: 'gpt-test', provider: 'openai', api: 'chat', base_url_env: 'LITELLM_BASE_URL' },
+    }
+    const planned = await planChat('tel-litellm-bad-row', { HW_REQUESTS: '2', HW_THEN: 'fix' }, litellm)
+    // When the first attempt's rows are read, its second row is forged; the second attempt's rows
+    // (written later) stay as LiteLLM logged them.
+    let forgedId: unknown = null
+    fake.onSpendLogsPage = () => {
+      if (forgedId !== null) return
+      const bad = fake.rows[1]?.row
+      if (!bad) return
+      forgedId = bad.request_id
+      bad.request_duration_ms = -5
+      bad.completion_tokens = 1e20
+      bad.spend = -0.5
+    }
+    const run = await openRunTelemetry({
+      manifest: planned.loaded.manifest,
+      tasksDir: null,
+      runId: 'run-bad',
+      journalFile: path.join(fx.root, 'litellm-bad-journal.jsonl'),
+      env: { LITELLM_BASE_URL: fake.origin, LITELLM_MASTER_KEY: fake.masterKey },
+    })
+    try {
+      const { leg, dir } = await runChat(planned, run.capture, { runId: 'run-bad' })
+      expect(typeof forgedId).toBe('string')
+      // The leg completes: both attempts recorded and graded, no leg error.
+      expect(leg).toMatchObject({ status: 'complete', error: null, attempts: 2 })
+      const attempts = readAttempts(dir)
+      expect(attempts.map((a) => [a.instance_id, a.outcome])).toEqual([
+        ['js-add', 'resolved'],
+        ['txt-greet', 'resolved'],
+      ])
+      const [first, second] = attempts
+      // The forged row is an input error of that row: named by request id, field, LiteLLM column and value.
+      expect(first!.telemetry).toMatchObject({ source: 'litellm', rows: 2, coverage: 'partial' })
+      expect(first!.telemetry.flags).toContain('input_error')
+      const reason = first!.telemetry.reason ?? ''
+      expect(reason).toContain(`input error in LiteLLM spend logs: row "${forgedId}"`)
+      expect(reason).toContain('duration_ms (request_duration_ms) must be a duration from 0 to')
+      expect(reason).toContain('(got -5)')
+      expect(reason).toContain('tokens.output (completion_tokens) must be a whole number of tokens')
+      expect(reason).toContain('spend_logged_usd (spend) must be a spend from 0 to')
+      // Its neighbour in the same attempt still counts: the attempt's output tokens are the good row's.
+      const rows = readLedger(dir)
+      expect(rows).toHaveLength(4)
+      const forged = rows.find((r) => r.request_id === forgedId)!
+      expect(forged).toMatchObject({ duration_ms: null, spend_logged_usd: null })
+      expect(forged.tokens.output).toBeNull()
+      expect(forged.flags).toContain('input_error')
+      const sameAttempt = rows.filter(
+        (r) => r.attribution?.instance_id === 'js-add' && r.request_id !== forgedId,
+      )
+      expect(sameAttempt).toHaveLength(1)
+      expect(sameAttempt[0]!.tokens.output).toBeGreaterThan(0)
+      expect(first!.telemetry.output_tokens).toBe(sameAttempt[0]!.tokens.output)
+      // The next attempt is untouched.
+      expect(second!.telemetry).toMatchObject({ source: 'litellm', rows: 2, coverage: 'complete' })
+      expect(second!.telemetry.flags).not.toContain('input_error')
+      for (const r of rows.filter((x) => x.request_id !== forgedId))
+        expect(r.flags).not.toContain('input_error')
+    } finally {
+      await run.close()
+      await fake.close()
+    }
+  }, 60_000)
+})

@@ -41,6 +41,19 @@ export async function runAction(
   inputs: Record<string, string>,
   env: Record<string, string> = {},
 ): Promise<ActionRun> {
+  return startAction(action, workspace, inputs, env).result
+}
+
+/**
+ * Start the bundle with scripts/run-action.mjs without waiting: `runner` is the runner's process (a
+ * SIGINT/SIGTERM to it cancels the step as GitHub cancels a job), `result` the step once it ended.
+ */
+export function startAction(
+  action: string,
+  workspace: string,
+  inputs: Record<string, string>,
+  env: Record<string, string> = {},
+): { runner: ReturnType<typeof execa>; result: Promise<ActionRun> } {
   const envFile = path.join(mkdtempSync(path.join(tmpdir(), 'hw-action-env-')), '.env')
   writeFileSync(
     envFile,
@@ -48,7 +61,7 @@ export async function runAction(
       .map(([k, v]) => `${k}=${v}`)
       .join('\n'),
   )
-  const r = await execa(
+  const runner = execa(
     process.execPath,
     [
       path.join(action, 'scripts', 'run-action.mjs'),
@@ -63,7 +76,10 @@ export async function runAction(
     ],
     { reject: false },
   )
-  const last = r.stdout.trim().split('\n').at(-1) ?? ''
-  if (!last.startsWith('{')) throw new Error(`run-action failed:\n${r.stderr}`)
-  return JSON.parse(last) as ActionRun
+  const result = runner.then((r) => {
+    const last = String(r.stdout).trim().split('\n').at(-1) ?? ''
+    if (!last.startsWith('{')) throw new Error(`run-action failed:\n${r.stderr}`)
+    return JSON.parse(last) as ActionRun
+  })
+  return { runner, result }
 }
