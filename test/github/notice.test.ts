@@ -288,7 +288,7 @@ describe('publish: infrastructure-only problems are a notice, never a regression
     await gh.close()
   })
 
-  it('cron mode: the notice is created, no tracking issue, the check fails as an evaluation failure', async () => {
+  it('F06: an inconclusive run (budget exhausted) publishes the evaluation-health notice, no tracking issue; the check fails as an evaluation failure', async () => {
     const r = await publish({
       comparison: await onDisk(unhealthy()),
       token: 't',
