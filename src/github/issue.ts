@@ -1,7 +1,9 @@
 import type { ComparisonVerdict } from '../detect/schema.js'
-import { type Author, isOurAuthor, viewerLogin } from './comment.js'
-import { parseIdentity, parseState, type TrackingState } from './marker.js'
-import { call, createOnce, type GitHubClient, type Repo } from './octokit.js'
+import { type Author, viewerLogin } from './comment.js'
+import { applyIssueUpdate, createMarkedIssue, type ExistingIssue, findMarkedIssue } from './marked-issue.js'
+import { parseState, type TrackingState } from './marker.js'
+import { RECOVERED_LABEL } from './notice.js'
+import type { GitHubClient, Repo } from './octokit.js'
 import {
   confirmedComment,
   type RenderContext,
@@ -10,8 +12,10 @@ import {
   trackingTitle,
 } from './render.js'
 
+export type { ExistingIssue } from './marked-issue.js'
+
 /** Label added when a tracked regression has cleared for `recovered_after` consecutive runs. */
-export const RECOVERED_LABEL = 'recovered'
+export { RECOVERED_LABEL } from './notice.js'
 
 /** What this run says about one comparison key, for its tracking issue. */
 export type KeyRunStatus = 'confirmed' | 'clean' | 'unconfirmed' | 'inconclusive'
@@ -29,14 +33,6 @@ export function keyRunStatus(v: ComparisonVerdict): KeyRunStatus {
     default:
       return 'inconclusive'
   }
-}
-
-export interface ExistingIssue {
-  number: number
-  state: 'open' | 'closed'
-  body: string | null
-  labels: string[]
-  html_url: string
 }
 
 export type TrackingAction =
@@ -130,43 +126,17 @@ export function planTracking(input: {
 }
 
 /**
- * Find the tracking issue of `key`: every issue (open and closed) carrying ALL of `labels`, all pages,
- * whose first line is our marker for that key and whose author is ours (`author`: the token's login;
- * null = any bot account) — the list endpoint, not the Search API (30 requests/min and indexing lag).
- * Several matches (from before this version): an open one first, else the newest.
+ * Find the tracking issue of `key` (findMarkedIssue with the `tracking` marker): every issue carrying
+ * ALL of `labels`, open and closed, whose first line is our marker for that key and whose author is ours.
  */
-export async function findTrackingIssue(
+export function findTrackingIssue(
   gh: GitHubClient,
   repo: Repo,
   key: string,
   labels: string | string[],
   author: Author = null,
 ): Promise<ExistingIssue | null> {
-  const wanted = (Array.isArray(labels) ? labels : [labels]).filter(Boolean)
-  const all = await call('list issues', 'issues: read', () =>
-    gh.paginate(gh.rest.issues.listForRepo, {
-      ...repo,
-      labels: (wanted.length > 0 ? wanted : ['harness-watch']).join(','),
-      state: 'all',
-      per_page: 100,
-    }),
-  )
-  const mine = all
-    .filter((i) => !i.pull_request)
-    .filter((i) => {
-      const id = parseIdentity(i.body)
-      return id?.kind === 'tracking' && id.key === key && isOurAuthor(i.user, author)
-    })
-    .sort((a, b) => a.number - b.number)
-  const pick = mine.find((i) => i.state === 'open') ?? mine.at(-1)
-  if (!pick) return null
-  return {
-    number: pick.number,
-    state: pick.state === 'closed' ? 'closed' : 'open',
-    body: pick.body ?? null,
-    labels: pick.labels.map((l) => (typeof l === 'string' ? l : (l.name ?? ''))).filter(Boolean),
-    html_url: pick.html_url,
-  }
+  return findMarkedIssue(gh, repo, { kind: 'tracking', key }, labels, author)
 }
 
 export interface TrackingResult {
@@ -212,57 +182,31 @@ export async function syncTrackingIssue(
   }
   const body = trackingIssueBody(ctx, key, action.state)
   if (action.kind === 'create') {
-    // A POST retried after a 5xx could open a second issue: look for the marker before sending again.
-    const { value } = await createOnce({
-      operation: 'create the tracking issue',
-      permission: 'issues: write',
-      create: async (request) => {
-        const { data } = await gh.rest.issues.create({
-          ...repo,
-          title: trackingTitle(ctx.decision, verdict),
-          body,
-          labels,
-          request,
-        })
-        return { number: data.number, html_url: data.html_url }
-      },
-      find: () => findTrackingIssue(gh, repo, key, labels, author),
+    const created = await createMarkedIssue(gh, repo, {
+      what: 'the tracking issue',
+      identity: { kind: 'tracking', key },
+      title: trackingTitle(ctx.decision, verdict),
+      body,
+      labels,
+      author,
     })
-    return { key, action: 'created', number: value.number, url: value.html_url, reason: null }
+    return { key, action: 'created', number: created.number, url: created.html_url, reason: null }
   }
   const number = (existing as ExistingIssue).number
-  const update = () =>
-    call('update the tracking issue', 'issues: write', () =>
-      gh.rest.issues.update({
-        ...repo,
-        issue_number: number,
-        body,
-        ...(action.reopen ? { state: 'open' as const } : {}),
-        ...(action.close ? { state: 'closed' as const, state_reason: 'completed' as const } : {}),
-      }),
-    )
-  // Reopen before commenting; close only after the recovery comment is written.
-  if (!action.close) await update()
-  for (const name of action.removeLabels) {
-    await call('remove a label from the tracking issue', 'issues: write', () =>
-      gh.rest.issues.removeLabel({ ...repo, issue_number: number, name }),
-    )
-  }
-  if (action.addLabels.length > 0) {
-    await call('label the tracking issue', 'issues: write', () =>
-      gh.rest.issues.addLabels({ ...repo, issue_number: number, labels: action.addLabels }),
-    )
-  }
-  if (action.comment) {
-    const text =
-      action.comment === 'confirmed'
-        ? confirmedComment(ctx, key, action.reopen)
-        : recoveredComment(ctx, action.state, action.close)
-    await call('comment on the tracking issue', 'issues: write', () =>
-      gh.rest.issues.createComment({ ...repo, issue_number: number, body: text }),
-    )
-  }
-  if (action.close) await update()
+  const comment =
+    action.comment === 'confirmed'
+      ? confirmedComment(ctx, key, action.reopen)
+      : action.comment === 'recovered'
+        ? recoveredComment(ctx, action.state, action.close)
+        : null
+  await applyIssueUpdate(gh, repo, number, 'the tracking issue', {
+    body,
+    reopen: action.reopen,
+    close: action.close,
+    comment,
+    addLabels: action.addLabels,
+    removeLabels: action.removeLabels,
+  })
   const kind = action.reopen ? 'reopened' : action.comment === 'recovered' ? 'recovered' : 'updated'
   return { key, action: kind, number, url: (existing as ExistingIssue).html_url, reason: null }
 }

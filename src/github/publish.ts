@@ -17,8 +17,17 @@ import {
   type TrackingResult,
 } from './issue.js'
 import { identityMarker } from './marker.js'
+import { EVALUATION_HEALTH_LABEL, healthNoticeLabels, noticeRunStatus, planNotice } from './notice.js'
+import { type NoticeResult, syncHealthNotice } from './notice-issue.js'
 import { type GitHubClient, makeOctokit, type Repo, repoFromEnv } from './octokit.js'
-import { prCommentBody, type RenderContext, trackingIssueBody, trackingTitle } from './render.js'
+import {
+  healthNoticeBody,
+  healthNoticeTitle,
+  prCommentBody,
+  type RenderContext,
+  trackingIssueBody,
+  trackingTitle,
+} from './render.js'
 
 export interface PublishOptions {
   /** comparison.json of the deciding round; decision.json is read from beside it. */
@@ -49,6 +58,11 @@ export interface PublishOptions {
 export interface PublishResult {
   decision: Decision
   issues: TrackingResult[]
+  /**
+   * The experiment's evaluation-health notice (tracking mode only; null in PR mode and when nothing
+   * was written): created or updated on health errors without a confirmed breach, recovered when clean.
+   */
+  notice: NoticeResult | null
   comment: UpsertResult | null
   /** When nothing was written (dry run, no token): what publishing would do, per target. */
   planned: PlannedAction[]
@@ -59,7 +73,8 @@ export interface PublishResult {
 }
 
 /**
- * Publish a decision: the PR comment (PR mode) or the tracking issues (one per comparison key).
+ * Publish a decision: the PR comment (PR mode), or the tracking issues (one per comparison key) and
+ * the experiment's one evaluation-health notice (infrastructure-only problems: never a regression issue).
  * Writes are sequential. The check fails on a confirmed regression when
  * reporting.fail_on_confirmed_regression is set, and on evaluation-health errors (a run-level
  * error, never a regression issue: F06). Throws HwError for GitHub failures (permissions, 422).
@@ -83,6 +98,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
   }
   const issues: TrackingResult[] = []
   let comment: UpsertResult | null = null
+  let notice: NoticeResult | null = null
   const trackingOpts = {
     labels: decision.policy.reporting.labels,
     recoveredAfter: decision.policy.reporting.recovered_after,
@@ -100,8 +116,8 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
       'Not published to GitHub (no token: e.g. a pull request from a fork, posted by the workflow_run companion).'
     const summary = opts.dryRun
       ? `${dryRunView(ctx, planned)}\n\n${laterNote}Dry run: nothing was written to GitHub.`
-      : `${summaryOf(ctx, issues, comment)}\n\n#### Not published\n\n${plannedLines(planned)}\n\n${laterNote}${note}`
-    return { decision, issues, comment, planned, failure: failureOf(decision), summary }
+      : `${summaryOf(ctx, issues, comment, null)}\n\n#### Not published\n\n${plannedLines(planned)}\n\n${laterNote}${note}`
+    return { decision, issues, notice: null, comment, planned, failure: failureOf(decision), summary }
   }
   const gh = opts.client ?? makeOctokit({ token: opts.token, baseUrl: opts.baseUrl })
   const repo = opts.repo ?? repoFromEnv()
@@ -120,14 +136,16 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     for (const v of decision.comparisons) {
       issues.push(await syncTrackingIssue(gh, repo, ctx, v, { ...trackingOpts, author }))
     }
+    notice = await syncHealthNotice(gh, repo, ctx, { closeOnRecovery: trackingOpts.closeOnRecovery, author })
   }
   return {
     decision,
     issues,
+    notice,
     comment,
     planned: [],
     failure: failureOf(decision),
-    summary: summaryOf(ctx, issues, comment),
+    summary: summaryOf(ctx, issues, comment, notice),
   }
 }
 
@@ -154,6 +172,11 @@ export function publishLine(r: PublishResult): string {
       parts.push(`${i.key}: tracking issue #${i.number} ${i.action}${i.url ? ` ${i.url}` : ''}`)
   }
   if (unchanged.length > 0) parts.push(`${unchanged.length} comparison(s) without an issue change`)
+  if (r.notice && r.notice.action !== 'none') {
+    parts.push(
+      `evaluation-health notice #${r.notice.number} ${r.notice.action}${r.notice.url ? ` ${r.notice.url}` : ''}`,
+    )
+  }
   if (r.comment) parts.push(`PR comment ${r.comment.action} ${r.comment.url}`)
   if (r.planned.length > 0) {
     parts.push('nothing written to GitHub', ...r.planned.map((a) => `${a.target}: ${a.short}`))
@@ -163,9 +186,10 @@ export function publishLine(r: PublishResult): string {
 
 /** What publishing would do to one target (a tracking issue key, or the PR comment). */
 export interface PlannedAction {
-  /** The comparison key of a tracking issue, or "PR #<n>". */
+  /** The comparison key of a tracking issue, "<experiment> (evaluation health)", or "PR #<n>". */
   target: string
-  kind: 'skip' | 'create_or_update' | 'update_if_open' | 'pr_comment'
+  /** `health_notice`: the evaluation-health notice would be created or updated. */
+  kind: 'skip' | 'create_or_update' | 'update_if_open' | 'pr_comment' | 'health_notice'
   /** A few words for the terminal line ("would create or update the tracking issue"). */
   short: string
   /** The full sentence: what would be searched for, created or updated, and why. */
@@ -179,7 +203,8 @@ export interface PlannedAction {
  *  - with a PR number: find the one PR comment by its marker, then update it or create it;
  *  - otherwise, per comparison: a confirmed breach searches for the tracking issue by its marker,
  *    then creates it (title, labels) or updates it; ok/cleared creates nothing and only counts a
- *    clean run on an open issue; an unconfirmed breach or an inconclusive comparison is skipped.
+ *    clean run on an open issue; an unconfirmed breach or an inconclusive comparison is skipped;
+ *    then the experiment's evaluation-health notice (planHealthNotice).
  * Pure.
  */
 export function planPublish(
@@ -210,11 +235,12 @@ export function planPublish(
         text: 'would skip: no comparison was made, so there is no tracking issue to create or update',
         body: null,
       },
+      planHealthNotice(ctx, opts.closeOnRecovery),
     ]
   }
   const label = opts.labels[0] ?? 'harness-watch'
   const labels = opts.labels.length > 0 ? opts.labels : [label]
-  return d.comparisons.map((v): PlannedAction => {
+  const tracking = d.comparisons.map((v): PlannedAction => {
     const status = keyRunStatus(v)
     const marker = codeSpan(identityMarker('tracking', v.key))
     const search = `would search the issues labelled ${labels.map(codeSpan).join(' and ')} (open and closed) for the marker ${marker}`
@@ -263,6 +289,57 @@ export function planPublish(
       body: null,
     }
   })
+  return [...tracking, planHealthNotice(ctx, opts.closeOnRecovery)]
+}
+
+/**
+ * What publishing would do to the experiment's evaluation-health notice (tracking mode): search for
+ * it by its marker among the issues with its labels, then create or update it (health errors and no
+ * confirmed breach), mark an open one recovered (clean health), or leave it alone (a confirmed breach
+ * with health errors: the tracking issue carries them). Pure.
+ */
+export function planHealthNotice(ctx: RenderContext, closeOnRecovery: boolean): PlannedAction {
+  const d = ctx.decision
+  const target = `${d.experiment_id} (evaluation health)`
+  const labels = healthNoticeLabels(d)
+  const marker = codeSpan(identityMarker('health', d.experiment_id))
+  const search = `would search the issues labelled ${labels.map(codeSpan).join(' and ')} (open and closed) for the marker ${marker}`
+  const status = noticeRunStatus(d)
+  if (status === 'unhealthy') {
+    const action = planNotice({ existing: null, status, closeOnRecovery, run: d.run_id })
+    return {
+      target,
+      kind: 'health_notice',
+      short: 'would search for the marker, then create or update the evaluation-health notice',
+      text:
+        `the run has evaluation-health errors and no confirmed breach — a notice, never a regression issue: ${search}, ` +
+        `then create “${escapeMarkdown(healthNoticeTitle(d))}” with labels ${labels.map(codeSpan).join(', ')} ` +
+        'when there is none, or update the one found (new body; reopened with a comment if closed or recovered)',
+      body: action.kind === 'none' ? null : healthNoticeBody(ctx, action.state),
+    }
+  }
+  if (status === 'clean') {
+    const close = closeOnRecovery ? ' and closed' : ''
+    return {
+      target,
+      kind: 'update_if_open',
+      short:
+        'would open no notice (health clean); an open evaluation-health notice would be marked recovered',
+      text:
+        `would open no notice: no evaluation-health error; ${search} and, if an open notice is found, ` +
+        `mark it recovered (labelled ${codeSpan(RECOVERED_LABEL)}, with a comment${close})`,
+      body: null,
+    }
+  }
+  return {
+    target,
+    kind: 'skip',
+    short: 'would skip: a confirmed regression carries the health findings',
+    text:
+      `would skip: a confirmed regression — its tracking issue carries the health findings, and the ` +
+      `${codeSpan(EVALUATION_HEALTH_LABEL)} notice is neither updated nor marked recovered`,
+    body: null,
+  }
 }
 
 /** The planned actions as a Markdown list. */
@@ -278,7 +355,7 @@ function dryRunView(ctx: RenderContext, planned: PlannedAction[]): string {
   const d = ctx.decision
   const pr = planned.some((a) => a.kind === 'pr_comment')
   const lines = [
-    `### Harness Watch dry run: ${pr ? 'PR comment' : 'tracking issues'} for ${codeSpan(d.experiment_id)}`,
+    `### Harness Watch dry run: ${pr ? 'PR comment' : 'tracking issues and evaluation-health notice'} for ${codeSpan(d.experiment_id)}`,
     '',
     `Decision: ${escapeMarkdown(d.summary)}`,
     '',
@@ -286,7 +363,12 @@ function dryRunView(ctx: RenderContext, planned: PlannedAction[]): string {
   ]
   for (const a of planned) {
     if (!a.body) continue
-    const what = a.kind === 'pr_comment' ? 'PR comment body' : 'Tracking issue body'
+    const what =
+      a.kind === 'pr_comment'
+        ? 'PR comment body'
+        : a.kind === 'health_notice'
+          ? 'Evaluation-health notice body'
+          : 'Tracking issue body'
     lines.push('', `#### ${what}: ${codeSpan(a.target)}`, '', a.body)
   }
   if (!planned.some((a) => a.body)) lines.push('', '_No body would be written._')
@@ -306,7 +388,12 @@ export function failureOf(d: Decision): string | null {
 }
 
 /** The job summary: the PR-comment view of the decision (without its marker) and what was written. */
-function summaryOf(ctx: RenderContext, issues: TrackingResult[], comment: UpsertResult | null): string {
+function summaryOf(
+  ctx: RenderContext,
+  issues: TrackingResult[],
+  comment: UpsertResult | null,
+  notice: NoticeResult | null,
+): string {
   const body = prCommentBody(ctx, ctx.decision.experiment_id).split('\n').slice(1).join('\n').trim()
   const lines: string[] = []
   for (const i of issues) {
@@ -314,6 +401,13 @@ function summaryOf(ctx: RenderContext, issues: TrackingResult[], comment: Upsert
       lines.push(`- ${codeSpan(i.key)}: no issue change (${escapeMarkdown(i.reason ?? '')})`)
     else
       lines.push(`- ${codeSpan(i.key)}: tracking issue #${i.number} ${i.action}${i.url ? ` (${i.url})` : ''}`)
+  }
+  if (notice) {
+    lines.push(
+      notice.action === 'none'
+        ? `- evaluation-health notice: no change (${escapeMarkdown(notice.reason ?? '')})`
+        : `- evaluation-health notice #${notice.number} ${notice.action}${notice.url ? ` (${notice.url})` : ''}`,
+    )
   }
   if (comment) lines.push(`- PR comment ${comment.action}: ${comment.url}`)
   return lines.length > 0 ? `${body}\n\n#### Published\n\n${lines.join('\n')}` : body

@@ -5,10 +5,10 @@ import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from '../detect/schema.js'
 import { type DiagnosisSummary, diagnosisMarkdown } from '../diagnose/summary.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from '../report/budget.js'
-import { codeSpan, escapeMarkdown } from '../report/escape.js'
+import { codeSpan, escapeMarkdown, neutralizeMentions } from '../report/escape.js'
 import { fmtInt, fmtP } from '../report/format.js'
 import { markdownSections } from '../report/markdown.js'
-import { identityMarker, stateMarker, type TrackingState } from './marker.js'
+import { identityMarker, type NoticeState, stateMarker, type TrackingState } from './marker.js'
 
 /**
  * Markdown bodies of the tracking issue, its comments and the PR comment. Everything quoted from a
@@ -108,6 +108,71 @@ export function recoveredComment(ctx: RenderContext, state: TrackingState, closi
   ]
     .filter(Boolean)
     .join('\n\n')
+}
+
+/** Title of the evaluation-health notice of an experiment (its id with mentions neutralised). */
+export function healthNoticeTitle(d: Decision): string {
+  return `Harness Watch: evaluation health of ${neutralizeMentions(d.experiment_id)}`
+}
+
+/**
+ * The evaluation-health notice body: identity (`kind=health`, the experiment) and state markers
+ * first, then what failed in the latest unhealthy run — never a regression: no threshold is named,
+ * only the health findings, the decision's summary and notes (all escaped).
+ */
+export function healthNoticeBody(ctx: RenderContext, state: NoticeState): string {
+  const d = ctx.decision
+  const head = [
+    identityMarker('health', d.experiment_id),
+    stateMarker(state),
+    `## Evaluation health: ${codeSpan(d.experiment_id)}`,
+    '',
+    state.recovered
+      ? `✅ **Recovered**: run ${codeSpan(d.run_id ?? 'unknown')} had no evaluation-health error.`
+      : '❗ **The evaluation itself failed**: infrastructure, telemetry or grading problems, not a harness result. No regression issue is opened for them.',
+    '',
+    [
+      `Experiment ${codeSpan(d.experiment_id)}`,
+      `latest run ${codeSpan(state.last_run ?? d.run_id ?? 'unknown')}`,
+      `unhealthy runs recorded: ${state.unhealthy_runs}`,
+      ...(ctx.reportUrl ? [`[full report](${safeUrl(ctx.reportUrl)})`] : []),
+    ].join(' · '),
+  ].join('\n')
+  const sections: Section[] = state.recovered
+    ? []
+    : [
+        ...healthSections(d.health),
+        { id: 'decision', text: `Decision: ${escapeMarkdown(d.summary)}` },
+        ...(d.notes.length > 0
+          ? [{ id: 'notes', text: d.notes.map((n) => `> Note: ${escapeMarkdown(n)}`).join('\n') }]
+          : []),
+      ]
+  return compose(head, sections, ctx.reportUrl)
+}
+
+/** The comment on a health notice: reopened by a new unhealthy run, or recovered by a clean one. */
+export function healthNoticeComment(
+  ctx: RenderContext,
+  kind: 'reopened' | 'recovered',
+  closing: boolean,
+): string {
+  const d = ctx.decision
+  // One line per distinct error, at most 20 (the body holds them all, within its budget).
+  const errors = groupHealth(d.health.filter((h) => h.severity === 'error'))
+  const shown = errors
+    .slice(0, 20)
+    .map((g) => `- ${codeSpan(g.health.code)}: ${escapeMarkdown(groupedMessage(g))}`)
+  if (errors.length > shown.length) shown.push(`- … ${errors.length - shown.length} more (see the notice)`)
+  const lines =
+    kind === 'reopened'
+      ? [`Reopened: run ${codeSpan(d.run_id ?? 'unknown')} has evaluation-health errors again.`, '', ...shown]
+      : [
+          `✅ Recovered: run ${codeSpan(d.run_id ?? 'unknown')} had no evaluation-health error.`,
+          '',
+          closing ? 'Closing; a new evaluation-health error reopens this notice.' : 'Labelled `recovered`.',
+        ]
+  if (ctx.reportUrl) lines.push('', `Full report: ${link(ctx.reportUrl)}`)
+  return lines.join('\n').trim()
 }
 
 /** The PR comment: one per (PR, experiment), whatever the state (F12). */

@@ -190,7 +190,7 @@ describe('aggregate: field cases', () => {
     expect(parsed.cells[1]!.final_outcomes.resolved).toBe(4)
   })
 
-  it('lists a missing leg and its blocks, never a crash and never a zero', async () => {
+  it('F10: lists a missing leg and its blocks, never a crash and never a zero', async () => {
     const plan = await makePlan({ panel: { source: 'inline', instances: ids(6) }, shards: { count: 2 } })
     const atts = pairedOutcomes(plan, { both: 6, bOnly: 0, cOnly: 0, neither: 0 })
     const gone = plan.legs.find((l) => l.cell === 'b' && l.shard === 1)!

@@ -59,7 +59,8 @@ describe('harness-watch publish', () => {
     expect(io.out).toContain('Confirmed regression')
     expect(io.out).toContain('Dry run: nothing was written to GitHub.')
     expect(io.out.trimEnd().split('\n').at(-1)).toBe(
-      'confirmed: nothing written to GitHub; exp/a-vs-b: would search for the marker, then create or update the tracking issue',
+      'confirmed: nothing written to GitHub; exp/a-vs-b: would search for the marker, then create or update the tracking issue' +
+        '; exp (evaluation health): would open no notice (health clean); an open evaluation-health notice would be marked recovered',
     )
     // Without --pr the body shown is the tracking issue's, not the PR comment's.
     expect(io.out).toContain('#### Tracking issue body: `exp/a-vs-b`')

@@ -210,7 +210,11 @@ describe('dry run: says what would be created, updated or skipped, with the body
     const r = await publish({ comparison: file, token: '', dryRun: true })
     expect(r.issues).toEqual([])
     expect(r.comment).toBeNull()
-    expect(r.planned.map((a) => [a.target, a.kind])).toEqual([['exp/a-vs-b', 'create_or_update']])
+    // The experiment's evaluation-health notice is looked up too: health is clean, so none is opened.
+    expect(r.planned.map((a) => [a.target, a.kind])).toEqual([
+      ['exp/a-vs-b', 'create_or_update'],
+      ['exp (evaluation health)', 'update_if_open'],
+    ])
     expect(r.summary).toContain(
       '- `exp/a-vs-b`: would search the issues labelled `harness-watch` (open and closed) for the marker ' +
         '`<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->`, then create tracking issue ' +
@@ -222,13 +226,14 @@ describe('dry run: says what would be created, updated or skipped, with the body
     expect(r.summary).not.toContain('Harness Watch PR check')
     expect(r.summary.trimEnd().endsWith('Dry run: nothing was written to GitHub.')).toBe(true)
     expect(publishLine(r)).toBe(
-      'confirmed: nothing written to GitHub; exp/a-vs-b: would search for the marker, then create or update the tracking issue',
+      'confirmed: nothing written to GitHub; exp/a-vs-b: would search for the marker, then create or update the tracking issue' +
+        '; exp (evaluation health): would open no notice (health clean); an open evaluation-health notice would be marked recovered',
     )
   })
 
   it('unconfirmed: would skip, no body', async () => {
     const r = await publish({ comparison: await onDisk(firstRun()), token: '', dryRun: true })
-    expect(r.planned).toEqual([
+    expect(r.planned.slice(0, 1)).toEqual([
       {
         target: 'exp/a-vs-b',
         kind: 'skip',
@@ -241,7 +246,7 @@ describe('dry run: says what would be created, updated or skipped, with the body
     expect(r.summary).not.toContain('kind=tracking')
     expect(r.summary).not.toContain('Harness Watch PR check')
     expect(publishLine(r)).toBe(
-      'breach (unconfirmed): nothing written to GitHub; exp/a-vs-b: would skip: no confirmed breach',
+      `breach (unconfirmed): nothing written to GitHub; exp/a-vs-b: would skip: no confirmed breach; exp (evaluation health): would open no notice (health clean); an open evaluation-health notice would be marked recovered`,
     )
   })
 

@@ -60,7 +60,7 @@ describe('plan', () => {
     expect(all).not.toEqual(ids(10))
   })
 
-  it('names artifacts hw-<experiment>-<cell>-<shard>, unique, and a matrix without instance lists', async () => {
+  it('F10: names artifacts hw-<experiment>-<cell>-<shard>, unique, and a matrix without instance lists', async () => {
     const p = await plan({
       cells: cells(2),
       panel: { source: 'inline', instances: ids(4) },

@@ -293,9 +293,7 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
     const c = await open({ settings: { ...SETTINGS, settle_s: 0.2, max_wait_s: maxWaitS } }, 100)
     const t = await c.begin(attribution('inst-f04'), {})
     await burst(t.endpoint, 10_037)
-    const started = performance.now()
     const { rows, summary } = await t.finish()
-    const tookMs = performance.now() - started
     expect(rows).toHaveLength(10_037)
     expect(new Set(rows.map((r) => r.request_id)).size).toBe(10_037)
     expect(summary.coverage).toBe('complete')
@@ -307,10 +305,11 @@ describe('LiteLLM capture, virtual-key mode behind the front proxy', () => {
       proxy_requests: 10_037,
     })
     expect(summary.reconciliation?.key_spend_usd).toBeCloseTo(summary.reconciliation?.rows_spend_usd ?? -1, 9)
-    // LiteLLM caps `total` at 10 000: a settle check that trusted it would wait all of max_wait_s.
+    // LiteLLM caps `total` at 10 000: a settle check that trusted it would never see the 10 037 rows,
+    // wait all of max_wait_s and flag the attempt unsettled (checked above). The wait is bounded by the
+    // deadline; how fast it settles is a speed figure (bench/), not asserted on a loaded machine.
     expect(fake.rows.length).toBeGreaterThan(10_000)
-    expect(summary.reconciliation?.waited_ms).toBeLessThan((maxWaitS * 1000) / 4)
-    expect(tookMs).toBeLessThan((maxWaitS * 1000) / 2)
+    expect(summary.reconciliation?.waited_ms).toBeLessThan(maxWaitS * 1000)
   }, 120_000)
 
   it('LiteLLM going away mid-capture is reported as missing with the error, not thrown', async () => {

@@ -8,16 +8,20 @@ export function registerPublish(program: Command): void {
     .command('publish')
     .description(
       'Publish a decision to GitHub: the tracking issue of each comparison (created only on a confirmed ' +
-        'breach), or with --pr the one PR comment. Token from $GITHUB_TOKEN, repository from $GITHUB_REPOSITORY',
+        'breach) and the experiment’s evaluation-health notice (infrastructure-only problems, never a ' +
+        'regression issue), or with --pr the one PR comment. Token from $GITHUB_TOKEN, repository from $GITHUB_REPOSITORY',
     )
     .requiredOption('--comparison <file>', 'comparison.json with decision.json beside it')
     .option('--pr <number>', 'pull request number: update its Harness Watch comment instead', parsePrOption)
     .option('--repo <owner/repo>', 'repository (default: $GITHUB_REPOSITORY)')
     .option('--report-url <url>', 'link to the full report (default: this workflow run)')
-    .option('--keep-open', 'label recovered tracking issues `recovered` without closing them')
+    .option(
+      '--keep-open',
+      'label recovered tracking issues and health notices `recovered` without closing them',
+    )
     .option(
       '--dry-run',
-      'write nothing to GitHub; say which tracking issue (or, with --pr, PR comment) would be created, updated or skipped, and print its body',
+      'write nothing to GitHub; say which tracking issue and evaluation-health notice (or, with --pr, PR comment) would be created, updated or skipped, and print its body',
     )
     .action(async function (
       this: Command,
