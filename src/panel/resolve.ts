@@ -1,8 +1,20 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { parse as parseToml } from 'smol-toml'
 import { HwError } from '../errors.js'
 import { InstanceId, type Manifest } from '../manifest/schema.js'
 import { builtinPanelsDir, quotePath } from '../util/paths.js'
+
+/** A tool-bridge task (`[hw] kind = "bridge"` in task.toml) is graded by its graders, not by tests/. */
+async function isBridgeTask(dir: string): Promise<boolean> {
+  const text = await readFile(path.join(dir, 'task.toml'), 'utf8').catch(() => '')
+  try {
+    const hw = (parseToml(text) as { hw?: { kind?: unknown } }).hw
+    return hw?.kind === 'bridge'
+  } catch {
+    return false
+  }
+}
 
 /** Where a panel's instances come from, resolved to concrete locations. */
 export interface ResolvedPanel {
@@ -191,7 +203,10 @@ export async function listTaskFolders(dir: string): Promise<string[]> {
     const missing = [
       s?.isFile() ? null : 'instruction.md',
       (await stat(path.join(dir, name, 'task.toml')).catch(() => null))?.isFile() ? null : 'task.toml',
-      (await stat(path.join(dir, name, 'tests')).catch(() => null))?.isDirectory() ? null : 'tests/',
+      (await stat(path.join(dir, name, 'tests')).catch(() => null))?.isDirectory() ||
+      (await isBridgeTask(path.join(dir, name)))
+        ? null
+        : 'tests/',
     ].filter((x): x is string => x !== null)
     if (missing.length > 0) {
       incomplete.push(`${quotePath(path.join(dir, name))}: no ${missing.join(', ')}`)
