@@ -103,5 +103,11 @@ describe('the run stage drives a simulated-user dialogue (Pi)', () => {
       .filter((r) => r.attribution?.role !== 'user_simulation')
       .reduce((s, r) => s + (r.spend_usd ?? 0), 0)
     expect(a.telemetry.spend_usd).toBeCloseTo(harnessSpend, 9)
+    // turn 2's request carried turn 1's conversation (prompt, two tool calls and results, answer)
+    const harnessRows = rows.filter((r) => r.attribution?.role !== 'user_simulation')
+    const sizes = harnessRows.map((r) => r.request_shape?.messages ?? 0)
+    expect(harnessRows).toHaveLength(5) // turn 1: two calls and the answer; turns 2 and 3: one answer each
+    expect(sizes[3]).toBeGreaterThanOrEqual((sizes[2] ?? 0) + 2)
+    expect(sizes[4]).toBeGreaterThanOrEqual((sizes[3] ?? 0) + 2)
   }, 300_000)
 })
