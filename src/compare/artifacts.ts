@@ -318,7 +318,8 @@ async function readLedger(
   const rows = new Map<string, number>()
   const count = (row: LedgerRow) => {
     const a = row.attribution
-    if (!a) return
+    // The simulated user's rows are not the harness's: never counted against its attempt.
+    if (!a || a.role === 'user_simulation') return
     const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
     rows.set(key, (rows.get(key) ?? 0) + 1)
   }

@@ -603,7 +603,22 @@ function trialObservation(
       }
     }),
     tools: sumTools(rows.map((r) => r.value)),
+    userSimulation: sumUserSimulation(rows.map((r) => r.value)),
   }
+}
+
+/** The simulated user's requests and spend over a trial's attempts, or null when none held a dialogue. */
+function sumUserSimulation(rows: AttemptRecord[]): Observation['userSimulation'] {
+  const withDialogue = rows.filter((r) => r.dialogue !== undefined)
+  if (withDialogue.length === 0) return null
+  let requests = 0
+  let spend: number | null = 0
+  for (const r of withDialogue) {
+    const u = r.dialogue?.user_simulation
+    requests += u?.requests ?? 0
+    spend = spend === null || u?.spend_usd == null ? null : spend + u.spend_usd
+  }
+  return { dialogues: withDialogue.length, requests, spend_usd: spend }
 }
 
 function addOrNull(sum: number | null, v: number | null): number | null {

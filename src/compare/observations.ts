@@ -45,6 +45,11 @@ export interface Observation {
   classes?: AttemptClassView[]
   /** Bridge tasks: tool calls over the trial's attempts and how many failed (error or invalid_arguments). */
   tools?: { calls: number; failed: number } | null
+  /**
+   * Multi-turn bridge tasks: the simulated user's proxy requests and spend (USD; null when unpriced or
+   * unmeasured) over the trial's attempts. Never part of `metrics` (the cell's spend).
+   */
+  userSimulation?: { dialogues: number; requests: number; spend_usd: number | null } | null
 }
 
 /** One attempt's classification as the comparison keeps it. */

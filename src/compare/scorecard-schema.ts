@@ -20,6 +20,15 @@ export const CellScorecardSchema = z.strictObject({
   tool_calls: z.number().int().nonnegative().nullable(),
   tool_call_error_rate: Rate,
   exits: z.record(z.string(), z.number().int().nonnegative()),
+  /** Multi-turn tasks: the simulated user's dialogues, proxy requests and spend, apart from the cell's cost. */
+  user_simulation: z
+    .strictObject({
+      dialogues: z.number().int().nonnegative(),
+      requests: z.number().int().nonnegative(),
+      spend_usd: z.number().nonnegative().nullable(),
+    })
+    .nullable()
+    .optional(),
   /** Per instance: resolved / graded trials (the basis of diff's per-task regressions and fixes). */
   tasks: z.record(
     z.string(),

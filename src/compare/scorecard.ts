@@ -74,6 +74,35 @@ export function toolCallErrorRate(trials: Observation[]): { calls: number | null
   return { calls, rate: calls === 0 ? null : failed / calls }
 }
 
+/**
+ * The simulated user's dialogues, requests and spend over a cell's trials (multi-turn tasks), or null
+ * when none held a dialogue. Reported apart: never in cost per solved task.
+ */
+export function userSimulationTotal(
+  trials: Observation[],
+): { dialogues: number; requests: number; spend_usd: number | null } | null {
+  const withUser = trials.filter((o) => o.userSimulation)
+  if (withUser.length === 0) return null
+  let dialogues = 0
+  let requests = 0
+  let spend: number | null = 0
+  for (const o of withUser) {
+    const u = o.userSimulation
+    if (!u) continue
+    dialogues += u.dialogues
+    requests += u.requests
+    spend = spend === null || u.spend_usd === null ? null : spend + u.spend_usd
+  }
+  return { dialogues, requests, spend_usd: spend }
+}
+
+function userSimulationField(trials: Observation[]): {
+  user_simulation?: ReturnType<typeof userSimulationTotal>
+} {
+  const u = userSimulationTotal(trials)
+  return u ? { user_simulation: u } : {}
+}
+
 export function exitDistribution(trials: Observation[]): Record<string, number> {
   const out: Record<string, number> = {}
   for (const o of trials) {
@@ -103,6 +132,7 @@ export function buildScorecard(
       tool_calls: tools.calls,
       tool_call_error_rate: tools.rate,
       exits: exitDistribution(trials),
+      ...userSimulationField(trials),
       tasks: Object.fromEntries([...taskCounts(trials).entries()].sort(([a], [b]) => a.localeCompare(b))),
     }
   })

@@ -66,7 +66,8 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
       continue
     }
     const a = json.attribution
-    if (!a) continue
+    // The simulated user's rows are not the harness's: never counted against its attempt.
+    if (!a || a.role === 'user_simulation') continue
     const key = a.cell_id + '\\u0000' + a.instance_id + '\\u0000' + a.trial + '\\u0000' + a.attempt
     counts.set(key, (counts.get(key) || 0) + 1)
   }

@@ -109,6 +109,30 @@ export const ModelRouteSchema = z.strictObject({
   scripted: ScriptedModelSchema.optional(),
 })
 
+/**
+ * The simulated user's model route (`user_model`): a second route, used only by multi-turn bridge tasks
+ * (a task with `user/scenario.md`). It plays the customer from the hidden scenario and answers each of
+ * the harness's turns with one OpenAI Chat Completions request, sent through the same recording proxy
+ * as the harness (so it shares the model route's upstream: same provider, base URL and key variable)
+ * under its own attribution role `user_simulation`: its spend is recorded per attempt
+ * (`user_simulation` in attempts.jsonl) and reported apart, never added to the cell's cost. With
+ * provider `scripted` the scripted model answers deterministically from the scenario (offline).
+ * Its requests are priced with `model.prices` (the proxy's price table). `max_turns` caps the harness turns of one dialogue (1 to 50, default 10); the user ends it earlier
+ * with `###STOP###`.
+ */
+export const UserModelSchema = z.strictObject({
+  id: z.string().min(1).describe('model id of the simulated user'),
+  provider: z.string().min(1).describe('must equal model.provider (the requests share the proxy upstream)'),
+  max_turns: z
+    .number()
+    .int()
+    .min(1)
+    .max(50)
+    .default(10)
+    .describe('harness turns of one dialogue at most (the user may say ###STOP### earlier)'),
+})
+export type UserModel = z.output<typeof UserModelSchema>
+
 export const VerifierSchema = z.strictObject({
   kind: z
     .enum(['task-tests', 'command'])
@@ -357,6 +381,9 @@ const ManifestObject = z.strictObject({
     })
     .describe('what is being compared'),
   model: ModelRouteSchema.describe('the one model route every cell shares'),
+  user_model: UserModelSchema.optional().describe(
+    'the simulated user of multi-turn bridge tasks (user/scenario.md); required when the panel has one',
+  ),
   benchmark: BenchmarkSchema.describe('benchmark family, revision and verifier'),
   panel: PanelSchema.describe('the fixed list of instances every cell runs'),
   cells: z
@@ -484,6 +511,13 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       code: 'custom',
       path: ['model'],
       message: 'a non-scripted model route needs base_url or base_url_env',
+    })
+  }
+  if (m.user_model && m.user_model.provider !== m.model.provider) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['user_model', 'provider'],
+      message: `user_model.provider "${m.user_model.provider}" must equal model.provider "${m.model.provider}": the simulated user's requests go through the same recording proxy and upstream`,
     })
   }
   if (m.model.scripted && m.model.provider !== 'scripted') {

@@ -1,4 +1,6 @@
 import { createHash } from 'node:crypto'
+import { scriptedUserReply } from '../dialogue/scripted-user.js'
+import { parseUserSimulation } from '../dialogue/user-request.js'
 import type { WireApi } from '../harnesses/names.js'
 import { PrefixCache } from './cache.js'
 import { taskSettings } from './config.js'
@@ -168,7 +170,11 @@ export class ScriptedEngine {
         record: { ...record, status },
       }
     }
-    const action = decide(req, { task, success, workdir: findWorkdir(req.contextText) })
+    // A simulated user's request (dialogue/user-request.ts): the scripted user answers from its scenario.
+    const sim = api === 'chat' && req.tools.length === 0 ? parseUserSimulation(body) : null
+    const action: Action = sim
+      ? { kind: 'text', step: 'user', text: scriptedUserReply(sim.scenario, sim.history) }
+      : decide(req, { task, success, workdir: findWorkdir(req.contextText) })
     const split = this.cache.apply(api, req.model, req.segments)
     const usage: NeutralUsage = {
       inputTotal: split.total,

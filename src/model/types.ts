@@ -84,7 +84,7 @@ export type Action =
   | {
       kind: 'text'
       /** final answer of a task, an auxiliary title/summary, a JSON object, or a plain reply. */
-      step: 'final' | 'title' | 'json' | 'reply'
+      step: 'final' | 'title' | 'json' | 'reply' | 'user'
       text: string
     }
 

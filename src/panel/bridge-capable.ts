@@ -1,7 +1,9 @@
+import { stat } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
 import { bridgeRefusal } from '../harnesses/mcp.js'
 import { isHarnessName } from '../harnesses/names.js'
+import { RESUME_RECIPES } from '../harnesses/resume.js'
 import type { Manifest } from '../manifest/schema.js'
 import type { ResolvedPanel } from './resolve.js'
 import { loadTask } from './task.js'
@@ -44,6 +46,60 @@ export async function assertBridgeCapable(
     {
       details: problems,
       help: 'bridge panels run on harnesses that load MCP servers headless (Claude Code, Codex, Gemini CLI, Qwen Code, OpenCode, Copilot, agentd) or Pi through its bridge extension; remove the other cells or use a coding panel',
+    },
+  )
+}
+
+/** The panel's multi-turn bridge tasks: bridge tasks with a hidden scenario (`user/scenario.md`). */
+export async function dialogueInstances(panel: ResolvedPanel): Promise<string[]> {
+  if (!panel.tasksDir) return []
+  const out: string[] = []
+  for (const id of await bridgeInstances(panel)) {
+    const scenario = path.join(panel.tasksDir, id, 'user', 'scenario.md')
+    if (
+      await stat(scenario).then(
+        (s) => s.isFile(),
+        () => false,
+      )
+    )
+      out.push(id)
+  }
+  return out
+}
+
+/**
+ * Refuse a manifest whose panel holds multi-turn bridge tasks (a simulated user) when it declares no
+ * `user_model`, or when a cell's harness has no documented headless resume (harnesses/resume.ts).
+ * Throws HwError `dialogue_unsupported` with each problem at its field (file:line when `locate` is
+ * given: the `panel` field for a missing user_model, `cells[i].harness` for a harness).
+ */
+export async function assertDialogueReady(
+  m: Manifest,
+  panel: ResolvedPanel,
+  locate?: (path: readonly PropertyKey[]) => string,
+): Promise<void> {
+  const multi = await dialogueInstances(panel)
+  if (multi.length === 0) return
+  const at = (p: PropertyKey[]) => (locate ? `${locate(p)} ` : '')
+  const problems: string[] = []
+  if (!m.user_model) {
+    problems.push(
+      `${at(['panel'])}user_model: missing; ${multi.length} task(s) of the panel (e.g. ${multi[0]}) talk with a simulated user (user/scenario.md)`,
+    )
+  }
+  m.cells.forEach((cell, i) => {
+    if (!isHarnessName(cell.harness) || RESUME_RECIPES[cell.harness]) return
+    problems.push(
+      `${at(['cells', i, 'harness'])}cells[${i}].harness: ${cell.harness} has no documented headless session resume, so it cannot hold a multi-turn dialogue`,
+    )
+  })
+  if (problems.length === 0) return
+  throw new HwError(
+    'dialogue_unsupported',
+    `the panel has ${multi.length} multi-turn bridge task(s) (e.g. ${multi[0]}) the manifest cannot run`,
+    {
+      details: problems,
+      help: 'add a user_model route (e.g. user_model: {id: user-sim, provider: scripted}) and use harnesses that resume a session (Pi, OpenCode, Codex, Claude Code, Gemini CLI, Qwen Code, Copilot)',
     },
   )
 }

@@ -161,7 +161,7 @@ async function loadAttempts(
         continue
       }
       const a = row.attribution
-      if (!a) continue
+      if (!a || a.role === 'user_simulation') continue
       const k = `${a.cell_id}\0${a.instance_id}\0${a.trial}\0${a.attempt}`
       const list = ledger.get(k) ?? []
       list.push(row)

@@ -28,6 +28,7 @@ export function scorecardMarkdown(card: Scorecard, h: string): string {
     '',
     'pass@1: mean per-instance resolve rate over graded trials; pass^k: chance k trials of an instance all pass (τ²-bench); infra errors and ungraded trials are not in the denominators.',
     '',
+    ...userSimulationLines(card),
   ].join('\n')
 }
 
@@ -50,6 +51,28 @@ export function scorecardHtml(card: Scorecard): string {
     rows.join(''),
     '</table>',
     '<p class="note">pass@1: mean per-instance resolve rate over graded trials; pass^k: chance k trials of an instance all pass (τ²-bench); infra errors and ungraded trials are not in the denominators.</p>',
+    ...card.flatMap((c) => {
+      const u = c.user_simulation
+      if (!u) return []
+      const spend = u.spend_usd === null ? 'spend unknown' : `$${u.spend_usd.toFixed(4)}`
+      return [
+        `<p>Simulated user (not in the cell's cost) for <code>${e(c.cell)}</code>: ${u.dialogues} dialogue(s), ${u.requests} request(s), ${spend}.</p>`,
+      ]
+    }),
     '</section>',
   ].join('')
+}
+
+/** One line per cell whose trials held dialogues: the simulated user's spend, apart from the cell's cost. */
+function userSimulationLines(card: Scorecard): string[] {
+  const lines = card.flatMap((c) => {
+    const u = c.user_simulation
+    if (!u) return []
+    const spend = u.spend_usd === null ? 'spend unknown' : `$${u.spend_usd.toFixed(4)}`
+    return [
+      `Simulated user (not in the cell's cost) for ${codeSpan(c.cell)}: ${u.dialogues} dialogue(s), ${u.requests} request(s), ${spend}.`,
+      '',
+    ]
+  })
+  return lines
 }

@@ -14,10 +14,17 @@ import type {
   CapturedTelemetry,
   TelemetryCapture,
 } from '../telemetry/capture.js'
-import type { Attribution } from '../telemetry/ledger.js'
+import type { Attribution, LedgerRow } from '../telemetry/ledger.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
-import { bridgeStdioEndpoint } from './bridge.js'
+import { bridgeSandboxPaths, bridgeStdioEndpoint } from './bridge.js'
 import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
+import { type DialogueSummary, type HarnessOnce, runDialogueAttempt } from './dialogue.js'
+import {
+  beginUserSimulation,
+  dialogueRecord,
+  dialogueSpec,
+  finishUserSimulation,
+} from './dialogue-attempt.js'
 import { harnessEnv } from './env.js'
 import type { InstanceSource, Verdict } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
@@ -66,6 +73,8 @@ export interface LegContext {
   sandbox: SandboxChoice
   /** Folders the harness may read besides its install (manifest sandbox.read_only, absolute). */
   readOnly: string[]
+  /** The manifest's user_model (multi-turn bridge tasks); null when none is declared. */
+  userModel: { id: string; maxTurns: number } | null
 }
 
 export interface AttemptSpec {
@@ -85,6 +94,8 @@ export interface AttemptResult {
   aborted: boolean
   /** pass_env names missing from the runner environment. */
   missingPassEnv: string[]
+  /** The simulated user's ledger rows (role user_simulation; multi-turn tasks), never in `telemetry`. */
+  userRows: LedgerRow[]
 }
 
 const FINAL_MESSAGE_MAX = 2000
@@ -123,6 +134,8 @@ export async function runAttempt(
   let run: HarnessRunResult | null = null
   let setupMs = 0
   let transport: BridgeTransport | undefined
+  let dialogue: DialogueSummary | null = null
+  let userTel: AttemptTelemetry | null = null
   const stdoutFile = path.join(logs, 'stdout.txt')
   const stderrFile = path.join(logs, 'stderr.txt')
   try {
@@ -164,48 +177,77 @@ export async function runAttempt(
         timeoutS: leg.timeoutS,
         prices: leg.prices,
       }
-      try {
-        let inv = await leg.adapter.prepare(leg.installed, ctx)
+      const c = ctx
+      const d = dirs
+      // One harness process: prepared for `turn.prompt`, bridge wired, run in the run's sandbox.
+      const once: HarnessOnce = async (turn) => {
+        const tctx = { ...c, prompt: turn.prompt }
+        let inv = await leg.adapter.prepare(leg.installed, tctx)
         if (bridge) {
           const wired = await wireBridge(
             leg.adapter.name,
             inv,
-            ctx,
+            tctx,
             bridgeStdioEndpoint(bridge, bridge.sandbox),
           )
           inv = wired.invocation
           transport = wired.transport
         }
+        inv = turn.adjust(inv)
         const env = harnessEnv({
-          dirs,
+          dirs: d,
           runnerEnv: leg.runnerEnv,
           invocationEnv: inv.env,
           configEnv: leg.cell.config.env,
           passEnv: leg.cell.config.pass_env,
         })
         missingPassEnv = env.missing
-        setupMs = performance.now() - t0
-        // --- the harness, in the run's sandbox ---
+        if (setupMs === 0) setupMs = performance.now() - t0
+        const reach = bridge ? bridgeSandboxPaths(bridge) : { writable: [], readOnly: [] }
         const box = await leg.sandbox.backend.open({
-          writable: [dirs.workspace, dirs.home],
-          readOnly: [leg.installed.root, ...leg.readOnly],
+          writable: [d.workspace, d.home, ...reach.writable],
+          readOnly: [leg.installed.root, ...leg.readOnly, ...reach.readOnly],
         })
         try {
-          run = await box.exec(
+          return await box.exec(
             { command: inv.command, args: inv.args, cwd: inv.cwd, env: env.env, stdin: inv.stdin },
             {
-              timeoutMs: leg.timeoutS * 1000,
+              timeoutMs: turn.timeoutMs,
               graceMs: leg.killGraceMs,
-              stdoutFile,
-              stderrFile,
+              stdoutFile: turn.stdoutFile,
+              stderrFile: turn.stderrFile,
               signal,
-              sweepHome: dirs.home,
+              sweepHome: d.home,
             },
           )
         } finally {
           await box.close()
         }
-        if (run.spawnError) infraError = `harness could not be started: ${run.spawnError}`
+      }
+      try {
+        if (bridge?.scenario) {
+          userTel = await beginUserSimulation(leg, attribution)
+          ;({ run, summary: dialogue } = await runDialogueAttempt(
+            dialogueSpec(
+              leg,
+              { opening: prompt, scenario: bridge.scenario, logs, stdoutFile, stderrFile },
+              userTel,
+              once,
+              (stdout, stderr, r) => parseRun(leg, c, r, stdout, stderr, d),
+              signal,
+            ),
+          ))
+        } else {
+          run = await once({
+            prompt,
+            adjust: (inv) => inv,
+            stdoutFile,
+            stderrFile,
+            timeoutMs: leg.timeoutS * 1000,
+          })
+        }
+        if (run?.spawnError) infraError = `harness could not be started: ${run.spawnError}`
+        else if (dialogue?.error) infraError = `simulated user failed: ${dialogue.error}`
       } catch (e) {
         infraError = `harness preparation failed: ${firstLine(messageOf(e))}`
       }
@@ -216,6 +258,7 @@ export async function runAttempt(
     // --- after the harness: telemetry (waits for quiescence) alongside deliverable + verifier ---
     const ranHarness = run !== null && !run.spawnError
     const telemetryP = finishTelemetry(tel, leg, ranHarness)
+    const userSpendP = finishUserSimulation(userTel)
     const afterP = (async () => {
       const stdout = await readFile(stdoutFile, 'utf8').catch(() => '')
       const stderr = await readFile(stderrFile, 'utf8').catch(() => '')
@@ -250,7 +293,7 @@ export async function runAttempt(
       }
       return { parsed, deliverable, verdict, verifierMs: performance.now() - vt0 }
     })()
-    const [telemetry, after] = await Promise.all([telemetryP, afterP])
+    const [telemetry, after, userSpend] = await Promise.all([telemetryP, afterP, userSpendP])
     const { parsed, deliverable, verdict } = after
 
     // --- exit class and outcome ---
@@ -321,6 +364,7 @@ export async function runAttempt(
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,
       ...(transport ? { transport } : {}),
+      ...(dialogue ? { dialogue: dialogueRecord(dialogue, userSpend) } : {}),
       ...(verdict?.tools ? { tools: verdict.tools } : {}),
       isolation: leg.sandbox.backend.kind,
       canary: leg.sandbox.canary,
@@ -332,6 +376,7 @@ export async function runAttempt(
       // our stop, not the attempt's failure (resume runs it again).
       aborted: (run?.aborted ?? false) || (signal?.aborted ?? false),
       missingPassEnv,
+      userRows: userSpend?.rows ?? [],
     }
   } finally {
     if (dirs && !leg.keepWorkspaces) await removeAttemptDirs(dirs)

@@ -51,3 +51,17 @@ export function bridgeStdioEndpoint(spec: BridgeSpec, sandbox: string, cli = sel
     ],
   }
 }
+
+/**
+ * What the sandbox must let a harness's bridge child reach: the attempt's state folder (written) and
+ * this package's folder (read: the CLI, its node_modules). The package folder is the nearest one up
+ * from this module holding package.json.
+ */
+export function bridgeSandboxPaths(
+  spec: BridgeSpec,
+  moduleFile = fileURLToPath(import.meta.url),
+): { writable: string[]; readOnly: string[] } {
+  let dir = path.dirname(moduleFile)
+  while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir)
+  return { writable: [spec.stateDir], readOnly: [dir] }
+}

@@ -260,6 +260,7 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
       keepWorkspaces: opts.keepWorkspaces ?? false,
       sandbox,
       readOnly,
+      userModel: m.user_model ? { id: m.user_model.id, maxTurns: m.user_model.max_turns } : null,
     }
     let warnedPassEnv = false
 
@@ -298,7 +299,7 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
               // A stopped attempt is recorded (its spend was real) but never final: it is no loss, and a
               // rerun into the same folder runs the pair again as the next attempt.
               const stopped = stoppedRecord(res.record, stopReason(opts.signal))
-              await artifact.appendLedger(res.telemetry.rows)
+              await artifact.appendLedger([...res.telemetry.rows, ...res.userRows])
               await artifact.appendAttempt(stopped)
               attemptsWritten++
               opts.onProgress?.({
@@ -321,7 +322,8 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
               )
             }
             record = res.record
-            rows = res.telemetry.rows
+            // The simulated user's rows (role user_simulation) are kept beside the harness's, tagged.
+            rows = [...res.telemetry.rows, ...res.userRows]
           }
           // The classifier reads the attempt first: a startup, auth, quota or route failure is infra.
           const exitClass = retryExitClass(record, classifyOptions(m, declaredLimits(m)))

@@ -95,6 +95,29 @@ export const AttemptRecordSchema = z.strictObject({
     })
     .optional()
     .describe("bridge tasks: the attempt's tool calls by status, summed from calls.jsonl"),
+  dialogue: z
+    .strictObject({
+      turns: z.number().int().nonnegative().describe('harness turns run (turn 1 = the instruction)'),
+      ended: z
+        .enum(['stop', 'max_turns', 'turn_failed', 'cancelled', 'user_failed'])
+        .describe(
+          'the user said ###STOP###, the turn limit, a failed turn, a cancel, or the user model failed',
+        ),
+      resumed_session: z.boolean().describe("turns after the first resumed the harness's session"),
+      user_simulation: z
+        .strictObject({
+          requests: z.number().int().nonnegative().nullable(),
+          input_tokens: z.number().int().nonnegative().nullable(),
+          output_tokens: z.number().int().nonnegative().nullable(),
+          spend_usd: z.number().nonnegative().nullable(),
+          coverage: z.enum(['complete', 'partial', 'missing', 'unknown']),
+        })
+        .describe(
+          "the simulated user's own proxy requests (role user_simulation): never in the cell's spend",
+        ),
+    })
+    .optional()
+    .describe('multi-turn bridge tasks: the dialogue with the simulated user'),
   isolation: IsolationSchema.optional().describe(
     'sandbox backend the harness ran in (absent in records written before sandboxes)',
   ),

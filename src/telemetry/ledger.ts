@@ -37,6 +37,12 @@ export const AttributionSchema = z.strictObject({
     .describe(
       '0 = first run; 1.. = confirmation rounds (absent in rows written before rounds were recorded)',
     ),
+  role: z
+    .literal('user_simulation')
+    .optional()
+    .describe(
+      "absent = the harness's own request; user_simulation = the simulated user of a multi-turn task (reported apart, never in the cell's spend)",
+    ),
 })
 export type Attribution = z.infer<typeof AttributionSchema>
 

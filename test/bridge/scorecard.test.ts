@@ -161,3 +161,35 @@ describe('scorecard diff and report', () => {
     expect(row.split(/(?<!\\)\|/).length - 2).toBe(7)
   })
 })
+
+describe('the simulated user’s spend in the scorecard', () => {
+  it('is summed apart and never enters the cost per solved task; unknown spend stays unknown', () => {
+    const trials = [
+      obs('x', 'a', 0, 'resolved', { userSimulation: { dialogues: 1, requests: 3, spend_usd: 0.01 } }),
+      obs('x', 'b', 0, 'unresolved', { userSimulation: { dialogues: 1, requests: 2, spend_usd: 0.02 } }),
+      obs('y', 'a', 0, 'resolved', { userSimulation: { dialogues: 1, requests: 4, spend_usd: null } }),
+      obs('z', 'a', 0, 'resolved'),
+    ]
+    const card = buildScorecard(
+      [
+        { id: 'x', trials: 1 },
+        { id: 'y', trials: 1 },
+        { id: 'z', trials: 1 },
+      ],
+      trials,
+    )
+    const [x, y, z] = card
+    expect(x?.cost_per_solved_usd).toBe(1) // 2 × 0.5 harness spend over 1 solved; the user's 0.03 is not in it
+    expect(x?.user_simulation?.dialogues).toBe(2)
+    expect(x?.user_simulation?.requests).toBe(5)
+    expect(x?.user_simulation?.spend_usd).toBeCloseTo(0.03, 12)
+    expect(y?.user_simulation).toEqual({ dialogues: 1, requests: 4, spend_usd: null })
+    expect(z?.user_simulation).toBeUndefined()
+    const md = scorecardMarkdown(card, '#')
+    expect(md).toContain(
+      "Simulated user (not in the cell's cost) for `x`: 2 dialogue(s), 5 request(s), $0.0300.",
+    )
+    expect(md).toContain('for `y`: 1 dialogue(s), 4 request(s), spend unknown.')
+    expect(md).not.toContain('for `z`')
+  })
+})

@@ -2,7 +2,7 @@ import type { Command } from 'commander'
 import { thresholdWarnings } from '../../calibrate/warnings.js'
 import { loadManifest } from '../../manifest/load.js'
 import { summarizeManifest } from '../../manifest/summary.js'
-import { assertBridgeCapable } from '../../panel/bridge-capable.js'
+import { assertBridgeCapable, assertDialogueReady } from '../../panel/bridge-capable.js'
 import { checkBridgeTasks } from '../../panel/bridge-task.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
@@ -19,6 +19,7 @@ export function registerValidate(program: Command): void {
       const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
       if (panel.tasksDir) await checkBridgeTasks(panel.tasksDir, panel.instances)
       await assertBridgeCapable(loaded.manifest, panel, loaded.locate)
+      await assertDialogueReady(loaded.manifest, panel, loaded.locate)
       // Planning is part of validation: a matrix that cannot fit 256 jobs is a manifest problem.
       const plan = buildPlan(loaded, panel)
       if (opts.json) {
