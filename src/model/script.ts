@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { analystNext } from './analyst-script.js'
 import { findBridgeTool, unwrapToolResult } from './calls.js'
 import { findReadTool, findShellTool, readArgs, shellArgs, valueFromSchema } from './tools.js'
 import type { Action, ParsedRequest, TaskScript } from './types.js'
@@ -23,6 +24,7 @@ type Step = 'inspect' | 'solve' | 'test'
  *   run the task's test command → a short final answer. Failure draw: inspect → tests → final answer.
  *   An error in the previous tool result does not change the plan.
  * - Unknown task with a shell tool: one `ls`, then a short reply.
+ * - The analyst's request (the dossier tools offered): the analyst script (`decideAnalyst`).
  */
 export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
   const title = titleFor(ctx.task)
@@ -32,6 +34,7 @@ export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
     }
     return { kind: 'text', step: 'title', text: title }
   }
+  if (isAnalystRequest(req)) return decideAnalyst(req)
   if (ctx.task?.calls) return decideBridge(req, ctx.task, ctx.success)
   const shell = findShellTool(req.tools)
   const read = findReadTool(req.tools)
@@ -96,6 +99,33 @@ export function decideBridge(req: ParsedRequest, task: TaskScript, success: bool
     }
   }
   return { kind: 'tool', step: 'bridge', tool, args: call.arguments }
+}
+
+/** Whether the request is the analyst's: the dossier tools `list_pairs` and `view_request_curve` are offered. */
+export function isAnalystRequest(req: ParsedRequest): boolean {
+  return (
+    findBridgeTool(req.tools, 'list_pairs') !== null &&
+    findBridgeTool(req.tools, 'view_request_curve') !== null
+  )
+}
+
+/**
+ * The analyst's next response: the analyst script (analyst-script.ts) replayed over the tool results
+ * already in the conversation (each unwrapped of its harness's framing), giving its next dossier tool
+ * call under the harness's naming, or its answer as JSON text (the proposal schema).
+ */
+export function decideAnalyst(req: ParsedRequest): Action {
+  const next = analystNext(req.toolResultTexts.map(unwrapToolResult))
+  if ('answer' in next) return { kind: 'text', step: 'final', text: JSON.stringify(next.answer) }
+  const tool = findBridgeTool(req.tools, next.call.tool)
+  if (!tool) {
+    return {
+      kind: 'text',
+      step: 'final',
+      text: `I cannot do this: the tool ${next.call.tool} is not offered.`,
+    }
+  }
+  return { kind: 'tool', step: 'bridge', tool, args: next.call.args }
 }
 
 /** The tool steps of a task: only those the offered tools and the task's files make possible. */

@@ -37,6 +37,10 @@ export const AttributionSchema = z.strictObject({
     .describe(
       '0 = first run; 1.. = confirmation rounds (absent in rows written before rounds were recorded)',
     ),
+  role: z
+    .literal('analyst')
+    .optional()
+    .describe('"analyst": a diagnosis analyst request, spend reported apart (absent: a comparison attempt)'),
 })
 export type Attribution = z.infer<typeof AttributionSchema>
 
