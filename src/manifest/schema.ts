@@ -76,6 +76,19 @@ const ScriptedTaskSchema = z.strictObject({
   faults: FaultsSchema.partial().optional(),
 })
 
+/**
+ * Known changes injected into one cell's requests (known-regression validation of the diagnosis): the
+ * scripted model behaves differently only for requests attributed to that cell.
+ */
+const ScriptedCellSchema = z.strictObject({
+  caching: z
+    .boolean()
+    .optional()
+    .describe(
+      "false: this cell's requests never read or fill the prompt cache (caching disabled at the model)",
+    ),
+})
+
 /** Behaviour of the built-in scripted model (provider `scripted`). */
 export const ScriptedModelSchema = z.strictObject({
   seed: z.number().int().default(1).describe('seed of the per-(task, cell, trial) success draw'),
@@ -89,6 +102,10 @@ export const ScriptedModelSchema = z.strictObject({
   faults: FaultsSchema.default({ rate_429: 0, rate_500: 0, hang_rate: 0 }),
   caching: z.boolean().default(true).describe('simulate prompt caching of repeated prefixes'),
   tasks: z.record(z.string(), ScriptedTaskSchema).default({}).describe('per-instance overrides'),
+  cells: z
+    .record(z.string(), ScriptedCellSchema)
+    .default({})
+    .describe('per-cell injected changes (known-regression validation), by cell id'),
 })
 
 export const ModelRouteSchema = z.strictObject({
