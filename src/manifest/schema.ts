@@ -87,6 +87,15 @@ const ScriptedCellSchema = z.strictObject({
     .describe(
       "false: this cell's requests never read or fill the prompt cache (caching disabled at the model)",
     ),
+  repeat_reads: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .optional()
+    .describe(
+      "the model reads the task's first file this many extra times, unchanged (as an instruction causing repeated reads would)",
+    ),
 })
 
 /** Behaviour of the built-in scripted model (provider `scripted`). */

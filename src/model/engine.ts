@@ -171,7 +171,13 @@ export class ScriptedEngine {
         record: { ...record, status },
       }
     }
-    const action = decide(req, { task, success, workdir: findWorkdir(req.contextText) })
+    const action = decide(req, {
+      task,
+      success,
+      workdir: findWorkdir(req.contextText),
+      repeatReads: (attribution.cell === undefined ? undefined : this.settings.cells?.[attribution.cell])
+        ?.repeat_reads,
+    })
     const cache = cachingFor(this.settings, attribution.cell) ? this.cache : this.noCache
     const split = cache.apply(api, req.model, req.segments)
     const usage: NeutralUsage = {

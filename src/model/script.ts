@@ -12,6 +12,8 @@ export interface ScriptContext {
   success: boolean
   /** Working directory the harness announced in its prompt, or null. */
   workdir: string | null
+  /** Extra inspections of the same file (an injected change: `model.scripted.cells.<id>.repeat_reads`). */
+  repeatReads?: number
 }
 
 type Step = 'inspect' | 'solve' | 'test'
@@ -45,7 +47,7 @@ export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
     return { kind: 'text', step: 'reply', text: 'Done.' }
   }
   const task = ctx.task
-  const steps = planFor(task, ctx.success, shell !== null, read !== null)
+  const steps = planFor(task, ctx.success, shell !== null, read !== null, ctx.repeatReads)
   const step = steps[req.toolResults]
   if (step === undefined) return { kind: 'text', step: 'final', text: finalText(task, ctx.success) }
   if (step === 'inspect') {
@@ -128,10 +130,21 @@ export function decideAnalyst(req: ParsedRequest): Action {
   return { kind: 'tool', step: 'bridge', tool, args: next.call.args }
 }
 
-/** The tool steps of a task: only those the offered tools and the task's files make possible. */
-export function planFor(task: TaskScript, success: boolean, hasShell: boolean, hasRead: boolean): Step[] {
+/**
+ * The tool steps of a task: only those the offered tools and the task's files make possible; the
+ * inspection is repeated `repeatReads` more times when a change injected into the cell asks for it.
+ */
+export function planFor(
+  task: TaskScript,
+  success: boolean,
+  hasShell: boolean,
+  hasRead: boolean,
+  repeatReads = 0,
+): Step[] {
   const steps: Step[] = []
-  if (hasShell || (hasRead && task.inspectFile)) steps.push('inspect')
+  if (hasShell || (hasRead && task.inspectFile)) {
+    for (let i = 0; i <= repeatReads; i++) steps.push('inspect')
+  }
   if (hasShell && success && task.solve !== null) steps.push('solve')
   if (hasShell && task.testCommand !== null) steps.push('test')
   return steps

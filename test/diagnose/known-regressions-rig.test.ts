@@ -4,6 +4,8 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runAnalyst } from '../../src/diagnose/analyst.js'
 import type { Dossier } from '../../src/diagnose/schema.js'
+import { defaultCacheDir } from '../../src/harnesses/install.js'
+import { piAdapter } from '../../src/harnesses/pi.js'
 import { runLocal } from '../../src/local/pipeline.js'
 import { scriptedAnalyst } from '../../src/model/analyst-script.js'
 import { diagnoseRun } from '../../src/pipeline/diagnose.js'
@@ -90,5 +92,54 @@ describe('known regressions injected through the rig point the dossier and the a
     const onTool = await ask(tool.c)
     expect(onTool?.category).toBe('tool_schema')
     expect(onTool?.hypothesis).toContain('extratool offers 8 tool schemas per request where a offers 7')
+  })
+
+  it('an instruction that causes repeated reads (real Pi cells) → repeated reads of unchanged output', {
+    timeout: 240_000,
+  }, async (t) => {
+    try {
+      await piAdapter.install('0.73.1', { cacheDir: defaultCacheDir(), log: () => {} })
+    } catch (e) {
+      return t.skip(`Pi 0.73.1 cannot be installed here: ${(e as Error).message.split('\n')[0]}`)
+    }
+    const out = await mkdtemp(path.join(tmpdir(), 'hw-known-rig-pi-'))
+    const manifest = writeManifest({
+      schema_version: 1,
+      experiment: { id: 'known-rig-pi' },
+      model: {
+        id: 'gpt-5-mini',
+        provider: 'scripted',
+        api: 'chat',
+        prices: { input: 1, output: 2, cache_read: 0.1 },
+        scripted: { success_rate: 1, cells: { rereads: { repeat_reads: 3 } } },
+      },
+      benchmark: { family: 'builtin', revision: 'core-v1', verifier: { timeout_s: 60 } },
+      panel: { source: 'builtin', name: 'core', instances: ['js-fix-slugify'] },
+      cells: [
+        { id: 'a', harness: 'pi', version: '0.73.1' },
+        { id: 'rereads', harness: 'pi', version: '0.73.1' },
+      ],
+      baseline: 'a',
+      budgets: { timeout_s: 120 },
+      concurrency: 1,
+      confirmation: { enabled: false },
+      sandbox: { backend: 'auto', allow_unisolated: true },
+      reporting: { bootstrap_resamples: 200 },
+    })
+    await runLocal({ manifestFile: manifest, out, log: () => {} })
+    const r = await diagnoseRun({ dir: out })
+    const { c, a, b } = attemptsOf(r.dossier, 'rereads')
+    expect(a.measures.repeats.repeated_reads).toBe(0)
+    expect(b.measures.repeats.repeated_reads).toBe(3)
+    expect(b.measures.requests.count).toBe((a.measures.requests.count ?? 0) + 3)
+    const p = await runAnalyst({
+      dossier: { ...r.dossier, comparisons: [c] },
+      dir: path.dirname(r.dossierJson),
+      report: '',
+      port: scriptedAnalyst,
+    })
+    expect(p.grounding.status).toBe('grounded')
+    expect(p.answer?.category).toBe('prompt_or_instructions')
+    expect(p.answer?.hypothesis).toContain('(3 repeated reads with unchanged output)')
   })
 })
