@@ -132,6 +132,8 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
       const t = telemetry
       telemetry = null
       await t?.close()
+      // The attempt folders are removed after each try; the default root goes too (logs stay).
+      if (!opts.workRoot) await rm(workRoot, { recursive: true, force: true })
     },
     async answer(session: AnalystSession): Promise<AnalystReply> {
       tries++

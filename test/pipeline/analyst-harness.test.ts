@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { ProposalFileSchema } from '../../src/diagnose/schema.js'
@@ -89,6 +89,7 @@ describe('the analyst runs through a harness (Pi) with the dossier tools over MC
     )
     expect(p.grounding).toMatchObject({ status: 'grounded', attempts: 1, problems: [] })
     expect(p.analyst.fallback).toBeUndefined()
+    expect(['namespace+uid', 'env-only']).toContain(p.analyst.isolation)
     expect(p.analyst).toMatchObject({
       route: 'harness:pi',
       harness: 'pi@0.73.1',
@@ -117,6 +118,12 @@ describe('the analyst runs through a harness (Pi) with the dossier tools over MC
     expect(md).toContain('## Analyst')
     expect(md).toContain('harness `pi@0.73.1`')
     expect(md).toContain(`6 proxy request(s), $${p.analyst.spend_usd}`)
+    // Its stdout and stderr stay for audit; its workspace and home do not.
+    expect(readdirSync(path.join(dir, 'diagnosis', 'analyst')).sort()).toEqual([
+      'ledger.jsonl',
+      'try-1.stderr.txt',
+      'try-1.stdout.txt',
+    ])
   })
 
   it('a harness that cannot run falls back to the in-process analyst, and proposal.json says why', {
