@@ -435,6 +435,14 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       message: `sandbox backend "${m.sandbox.backend}" runs harnesses as the action's own user (they could read its secrets): set allow_unisolated: true to accept that`,
     })
   }
+  for (const id of Object.keys(m.model.scripted?.cells ?? {})) {
+    if (m.cells.some((c) => c.id === id)) continue
+    ctx.addIssue({
+      code: 'custom',
+      path: ['model', 'scripted', 'cells', id],
+      message: `no cell "${id}" to inject a change into (cells: ${m.cells.map((c) => c.id).join(', ')})`,
+    })
+  }
   const cellIds = new Map<string, number>()
   m.cells.forEach((cell, i) => {
     const first = cellIds.get(cell.id)

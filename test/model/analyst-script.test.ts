@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest'
+import { ManifestSchema } from '../../src/manifest/schema.js'
 import { analystNext } from '../../src/model/analyst-script.js'
 import { cachingFor } from '../../src/model/faults.js'
 import { decideAnalyst, isAnalystRequest } from '../../src/model/script.js'
 import type { OfferedTool, ParsedRequest } from '../../src/model/types.js'
+import { baseManifest } from '../support/manifests.js'
 
 const tool = (name: string): OfferedTool => ({ name, description: '', schema: {}, kind: 'function' })
 const DOSSIER_TOOLS = [
@@ -90,5 +92,33 @@ describe('caching injected per cell', () => {
     expect([cachingFor(s, 'b'), cachingFor(s, 'a'), cachingFor(s, undefined)]).toEqual([false, true, true])
     expect(cachingFor({ caching: false, cells: { b: { caching: true } } }, 'b')).toBe(true)
     expect(cachingFor({ caching: false, cells: {} }, 'b')).toBe(false)
+  })
+})
+
+describe('model.scripted.cells names cells of the manifest', () => {
+  it('an injected change for a cell that does not exist is refused, naming the field and the cells', () => {
+    const m = baseManifest({
+      model: {
+        id: 'm',
+        provider: 'scripted',
+        api: 'chat',
+        scripted: { cells: { nocahce: { caching: false } } },
+      },
+    })
+    const r = ManifestSchema.safeParse(m)
+    expect(r.success).toBe(false)
+    const issue = r.error?.issues.find((i) => i.path.join('.') === 'model.scripted.cells.nocahce')
+    expect(issue?.message).toMatch(/^no cell "nocahce" to inject a change into \(cells: /)
+    const ok = ManifestSchema.safeParse(
+      baseManifest({
+        model: {
+          id: 'm',
+          provider: 'scripted',
+          api: 'chat',
+          scripted: { cells: { [(m.cells as { id: string }[])[0]!.id]: { repeat_reads: 2 } } },
+        },
+      }),
+    )
+    expect(ok.success).toBe(true)
   })
 })
