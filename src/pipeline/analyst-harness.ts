@@ -1,17 +1,19 @@
 import { mkdir, readFile, rm } from 'node:fs/promises'
 import path from 'node:path'
 import type { AnalystPort, AnalystReply, AnalystRun, AnalystSession } from '../diagnose/port.js'
+import { HwError } from '../errors.js'
 import type { InstalledHarness } from '../harnesses/contract.js'
 import { defaultCacheDir } from '../harnesses/install.js'
 import { wireBridge } from '../harnesses/mcp.js'
 import { type HarnessName, isHarnessName } from '../harnesses/names.js'
 import { adapterFor } from '../harnesses/registry.js'
-import { type Cell, cellApi, type Manifest } from '../manifest/schema.js'
+import { type Cell, cellApi, type Manifest, ManifestSchema } from '../manifest/schema.js'
 import { harnessEnv } from '../run/env.js'
 import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
 import { makeAttemptDirs } from '../run/workspace.js'
 import { chooseSandbox } from '../sandbox/select.js'
 import type { Attribution } from '../telemetry/ledger.js'
+import { quotePath } from '../util/paths.js'
 
 /**
  * Flags that leave a harness only the dossier tools (no shell, no edits): the analyst is read-only.
@@ -233,4 +235,42 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
       }
     },
   }
+}
+
+/**
+ * The harness analyst of a finished run folder (`harness-watch diagnose --analyst harness`): the
+ * manifest is the one recorded in `<dir>/plan.json`, the run id the one of the round's
+ * comparison.json. Throws HwError `diagnose_input_invalid` when plan.json holds no valid manifest or
+ * no cell's harness can serve as the analyst.
+ */
+export async function harnessAnalystForRun(
+  dir: string,
+  roundDir: string,
+  opts: Pick<HarnessAnalystOptions, 'cacheDir' | 'env' | 'log'> = {},
+): Promise<HarnessAnalyst> {
+  const planPath = path.join(dir, 'plan.json')
+  let manifest: Manifest
+  try {
+    manifest = ManifestSchema.parse(
+      (JSON.parse(await readFile(planPath, 'utf8')) as { manifest?: unknown }).manifest,
+    )
+  } catch (e) {
+    throw new HwError('diagnose_input_invalid', `no valid manifest in ${quotePath(planPath)}`, {
+      help: `the harness analyst runs on the run's own manifest and model route (${String((e as Error).message).split('\n')[0]})`,
+    })
+  }
+  const cmp = await readFile(path.join(roundDir, 'comparison.json'), 'utf8').catch(() => '{}')
+  const runId = (JSON.parse(cmp) as { run_id?: unknown }).run_id
+  const analyst = harnessAnalyst({
+    ...opts,
+    manifest,
+    diagnosisDir: path.join(roundDir, 'diagnosis'),
+    runId: typeof runId === 'string' ? runId : 'diagnose',
+  })
+  if (!analyst) {
+    throw new HwError('diagnose_input_invalid', 'no cell of the run can serve as the analyst', {
+      help: `the analyst runs read-only in one of: ${Object.keys(READ_ONLY_ARGS).join(', ')} (cells: ${manifest.cells.map((c) => `${c.id}=${c.harness}`).join(', ')}); use --analyst scripted`,
+    })
+  }
+  return analyst
 }
