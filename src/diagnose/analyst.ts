@@ -4,6 +4,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js'
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js'
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js'
 import { Dispatcher } from '../bridge/dispatch.js'
+import type { ToolProvider } from '../bridge/provider.js'
 import { serveHttp } from '../bridge/server.js'
 import { strictJson } from '../util/json.js'
 import { checkAnswer, type GroundingContext } from './grounding.js'
@@ -31,31 +32,44 @@ export interface AnalystOptions {
  */
 export async function runAnalyst(opts: AnalystOptions): Promise<ProposalFile> {
   const tries = opts.tries ?? 2
-  const bridge = await serveHttp(new Dispatcher(new DossierProvider(opts.dossier)), '127.0.0.1', 0)
+  // Every text the bridge served in this try: an analyst may quote numbers from these (whoever called).
+  let outputs: string[] = []
+  const tools = new DossierProvider(opts.dossier)
+  const recording: ToolProvider = {
+    tools: () => tools.tools(),
+    async call(name, args) {
+      const outcome = await tools.call(name, args)
+      outputs.push(outcome.text)
+      return outcome
+    },
+  }
+  const bridge = await serveHttp(new Dispatcher(recording), '127.0.0.1', 0)
   const problems: string[] = []
   let answer: ProposalFile['answer'] = null
   let requests: number | null = 0
   let spend: number | null = 0
   let made = 0
+  let notes: string[] = []
   try {
     for (let i = 0; i < tries && answer === null; i++) {
       made++
-      const outputs: string[] = []
+      outputs = []
       const client = new Client({ name: 'harness-watch-analyst', version: '1' })
       await client.connect(new StreamableHTTPClientTransport(new URL(bridge.url)))
       try {
         const reply = await opts.port.answer({
           feedback: [...problems],
+          bridgeUrl: bridge.url,
           async callTool(name, args) {
             const r = (await client.callTool({ name, arguments: args })) as CallToolResult
             const text = r.content.map((c) => (c.type === 'text' ? c.text : '')).join('')
-            outputs.push(text)
             if (r.isError) throw new Error(`tool ${name} failed: ${text}`)
             return text
           },
         })
         requests = requests === null || reply.requests === null ? null : requests + reply.requests
         spend = spend === null || reply.spend_usd === null ? null : spend + reply.spend_usd
+        if (reply.notes) notes = [...notes, ...reply.notes]
         const checked = checkAnswer(reply.answer, groundingContext(opts.dossier, [opts.report, ...outputs]))
         if (checked.ok) answer = checked.answer
         else problems.push(...checked.problems.map((p) => `try ${i + 1}: ${p}`))
@@ -74,7 +88,13 @@ export async function runAnalyst(opts: AnalystOptions): Promise<ProposalFile> {
     schema_version: 1,
     grounding: { status: answer ? 'grounded' : 'ungrounded', attempts: made, problems },
     answer,
-    analyst: { route: opts.port.route, requests, spend_usd: spend },
+    analyst: {
+      route: opts.port.route,
+      requests,
+      spend_usd: spend,
+      ...(opts.port.describe ? opts.port.describe() : {}),
+      ...(notes.length > 0 ? { notes } : {}),
+    },
   }
   await writeFile(path.join(opts.dir, 'proposal.json'), strictJson(file))
   return file

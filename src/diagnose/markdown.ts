@@ -1,6 +1,6 @@
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import type { MilestoneName } from './behaviour/milestones.js'
-import type { AttemptView, Dossier } from './schema.js'
+import type { AttemptView, Dossier, ProposalFile } from './schema.js'
 
 /** Heading anchor GitHub derives for the attempt's timeline section ("timeline-<slug>"). */
 export function timelineAnchor(attemptId: string): string {
@@ -121,5 +121,29 @@ export function renderDossierMarkdown(d: Dossier): string {
       out.push(`| … ${a.trajectory.events.length - 300} more in dossier.json | | | | | |`)
     out.push('')
   }
+  return `${out.join('\n')}\n`
+}
+
+/**
+ * The analyst section appended to dossier.md once proposal.json exists: how the analyst ran (route,
+ * harness, sandbox, fallback), its own requests and spend — apart from the comparison's — and the
+ * grounding status. Text from the analyst goes through report/escape.ts.
+ */
+export function renderAnalystMarkdown(p: ProposalFile): string {
+  const a = p.analyst
+  const out = ['', '## Analyst', '']
+  out.push(
+    `Route ${codeSpan(a.route)}${a.harness ? `, harness ${codeSpan(a.harness)}` : ''}${a.isolation ? `, sandbox ${codeSpan(a.isolation)}` : ''}. ` +
+      `Its own spend, apart from the comparison: ${n(a.requests)} proxy request(s), ${a.spend_usd === null ? 'unknown' : `$${a.spend_usd}`}` +
+      `${a.ledger ? ` (ledger ${codeSpan(a.ledger)})` : ''}.`,
+  )
+  if (a.fallback)
+    out.push('', `The in-process scripted analyst answered instead: ${escapeMarkdown(a.fallback)}`)
+  out.push(
+    '',
+    `Proposal (${codeSpan('proposal.json')}): ${codeSpan(p.grounding.status)} after ${p.grounding.attempts} answer(s).`,
+  )
+  if (p.answer) out.push('', `Hypothesis: ${escapeMarkdown(p.answer.hypothesis)}`)
+  for (const pr of p.grounding.problems) out.push(`- ${escapeMarkdown(pr)}`)
   return `${out.join('\n')}\n`
 }

@@ -134,6 +134,17 @@ export const ProposalFileSchema = z.strictObject({
       .nonnegative()
       .nullable()
       .describe('the analyst’s own spend, apart from the comparison'),
+    harness: z.string().optional().describe('harness and version the analyst ran in, e.g. "pi@0.73.1"'),
+    isolation: z.string().optional().describe('sandbox isolation of the analyst’s process'),
+    ledger: z
+      .string()
+      .optional()
+      .describe('the analyst’s ledger (proxy requests, attribution role "analyst"), relative to diagnosis/'),
+    fallback: z
+      .string()
+      .optional()
+      .describe('why the in-process scripted analyst answered instead of the harness'),
+    notes: z.array(z.string()).optional(),
   }),
 })
 export type ProposalFile = z.infer<typeof ProposalFileSchema>

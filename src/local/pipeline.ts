@@ -11,6 +11,7 @@ import { adapterFor } from '../harnesses/registry.js'
 import { type LoadedManifest, loadManifest } from '../manifest/load.js'
 import { scriptedAnalyst } from '../model/analyst-script.js'
 import { resolvePanel } from '../panel/resolve.js'
+import { harnessAnalyst } from '../pipeline/analyst-harness.js'
 import { diagnoseRun } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
 import type { Plan } from '../plan/schema.js'
@@ -153,9 +154,31 @@ async function runLocked(
   if (last.detection.decision.status === 'confirmed') {
     try {
       const dir = path.dirname(last.reports.comparisonPath)
-      // The scripted route has a scripted analyst: the demo's proposal needs no keys.
-      const analyst = loaded.manifest.model.provider === 'scripted' ? scriptedAnalyst : undefined
-      diagnosis = (await diagnoseRun({ dir, analyst, log: opts.log })).dossierJson
+      // The scripted route has an analyst script: the demo's proposal needs no keys. The analyst runs
+      // through a harness (read-only, sandboxed, its own proxy and ledger); in process only as fallback.
+      const scripted = loaded.manifest.model.provider === 'scripted'
+      const analyst = scripted
+        ? harnessAnalyst({
+            manifest: loaded.manifest,
+            diagnosisDir: path.join(dir, 'diagnosis'),
+            runId,
+            cacheDir,
+            env: opts.env,
+            log: opts.log,
+          })
+        : null
+      try {
+        diagnosis = (
+          await diagnoseRun({
+            dir,
+            analyst: analyst ?? (scripted ? scriptedAnalyst : undefined),
+            fallback: scripted ? scriptedAnalyst : undefined,
+            log: opts.log,
+          })
+        ).dossierJson
+      } finally {
+        await analyst?.close()
+      }
     } catch (e) {
       opts.log(
         `diagnosis: the dossier could not be written: ${String((e as Error)?.message ?? e).split('\n')[0]}`,

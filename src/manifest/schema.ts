@@ -76,6 +76,28 @@ const ScriptedTaskSchema = z.strictObject({
   faults: FaultsSchema.partial().optional(),
 })
 
+/**
+ * Known changes injected into one cell's requests (known-regression validation of the diagnosis): the
+ * scripted model behaves differently only for requests attributed to that cell.
+ */
+const ScriptedCellSchema = z.strictObject({
+  caching: z
+    .boolean()
+    .optional()
+    .describe(
+      "false: this cell's requests never read or fill the prompt cache (caching disabled at the model)",
+    ),
+  repeat_reads: z
+    .number()
+    .int()
+    .min(0)
+    .max(20)
+    .optional()
+    .describe(
+      "the model reads the task's first file this many extra times, unchanged (as an instruction causing repeated reads would)",
+    ),
+})
+
 /** Behaviour of the built-in scripted model (provider `scripted`). */
 export const ScriptedModelSchema = z.strictObject({
   seed: z.number().int().default(1).describe('seed of the per-(task, cell, trial) success draw'),
@@ -89,6 +111,10 @@ export const ScriptedModelSchema = z.strictObject({
   faults: FaultsSchema.default({ rate_429: 0, rate_500: 0, hang_rate: 0 }),
   caching: z.boolean().default(true).describe('simulate prompt caching of repeated prefixes'),
   tasks: z.record(z.string(), ScriptedTaskSchema).default({}).describe('per-instance overrides'),
+  cells: z
+    .record(z.string(), ScriptedCellSchema)
+    .default({})
+    .describe('per-cell injected changes (known-regression validation), by cell id'),
 })
 
 export const ModelRouteSchema = z.strictObject({
@@ -448,6 +474,14 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       code: 'custom',
       path: ['sandbox', 'allow_unisolated'],
       message: `sandbox backend "${m.sandbox.backend}" runs harnesses as the action's own user (they could read its secrets): set allow_unisolated: true to accept that`,
+    })
+  }
+  for (const id of Object.keys(m.model.scripted?.cells ?? {})) {
+    if (m.cells.some((c) => c.id === id)) continue
+    ctx.addIssue({
+      code: 'custom',
+      path: ['model', 'scripted', 'cells', id],
+      message: `no cell "${id}" to inject a change into (cells: ${m.cells.map((c) => c.id).join(', ')})`,
     })
   }
   const cellIds = new Map<string, number>()

@@ -1,16 +1,43 @@
 import type { AnalystPort, AnalystReply, AnalystSession } from '../diagnose/port.js'
 
+/** One dossier tool call the scripted analyst makes: the bridge tool's own name and its arguments. */
+export interface AnalystCall {
+  tool: string
+  args: Record<string, unknown>
+}
+
 /**
- * The scripted model's analyst: a deterministic reader of the dossier tools, so the whole diagnosis
- * runs offline. It lists the pairs, reads both cells' request curves and test progress for the first
- * driving instance of the first comparison, and names the largest behaviour difference it sees —
- * tools offered per request, cache reads, repeated reads, or stopping on a failing test — quoting only
- * numbers the tools returned. It makes no model requests (requests 0, spend 0).
+ * What the scripted analyst does next, given the tool texts it has received so far (in call order):
+ * the next tool call, or its final answer. Pure; a tool text that is not the JSON the dossier tools
+ * return gives an answer object saying so (which the proposal schema then rejects).
+ */
+export function analystNext(results: readonly string[]): { call: AnalystCall } | { answer: unknown } {
+  const steps = analystSteps()
+  try {
+    let r = steps.next('')
+    for (const text of results) {
+      if (r.done) break
+      r = steps.next(text)
+    }
+    return r.done ? { answer: r.value } : { call: r.value }
+  } catch (e) {
+    return { answer: { error: `the analyst could not read a tool result: ${(e as Error).message}` } }
+  }
+}
+
+/**
+ * The scripted analyst run in process: `analystSteps` driven by the session's tool caller (the dossier
+ * tools over MCP). It makes no model requests (requests 0, spend 0). The product's analyst runs through
+ * a harness instead (pipeline/analyst-harness.ts), where the scripted model replays the same steps;
+ * this one is the fallback when no harness can run.
  */
 export const scriptedAnalyst: AnalystPort = {
   route: 'scripted',
   async answer(session: AnalystSession): Promise<AnalystReply> {
-    return { answer: await analyse(session), requests: 0, spend_usd: 0 }
+    const steps = analystSteps()
+    let r = steps.next('')
+    while (!r.done) r = steps.next(await session.callTool(r.value.tool, r.value.args))
+    return { answer: r.value, requests: 0, spend_usd: 0 }
   },
 }
 
@@ -36,8 +63,17 @@ interface Timeline {
   events: { event_id: string }[]
 }
 
-async function analyse(s: AnalystSession): Promise<unknown> {
-  const pairs = JSON.parse(await s.callTool('list_pairs', {})) as Pair[]
+/**
+ * The scripted model's analyst as a step function: it yields the dossier tool calls it makes, one at a
+ * time, receives each tool's text, and returns its answer (an object meant to validate against the
+ * proposal schema). It lists the pairs, reads both cells' request curves and test progress for the
+ * first driving instance of the first comparison, and names the largest behaviour difference it sees —
+ * tools offered per request, cache reads, repeated reads, or stopping on a failing test — quoting only
+ * numbers the tools returned. Deterministic: the same tool texts give the same calls and answer, so the
+ * scripted model (stateless per request) replays it from the tool results already in the conversation.
+ */
+export function* analystSteps(): Generator<AnalystCall, unknown, string> {
+  const pairs = JSON.parse(yield { tool: 'list_pairs', args: {} }) as Pair[]
   // A confirmed comparison first: that is the difference to explain.
   pairs.sort((x, y) => Number(y.status === 'confirmed') - Number(x.status === 'confirmed'))
   const pair = pairs.find((p) =>
@@ -50,10 +86,10 @@ async function analyse(s: AnalystSession): Promise<unknown> {
   const inst = affected[0]!
   const bId = inst.baseline_attempts[0]!
   const tId = inst.treatment_attempts[0]!
-  const b = JSON.parse(await s.callTool('view_request_curve', { attempt: bId })) as CurveView
-  const t = JSON.parse(await s.callTool('view_request_curve', { attempt: tId })) as CurveView
-  const tp = JSON.parse(await s.callTool('view_test_progress', { attempt: tId })) as Progress
-  const tl = JSON.parse(await s.callTool('view_timeline', { attempt: tId, limit: 5 })) as Timeline
+  const b = JSON.parse(yield { tool: 'view_request_curve', args: { attempt: bId } }) as CurveView
+  const t = JSON.parse(yield { tool: 'view_request_curve', args: { attempt: tId } }) as CurveView
+  const tp = JSON.parse(yield { tool: 'view_test_progress', args: { attempt: tId } }) as Progress
+  const tl = JSON.parse(yield { tool: 'view_timeline', args: { attempt: tId, limit: 5 } }) as Timeline
   const firstEvent = t.curve.find((c) => c.after_event)?.after_event ?? tl.events[0]?.event_id
   const cite = (ids: (string | undefined | null)[], claim: string) => ({
     instance: inst.instance,

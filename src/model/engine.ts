@@ -5,7 +5,7 @@ import type { WireApi } from '../harnesses/names.js'
 import { PrefixCache } from './cache.js'
 import { taskSettings } from './config.js'
 import { toolFingerprint, uniform } from './draw.js'
-import { drawFault, errorBody, type Fault, RETRY_AFTER_S } from './faults.js'
+import { cachingFor, drawFault, errorBody, type Fault, RETRY_AFTER_S } from './faults.js'
 import { parseRequest } from './parse.js'
 import { renderAnthropic } from './render/anthropic.js'
 import { renderChat } from './render/chat.js'
@@ -78,6 +78,8 @@ export type Outcome =
 export class ScriptedEngine {
   private seq = 0
   private readonly cache: PrefixCache
+  /** Counts tokens only: for a cell whose caching is disabled by an injected change. */
+  private readonly noCache: PrefixCache
   private readonly repeats = new Map<string, number>()
   private readonly needles: { task: TaskScript; full: string; head: string }[]
 
@@ -86,7 +88,8 @@ export class ScriptedEngine {
     readonly tasks: ReadonlyMap<string, TaskScript>,
     private readonly now: () => number = Date.now,
   ) {
-    this.cache = new PrefixCache(settings.caching)
+    this.cache = new PrefixCache(true)
+    this.noCache = new PrefixCache(false)
     this.needles = [...tasks.values()].map((task) => {
       const full = loose(task.instruction)
       return { task, full, head: full.slice(0, 160) }
@@ -174,8 +177,15 @@ export class ScriptedEngine {
     const sim = api === 'chat' && req.tools.length === 0 ? parseUserSimulation(body) : null
     const action: Action = sim
       ? { kind: 'text', step: 'user', text: scriptedUserReply(sim.scenario, sim.history) }
-      : decide(req, { task, success, workdir: findWorkdir(req.contextText) })
-    const split = this.cache.apply(api, req.model, req.segments)
+      : decide(req, {
+          task,
+          success,
+          workdir: findWorkdir(req.contextText),
+          repeatReads: (attribution.cell === undefined ? undefined : this.settings.cells?.[attribution.cell])
+            ?.repeat_reads,
+        })
+    const cache = cachingFor(this.settings, attribution.cell) ? this.cache : this.noCache
+    const split = cache.apply(api, req.model, req.segments)
     const usage: NeutralUsage = {
       inputTotal: split.total,
       cacheRead: split.read,

@@ -59,3 +59,15 @@ export function errorBody(api: WireApi | null, status: number, message: string):
       }
   }
 }
+
+/**
+ * Whether the prompt cache is off for requests of `cell`: the model's `caching` setting, overridden by
+ * the cell's injected change (`cells.<id>.caching`). A request without a cell uses the model setting.
+ */
+export function cachingFor(
+  settings: Pick<ScriptedSettings, 'caching' | 'cells'>,
+  cell: string | undefined,
+): boolean {
+  const injected = cell === undefined ? undefined : settings.cells?.[cell]?.caching
+  return injected ?? settings.caching
+}

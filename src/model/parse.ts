@@ -50,6 +50,7 @@ export function parseRequest(api: WireApi, body: Json, pathname = ''): ParsedReq
     tools: parts.tools,
     toolResults: parts.toolResults.length,
     lastToolResult: last?.text ?? null,
+    toolResultTexts: parts.toolResults.map((r) => r.text),
     lastToolError: last ? last.isError || ERROR_TEXT.test(last.text) : false,
     userText: collapse(parts.userText.join('\n')),
     contextText: `${parts.system}\n${parts.userText.join('\n')}`,

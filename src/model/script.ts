@@ -1,4 +1,5 @@
 import path from 'node:path'
+import { analystNext } from './analyst-script.js'
 import { findBridgeTool, unwrapToolResult } from './calls.js'
 import { findReadTool, findShellTool, readArgs, shellArgs, valueFromSchema } from './tools.js'
 import type { Action, ParsedRequest, TaskScript } from './types.js'
@@ -11,6 +12,8 @@ export interface ScriptContext {
   success: boolean
   /** Working directory the harness announced in its prompt, or null. */
   workdir: string | null
+  /** Extra inspections of the same file (an injected change: `model.scripted.cells.<id>.repeat_reads`). */
+  repeatReads?: number
 }
 
 type Step = 'inspect' | 'solve' | 'test'
@@ -23,6 +26,7 @@ type Step = 'inspect' | 'solve' | 'test'
  *   run the task's test command → a short final answer. Failure draw: inspect → tests → final answer.
  *   An error in the previous tool result does not change the plan.
  * - Unknown task with a shell tool: one `ls`, then a short reply.
+ * - The analyst's request (the dossier tools offered): the analyst script (`decideAnalyst`).
  */
 export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
   const title = titleFor(ctx.task)
@@ -32,6 +36,7 @@ export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
     }
     return { kind: 'text', step: 'title', text: title }
   }
+  if (isAnalystRequest(req)) return decideAnalyst(req)
   if (ctx.task?.calls) return decideBridge(req, ctx.task, ctx.success)
   const shell = findShellTool(req.tools)
   const read = findReadTool(req.tools)
@@ -42,7 +47,7 @@ export function decide(req: ParsedRequest, ctx: ScriptContext): Action {
     return { kind: 'text', step: 'reply', text: 'Done.' }
   }
   const task = ctx.task
-  const steps = planFor(task, ctx.success, shell !== null, read !== null)
+  const steps = planFor(task, ctx.success, shell !== null, read !== null, ctx.repeatReads)
   const step = steps[req.toolResults]
   if (step === undefined) return { kind: 'text', step: 'final', text: finalText(task, ctx.success) }
   if (step === 'inspect') {
@@ -98,10 +103,48 @@ export function decideBridge(req: ParsedRequest, task: TaskScript, success: bool
   return { kind: 'tool', step: 'bridge', tool, args: call.arguments }
 }
 
-/** The tool steps of a task: only those the offered tools and the task's files make possible. */
-export function planFor(task: TaskScript, success: boolean, hasShell: boolean, hasRead: boolean): Step[] {
+/** Whether the request is the analyst's: the dossier tools `list_pairs` and `view_request_curve` are offered. */
+export function isAnalystRequest(req: ParsedRequest): boolean {
+  return (
+    findBridgeTool(req.tools, 'list_pairs') !== null &&
+    findBridgeTool(req.tools, 'view_request_curve') !== null
+  )
+}
+
+/**
+ * The analyst's next response: the analyst script (analyst-script.ts) replayed over the tool results
+ * already in the conversation (each unwrapped of its harness's framing), giving its next dossier tool
+ * call under the harness's naming, or its answer as JSON text (the proposal schema).
+ */
+export function decideAnalyst(req: ParsedRequest): Action {
+  const next = analystNext(req.toolResultTexts.map(unwrapToolResult))
+  if ('answer' in next) return { kind: 'text', step: 'final', text: JSON.stringify(next.answer) }
+  const tool = findBridgeTool(req.tools, next.call.tool)
+  if (!tool) {
+    return {
+      kind: 'text',
+      step: 'final',
+      text: `I cannot do this: the tool ${next.call.tool} is not offered.`,
+    }
+  }
+  return { kind: 'tool', step: 'bridge', tool, args: next.call.args }
+}
+
+/**
+ * The tool steps of a task: only those the offered tools and the task's files make possible; the
+ * inspection is repeated `repeatReads` more times when a change injected into the cell asks for it.
+ */
+export function planFor(
+  task: TaskScript,
+  success: boolean,
+  hasShell: boolean,
+  hasRead: boolean,
+  repeatReads = 0,
+): Step[] {
   const steps: Step[] = []
-  if (hasShell || (hasRead && task.inspectFile)) steps.push('inspect')
+  if (hasShell || (hasRead && task.inspectFile)) {
+    for (let i = 0; i <= repeatReads; i++) steps.push('inspect')
+  }
   if (hasShell && success && task.solve !== null) steps.push('solve')
   if (hasShell && task.testCommand !== null) steps.push('test')
   return steps

@@ -40,6 +40,8 @@ export interface ParsedRequest {
   toolResults: number
   /** Text of the last tool result (for logging whether it reported an error), or null. */
   lastToolResult: string | null
+  /** Text of every tool result in the conversation, in order (the scripted analyst replays them). */
+  toolResultTexts: string[]
   /** Whether the last tool result is marked as an error or shows a non-zero exit. */
   lastToolError: boolean
   /** All text of user-role content, whitespace collapsed (used to recognise a task's instruction). */

@@ -1,11 +1,11 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { ComparisonSchema } from '../compare/schema.js'
 import { type Decision, DecisionSchema } from '../detect/schema.js'
 import { readReport, runAnalyst } from '../diagnose/analyst.js'
 import { buildDossier, type LoadedAttempt } from '../diagnose/dossier.js'
 import { dossierHtmlSection, withDossierSection } from '../diagnose/html.js'
-import { renderDossierMarkdown } from '../diagnose/markdown.js'
+import { renderAnalystMarkdown, renderDossierMarkdown } from '../diagnose/markdown.js'
 import type { AnalystPort } from '../diagnose/port.js'
 import { type Dossier, type ProposalFile, ProposalFileSchema } from '../diagnose/schema.js'
 import type { DiagnosisSummary } from '../diagnose/summary.js'
@@ -24,6 +24,11 @@ export interface DiagnoseOptions {
   maxInstances?: number
   /** When given, the analyst answers from the dossier tools and diagnosis/proposal.json is written. */
   analyst?: AnalystPort
+  /**
+   * Answers instead when `analyst` produced no answer in any try (a harness that could not run); the
+   * proposal's `analyst.fallback` says why.
+   */
+  fallback?: AnalystPort
   log?: (line: string) => void
 }
 
@@ -85,17 +90,24 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
   )
   let proposal: ProposalFile | null = null
   if (opts.analyst && n > 0) {
-    proposal = await runAnalyst({
-      dossier,
-      dir: outDir,
-      report: await readReport(roundDir),
-      port: opts.analyst,
-    })
+    const report = await readReport(roundDir)
+    proposal = await runAnalyst({ dossier, dir: outDir, report, port: opts.analyst })
+    if (opts.fallback && proposal.answer === null && opts.analyst.answered?.() === 0) {
+      const reason = `${proposal.analyst.route} gave no answer (${proposal.grounding.problems.join('; ')})`
+      opts.log?.(`diagnosis: ${reason}; the in-process ${opts.fallback.route} analyst answers instead`)
+      proposal = await runAnalyst({ dossier, dir: outDir, report, port: withFallback(opts.fallback, reason) })
+    }
+    await appendFile(dossierMd, renderAnalystMarkdown(proposal))
     opts.log?.(
       `diagnosis: proposal ${proposal.grounding.status} after ${proposal.grounding.attempts} answer(s) (analyst ${proposal.analyst.route}, spend reported apart) → ${quotePath(path.join(outDir, 'proposal.json'))}`,
     )
   }
   return { roundDir, dossierJson, dossierMd, dossier, proposal }
+}
+
+/** `port` answering as the fallback analyst: proposal.json's `analyst.fallback` carries `reason`. */
+function withFallback(port: AnalystPort, reason: string): AnalystPort {
+  return { route: port.route, answer: (s) => port.answer(s), describe: () => ({ fallback: reason }) }
 }
 
 /** `<dir>/confirm-<n>` with the highest n holding a comparison.json, else `dir`. */

@@ -38,10 +38,10 @@ export const AttributionSchema = z.strictObject({
       '0 = first run; 1.. = confirmation rounds (absent in rows written before rounds were recorded)',
     ),
   role: z
-    .literal('user_simulation')
+    .enum(['user_simulation', 'analyst'])
     .optional()
     .describe(
-      "absent = the harness's own request; user_simulation = the simulated user of a multi-turn task (reported apart, never in the cell's spend)",
+      "absent = the harness's own request; user_simulation = the simulated user of a multi-turn task; analyst = a diagnosis analyst request (both reported apart, never in a cell's spend)",
     ),
 })
 export type Attribution = z.infer<typeof AttributionSchema>

@@ -1,7 +1,8 @@
 import type { Command } from 'commander'
 import { HwError } from '../../errors.js'
 import { scriptedAnalyst } from '../../model/analyst-script.js'
-import { diagnoseRun } from '../../pipeline/diagnose.js'
+import { harnessAnalystForRun } from '../../pipeline/analyst-harness.js'
+import { diagnoseRun, finalRoundDir } from '../../pipeline/diagnose.js'
 
 export function registerDiagnose(program: Command): void {
   program
@@ -17,11 +18,14 @@ export function registerDiagnose(program: Command): void {
     )
     .option('--artifacts <dir>', 'the round’s artifacts folder (default: <round>/artifacts)')
     .option('--max-instances <n>', 'driving instances per comparison (default 10)')
-    .option('--analyst <route>', 'also write diagnosis/proposal.json with this analyst: "scripted" (offline)')
+    .option(
+      '--analyst <route>',
+      'also write diagnosis/proposal.json with this analyst: "harness" (read-only agent on the run’s model route, spend reported apart) or "scripted" (in process, offline)',
+    )
     .action(async (dir: string, opts: { artifacts?: string; maxInstances?: string; analyst?: string }) => {
-      if (opts.analyst !== undefined && opts.analyst !== 'scripted') {
-        throw new HwError('usage', `--analyst must be "scripted", got "${opts.analyst}"`, {
-          help: 'the scripted analyst runs offline; a harness-run analyst is not available yet',
+      if (opts.analyst !== undefined && opts.analyst !== 'scripted' && opts.analyst !== 'harness') {
+        throw new HwError('usage', `--analyst must be "harness" or "scripted", got "${opts.analyst}"`, {
+          help: 'harness: an agent through the run’s own harness and model route; scripted: offline, in process',
         })
       }
       let maxInstances: number | undefined
@@ -31,13 +35,22 @@ export function registerDiagnose(program: Command): void {
           throw new HwError('usage', `--max-instances must be a whole number ≥ 1, got ${opts.maxInstances}`)
         }
       }
-      const r = await diagnoseRun({
-        dir,
-        artifacts: opts.artifacts,
-        maxInstances,
-        analyst: opts.analyst ? scriptedAnalyst : undefined,
-        log: (l) => process.stdout.write(`${l}\n`),
-      })
+      const log = (l: string) => process.stdout.write(`${l}\n`)
+      const harness =
+        opts.analyst === 'harness' ? await harnessAnalystForRun(dir, await finalRoundDir(dir), { log }) : null
+      let r: Awaited<ReturnType<typeof diagnoseRun>>
+      try {
+        r = await diagnoseRun({
+          dir,
+          artifacts: opts.artifacts,
+          maxInstances,
+          analyst: harness ?? (opts.analyst ? scriptedAnalyst : undefined),
+          fallback: harness ? scriptedAnalyst : undefined,
+          log,
+        })
+      } finally {
+        await harness?.close()
+      }
       process.stdout.write(`wrote ${r.dossierJson} and ${r.dossierMd}\n`)
     })
 }
