@@ -13,7 +13,7 @@ import { makeComparison } from './fixtures.js'
 const root = path.resolve(import.meta.dirname, '..', '..')
 const io = captureOutput()
 
-/** The workflow fixture's plan and a comparison where head loses b1 and b2 (−33 pp). */
+/** The workflow fixture's plan and a comparison where head loses b1–b5 (−55.6 pp). */
 async function firstRun(): Promise<{ dir: string; plan: string; comparison: string }> {
   const dir = await mkdtemp(path.join(tmpdir(), 'hw-cli-detect-'))
   const loaded = await loadManifest(path.join(root, 'test', 'fixtures', 'workflow', 'canary.yml'))
@@ -38,18 +38,18 @@ describe('harness-watch detect / confirm', () => {
     const f = await firstRun()
     const code = await main(['detect', '--comparison', f.comparison, '--plan', f.plan])
     expect(code).toBe(0)
-    expect(io.out).toMatch(/^breach \(unconfirmed\): head vs base −33\.3 pp \[/)
+    expect(io.out).toMatch(/^breach \(unconfirmed\): head vs base −55\.6 pp \[/)
     expect(io.out).toMatch(
-      /unconfirmed {5}head vs base: resolved −33\.3 pp \[.*\] — resolve-rate deficit ≥ 10 points/,
+      /unconfirmed {5}head vs base: resolved −55\.6 pp \[.*\] — resolve-rate deficit ≥ 10 points/,
     )
     expect(io.out).toMatch(
-      /confirmation plan: .*confirm-1\/plan\.json \(\d+ legs, 6 blocks, cells base, head\)/,
+      /confirmation plan: .*confirm-1\/plan\.json \(\d+ legs, 9 blocks, cells base, head\)/,
     )
     const decision = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
     expect(decision.status).toBe('breach')
-    // A seeded random sample of up to max_blocks: the whole 6-block canary panel.
-    expect(decision.affected_blocks).toHaveLength(6)
-    expect(decision.affected_blocks).toEqual(expect.arrayContaining(['b1', 'b2']))
+    // A seeded random sample of up to max_blocks: the whole 9-block canary panel.
+    expect(decision.affected_blocks).toHaveLength(9)
+    expect(decision.affected_blocks).toEqual(expect.arrayContaining(['b1', 'b2', 'b3', 'b4', 'b5']))
   })
 
   it('detect --json prints the step outputs', async () => {
@@ -96,26 +96,42 @@ describe('harness-watch detect / confirm', () => {
     const f = await firstRun()
     await main(['detect', '--comparison', f.comparison, '--plan', f.plan])
     const cplan = path.join(f.dir, 'hw-out', 'confirm-1', 'plan.json')
-    const rerun = makeComparison({
-      experiment: 'canary',
-      round: 1,
-      cells: ['base', 'head'],
-      rows: Object.fromEntries(
-        JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8')).affected_blocks.map(
-          (id: string) => [id, { base: { o: 'r' }, head: { o: id.startsWith('b') ? 'u' : 'r' } }],
+    const affected: string[] = JSON.parse(
+      await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'),
+    ).affected_blocks
+    // The rerun's data decides: head loses the blocks `lost` on the rerun, wins none.
+    const rerunWith = async (name: string, lost: (id: string) => boolean) => {
+      const rerun = makeComparison({
+        experiment: 'canary',
+        round: 1,
+        cells: ['base', 'head'],
+        rows: Object.fromEntries(
+          affected.map((id) => [
+            id,
+            { base: { o: 'r' as const }, head: { o: lost(id) ? ('u' as const) : ('r' as const) } },
+          ]),
         ),
-      ),
-    })
-    const rdir = path.join(f.dir, 'rerun')
-    await mkdir(rdir)
-    await writeFile(path.join(rdir, 'comparison.json'), strictJson(rerun))
+      })
+      const rdir = path.join(f.dir, name)
+      await mkdir(rdir)
+      await writeFile(path.join(rdir, 'comparison.json'), strictJson(rerun))
+      return path.join(rdir, 'comparison.json')
+    }
+    const rdir = path.dirname(await rerunWith('rerun', (id) => id.startsWith('b')))
     io.out = ''
     expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
       0,
     )
-    // Two losses again on the rerun of a 6-block panel: exact one-sided McNemar p = 1/4 > α = 0.05.
+    // Five losses again on the rerun of the 9-block panel: exact one-sided McNemar p = 1/32 ≤ α = 0.05.
     expect(io.out).toMatch(
-      /^cleared: the breach did not hold on the rerun: head vs base −33\.3 pp \[.*\] resolved on the first run \(n = 6\); rerun exact one-sided McNemar p = 0\.250 > α 0\.05 \(b′ = 2, c′ = 0; rerun blocks only \(n = 6\): −33\.3 pp/,
+      /^confirmed regression: head vs base −55\.6 pp \[.*\] resolved on the first run \(n = 9\); rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 9\): −55\.6 pp/,
+    )
+    // Only two of them lost on a rerun: p = 1/4 > α, the breach is cleared.
+    const cleared = await rerunWith('rerun-2', (id) => id === 'b1' || id === 'b2')
+    io.out = ''
+    expect(await main(['confirm', '--comparison', cleared, '--plan', cplan])).toBe(0)
+    expect(io.out).toMatch(
+      /^cleared: the breach did not hold on the rerun: head vs base −55\.6 pp \[.*\] resolved on the first run \(n = 9\); rerun exact one-sided McNemar p = 0\.250 > α 0\.05 \(b′ = 2, c′ = 0; rerun blocks only \(n = 9\): −22\.2 pp/,
     )
     expect(io.out).toMatch(
       /cleared {9}head vs base: resolved .*: b′ = 2, c′ = 0, exact one-sided McNemar p = 0\.250 > α = 0\.05: did not hold/,

@@ -3,7 +3,7 @@
 // publish, each `uses: ./.harness-watch` step running the bundled action as the runner does
 // (scripts/run-action.mjs), artifacts handed between fresh job workspaces, against the
 // spec-validating fake GitHub. The experiment is the fixture of test/fixtures/workflow (two
-// command-harness cells, scripted model): its 33-point regression is confirmed by the rerun, so
+// command-harness cells, scripted model): its 56-point regression is confirmed by the rerun, so
 // the first run creates the tracking issue and the second updates it.
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -80,7 +80,7 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     return out
   }
 
-  it('run 1: plans 4 legs, confirms the regression on a 2-block rerun, creates the tracking issue', async () => {
+  it('run 1: plans 4 legs, confirms the regression on the rerun, creates the tracking issue', async () => {
     const r = await simulate('101', { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' })
     expect(r.conclusion).toBe('success')
     expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'true', legs: '4' })
@@ -90,7 +90,7 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
       'run (head-s0, head, 0, hw-canary-c7cb7540-head-0)',
       'run (base-s1, base, 1, hw-canary-c7cb7540-base-1)',
       'run (head-s1, head, 1, hw-canary-c7cb7540-head-1)',
-      // The targeted rerun: only the two affected blocks, both cells, interleaved, its own artifacts.
+      // The confirmation rerun (a seeded sample: here the whole panel), both cells, its own artifacts.
       'confirm-run (base-s0, base, 0, hw-canary-c7cb7540-confirm1-base-0)',
       'confirm-run (head-s0, head, 0, hw-canary-c7cb7540-confirm1-head-0)',
       'confirm-run (base-s1, base, 1, hw-canary-c7cb7540-confirm1-base-1)',
@@ -115,7 +115,7 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(parseIdentity(issue.body)).toEqual({ kind: 'tracking', key: 'canary/base-vs-head' })
     expect(parseState(issue.body)).toMatchObject({ confirmed_breaches: 1, clean_runs: 0 })
     expect(issue.body).toContain('Confirmed regression')
-    expect(issue.body).toMatch(/−33\.3 pp/)
+    expect(issue.body).toMatch(/−55\.6 pp/)
     expect(r.jobs['publish-issue']?.outputs['issue-number']).toBe('1')
     expect(gh.problems()).toEqual([])
   }, 600_000)
