@@ -8,6 +8,7 @@ import { wireBridge } from '../harnesses/mcp.js'
 import { type HarnessName, isHarnessName } from '../harnesses/names.js'
 import { adapterFor } from '../harnesses/registry.js'
 import { type Cell, cellApi, type Manifest, ManifestSchema } from '../manifest/schema.js'
+import { harnessWatchRoot } from '../run/bridge.js'
 import { harnessEnv } from '../run/env.js'
 import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
 import { makeAttemptDirs } from '../run/workspace.js'
@@ -191,7 +192,8 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
         const runEnv = harnessEnv({ dirs, runnerEnv: {}, invocationEnv: inv.env, configEnv: {}, passEnv: [] })
         const box = await sandbox.backend.open({
           writable: [dirs.workspace, dirs.home],
-          readOnly: [installed.root],
+          // The Pi bridge extension loads the MCP SDK from Harness Watch's own folder.
+          readOnly: [installed.root, harnessWatchRoot()],
         })
         let run: Awaited<ReturnType<typeof box.exec>>
         try {

@@ -61,7 +61,16 @@ export function bridgeSandboxPaths(
   spec: BridgeSpec,
   moduleFile = fileURLToPath(import.meta.url),
 ): { writable: string[]; readOnly: string[] } {
+  return { writable: [spec.stateDir], readOnly: [harnessWatchRoot(moduleFile)] }
+}
+
+/**
+ * This Harness Watch's own folder (the nearest one holding package.json above this module): the
+ * bridge CLI and the MCP SDK that the Pi bridge extension loads live there, so a sandboxed harness
+ * that reaches the bridge must be able to read it.
+ */
+export function harnessWatchRoot(moduleFile = fileURLToPath(import.meta.url)): string {
   let dir = path.dirname(moduleFile)
   while (!existsSync(path.join(dir, 'package.json')) && path.dirname(dir) !== dir) dir = path.dirname(dir)
-  return { writable: [spec.stateDir], readOnly: [dir] }
+  return dir
 }
