@@ -34,14 +34,7 @@ export function classificationMarkdown(c: Comparison): string {
   )
   for (const x of k.cells) {
     const tel = fmtCounts(x.telemetry) || '—'
-    const spend =
-      x.anomalous_raw_spend_usd === null
-        ? '—'
-        : `$${x.anomalous_raw_spend_usd} / ${x.anomalous_dedup_spend_usd === null ? 'unknown' : `$${x.anomalous_dedup_spend_usd}`}`
-    const partial =
-      x.partial_usage_attempts === 0
-        ? '—'
-        : `${x.partial_usage_attempts} attempt(s), $${x.partial_usage_spend_usd ?? 'unknown'} (not in cost)`
+    const { spend, partial } = spendCells(x)
     const name = `${codeSpan(x.cell)}${x.not_evaluated ? ' — **not evaluated**' : ''}`
     lines.push(
       `| ${name} | ${x.scheduled} | ${x.evaluated} | ${x.metered} | ${escapeMarkdown(fmtCounts(x.classes))} | ${escapeMarkdown(tel)} | ${spend} | ${partial} |`,
@@ -61,14 +54,7 @@ export function classificationHtml(c: Comparison): string {
   if (!k) return ''
   const e = escapeHtml
   const rows = k.cells.map((x) => {
-    const spend =
-      x.anomalous_raw_spend_usd === null
-        ? '—'
-        : `$${x.anomalous_raw_spend_usd} / ${x.anomalous_dedup_spend_usd === null ? 'unknown' : `$${x.anomalous_dedup_spend_usd}`}`
-    const partial =
-      x.partial_usage_attempts === 0
-        ? '—'
-        : `${x.partial_usage_attempts} attempt(s), $${x.partial_usage_spend_usd ?? 'unknown'} (not in cost)`
+    const { spend, partial } = spendCells(x)
     return `<tr><td><code>${e(x.cell)}</code>${x.not_evaluated ? ' — <strong>not evaluated</strong>' : ''}</td><td>${x.scheduled}</td><td>${x.evaluated}</td><td>${x.metered}</td><td>${e(fmtCounts(x.classes))}</td><td>${e(fmtCounts(x.telemetry) || '—')}</td><td>${e(spend)}</td><td>${e(partial)}</td></tr>`
   })
   const items = [
@@ -90,4 +76,19 @@ export function classificationHtml(c: Comparison): string {
     items.length > 0 ? `<ul>${items.join('')}</ul>` : '',
     '</section>',
   ].join('')
+}
+
+type ClassifiedCell = NonNullable<Comparison['classification']>['cells'][number]
+
+/** A cell's anomalous spend (raw / de-duplicated) and partial usage as both reports print them. */
+function spendCells(x: ClassifiedCell): { spend: string; partial: string } {
+  const spend =
+    x.anomalous_raw_spend_usd === null
+      ? '—'
+      : `$${x.anomalous_raw_spend_usd} / ${x.anomalous_dedup_spend_usd === null ? 'unknown' : `$${x.anomalous_dedup_spend_usd}`}`
+  const partial =
+    x.partial_usage_attempts === 0
+      ? '—'
+      : `${x.partial_usage_attempts} attempt(s), $${x.partial_usage_spend_usd ?? 'unknown'} (not in cost)`
+  return { spend, partial }
 }
