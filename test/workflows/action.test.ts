@@ -42,7 +42,7 @@ describe.skipIf(!built)('the bundled action: detection and publishing steps', ()
       'comparison-path': 'hw-out/comparison.json',
     })
     expect(r.annotations.map((a) => `${a.kind}: ${a.message}`)).toContainEqual(
-      'error: 6 blocks were planned but no attempt was recorded: every leg failed or uploaded nothing',
+      'error: 9 blocks were planned but no attempt was recorded: every leg failed or uploaded nothing',
     )
   }, 120_000)
 
