@@ -1,28 +1,19 @@
 import { readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest'
 import { stringify } from 'yaml'
-import { defaultCacheDir } from '../../src/harnesses/install.js'
-import { piAdapter } from '../../src/harnesses/pi.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
 import { runLeg } from '../../src/run/leg.js'
 import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-setup.js'
 import { makeFixture, readAttempts, readLedger, removeFixture } from './fixture.js'
+import { PI_VERSION, usePi } from './pi.js'
 
 // One multi-turn bridge task (a simulated user with a hidden scenario) through the real run stage on
 // the real Pi CLI, the scripted model playing both the harness's model and the user through the proxy.
 
-const PI_VERSION = '0.73.1'
-let skip = ''
-beforeAll(async () => {
-  try {
-    await piAdapter.install(PI_VERSION, { cacheDir: defaultCacheDir(), log: () => {} })
-  } catch (e) {
-    skip = `Pi ${PI_VERSION} cannot be installed here: ${(e as Error).message.split('\n')[0]}`
-  }
-}, 600_000)
+const skipWithoutPi = usePi()
 
 let tel: RunTelemetry | null = null
 afterAll(async () => {
@@ -31,10 +22,7 @@ afterAll(async () => {
 
 describe('the run stage drives a simulated-user dialogue (Pi)', () => {
   it('resumes the session each turn, keeps the world, grades once at the end, and keeps the user’s spend apart', async (ctx) => {
-    if (skip) {
-      console.warn(`skipped: ${skip}`)
-      ctx.skip()
-    }
+    skipWithoutPi(ctx)
     const fx = makeFixture()
     onTestFinished(() => removeFixture(fx))
     const manifest = {

@@ -1,9 +1,7 @@
 import { writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it, onTestFinished } from 'vitest'
+import { afterAll, describe, expect, it, onTestFinished } from 'vitest'
 import { stringify } from 'yaml'
-import { defaultCacheDir } from '../../src/harnesses/install.js'
-import { piAdapter } from '../../src/harnesses/pi.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
@@ -11,19 +9,12 @@ import { runLeg } from '../../src/run/leg.js'
 import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-setup.js'
 import { builtinPanelsDir } from '../../src/util/paths.js'
 import { makeFixture, readAttempts, readLedger, readLegJson, removeFixture } from './fixture.js'
+import { PI_VERSION, usePi } from './pi.js'
 
 // Real Pi from npm (installed into the shared harness cache), driven by the scripted model through the
 // recording proxy, on two tasks of the built-in panel: the run stage end to end with a real harness.
 
-const PI_VERSION = '0.73.1'
-let skip = ''
-beforeAll(async () => {
-  try {
-    await piAdapter.install(PI_VERSION, { cacheDir: defaultCacheDir(), log: () => {} })
-  } catch (e) {
-    skip = `Pi ${PI_VERSION} cannot be installed here: ${(e as Error).message.split('\n')[0]}`
-  }
-}, 600_000)
+const skipWithoutPi = usePi()
 
 let tel: RunTelemetry | null = null
 afterAll(async () => {
@@ -32,10 +23,7 @@ afterAll(async () => {
 
 describe('run stage with a real harness (Pi)', () => {
   it('runs a Pi leg on built-in tasks: resolved, graded, telemetry complete and attributed', async (ctx) => {
-    if (skip) {
-      console.warn(`skipped: ${skip}`)
-      ctx.skip()
-    }
+    skipWithoutPi(ctx)
     const fx = makeFixture()
     onTestFinished(() => removeFixture(fx))
     const manifest = {
