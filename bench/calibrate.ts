@@ -6,6 +6,7 @@
 import { performance } from 'node:perf_hooks'
 import { calibrate } from '../src/calibrate/calibrate.js'
 import { formatCalibration } from '../src/calibrate/format.js'
+import { compareSequential, formatSequential } from '../src/calibrate/sequential.js'
 import { ThresholdsSchema } from '../src/manifest/schema.js'
 
 const TARGET_S = 60
@@ -33,3 +34,26 @@ console.log(
   `power at a true 2× spend ratio ${(100 * (spend?.power ?? 0)).toFixed(1)}% (target ≥ 90%: ${(spend?.power ?? 0) >= 0.9 ? 'met' : 'MISSED'})`,
 )
 if (s > TARGET_S || fc > 0.05) process.exitCode = 1
+
+// Weekly evidence (issue-13 goal: the sequential rule needs ≥ 30% fewer blocks than one fixed-size
+// exact test at the same α and power), at the default 10-point threshold as the true deficit.
+const seqSims = Math.max(sims, 5000)
+const rows = compareSequential({
+  blocksPerWeek: 40,
+  resolveRate: 0.5,
+  deficitPp: 10,
+  designDeficitPp: 10,
+  alpha: 0.05,
+  powers: [0.8, 0.9, 0.95],
+  horizonWeeks: 52,
+  sims: seqSims,
+  seed: 1,
+  costPerBlock: null,
+})
+process.stdout.write(formatSequential(rows, 40, 10, 52))
+for (const r of rows) {
+  const saving = r.saving ?? Number.NaN
+  console.log(
+    `weekly evidence at ${Math.round(100 * r.power_target)}% power, ${seqSims} sims: ${(100 * saving).toFixed(0)}% fewer blocks (goal ≥ 30%: ${saving >= 0.3 ? 'met' : 'MISSED'})`,
+  )
+}

@@ -1,16 +1,18 @@
 import type { Comparison } from '../compare/schema.js'
-import { discordantEValue } from '../compare/stats/evalue.js'
+import { discordantLikelihoodRatio } from '../compare/stats/evalue.js'
 import { comparisonKey } from './keys.js'
 import type { Decision, Evidence } from './schema.js'
 
 /**
- * Evidence accumulated across the weekly runs of one experiment (same panel, same cells): each run's
- * e-value (the Beta(1,1)-mixture e-value on that run's own discordant pairs, compare/stats/evalue.ts)
- * is multiplied with the others'. Under H0 (θ = ½ every week) each week's e-value has expectation ≤ 1
- * given the weeks before, so the running product is a test supermartingale and, by Ville's
- * inequality, P(the product ever reaches 1/α) ≤ α — valid whenever one stops or continues. Weeks are
- * never pooled: their b and c are not added into one sample (a week is new data of the same panel,
- * not new blocks). Pure.
+ * Evidence accumulated across the weekly runs of one experiment (same panel, same cells) that the
+ * treatment resolves fewer instances than the baseline. Each run contributes the one-sided
+ * likelihood-ratio e-value of its own discordant pairs at the alternative θ₁ declared before that run
+ * (compare/stats/evalue.ts: E = (2θ₁)^b·(2(1 − θ₁))^c, θ₁ from thresholds.resolved_deficit_pp). Under
+ * H0 (no difference: every discordant pair is a fair coin) each run's e-value has expectation 1 given
+ * the runs before, so the running product is a test martingale and, by Ville's inequality,
+ * P(the product ever reaches 1/α) ≤ α — valid whenever one stops or continues. Weeks are never pooled:
+ * their b and c are not added into one sample tested at a fixed α. A treatment advantage (c > b)
+ * lowers the product. Pure.
  */
 
 /** One run's share of the evidence. */
@@ -19,10 +21,12 @@ export interface RunEvidence {
   /** Baseline-only (b) and treatment-only (c) resolved blocks of that run. */
   b: number
   c: number
+  /** The alternative θ₁ in force when that run was made; absent in older records (then the current one). */
+  theta?: number
 }
 
 export interface EvidenceSoFar {
-  runs: Array<RunEvidence & { log_e: number }>
+  runs: Array<RunEvidence & { theta: number; log_e: number }>
   /** ln of the product of the runs' e-values (finite). */
   log_e: number
   /** The product, or null beyond the double range (see log_e). */
@@ -36,10 +40,11 @@ export interface EvidenceSoFar {
 }
 
 /**
- * Combine runs' e-values at a declared α. Throws a RangeError when α is not in (0, 1) or a run id
- * appears twice (a run counted twice would inflate the evidence).
+ * Combine runs' e-values at a declared α, each at its own θ₁ (`theta`, else `theta1`). Throws a
+ * RangeError when α is not in (0, 1), a θ₁ is not in (½, 1) or a run id appears twice (a run counted
+ * twice would inflate the evidence).
  */
-export function combineEvidence(runs: readonly RunEvidence[], alpha: number): EvidenceSoFar {
+export function combineEvidence(runs: readonly RunEvidence[], alpha: number, theta1: number): EvidenceSoFar {
   if (!(alpha > 0 && alpha < 1))
     throw new RangeError(`combineEvidence: alpha must be in (0, 1), got ${alpha}`)
   const seen = new Set<string>()
@@ -48,8 +53,9 @@ export function combineEvidence(runs: readonly RunEvidence[], alpha: number): Ev
   for (const r of runs) {
     if (seen.has(r.run_id)) throw new RangeError(`combineEvidence: run ${r.run_id} appears twice`)
     seen.add(r.run_id)
-    const e = discordantEValue(r.b, r.c)
-    out.push({ ...r, log_e: e.logE })
+    const theta = r.theta ?? theta1
+    const e = discordantLikelihoodRatio(r.b, r.c, theta)
+    out.push({ run_id: r.run_id, b: r.b, c: r.c, theta, log_e: e.logE })
     logE += e.logE
   }
   const threshold = 1 / alpha
@@ -58,26 +64,31 @@ export function combineEvidence(runs: readonly RunEvidence[], alpha: number): Ev
   const shown = e === null ? `exp(${logE.toFixed(1)})` : e.toPrecision(3)
   const statement =
     `evidence so far: E = ${shown} over ${out.length} run${out.length === 1 ? '' : 's'}; ` +
-    `${Number(threshold.toPrecision(6))} needed at α = ${alpha} — ${sufficient ? 'sufficient: a resolve-rate difference at α' : 'not yet sufficient'}`
+    `${Number(threshold.toPrecision(6))} needed at α = ${alpha} — ${sufficient ? 'sufficient: the treatment resolves fewer, at α' : 'not yet sufficient'}`
   return { runs: out, log_e: logE, e, alpha, threshold, sufficient, statement }
 }
 
 /**
  * The decision's evidence so far: for each competitive comparison of `current`, the previous
- * decision's runs of that key (when given) followed by this run. A run already counted (same run id)
- * is not counted again. Pure.
+ * decision's runs of that key (when given) followed by this run at `theta1`. A run already counted
+ * (same run id) is not counted again. Pure.
  */
-export function evidenceFor(current: Comparison, previous: Decision | null, alpha: number): Evidence[] {
+export function evidenceFor(
+  current: Comparison,
+  previous: Decision | null,
+  alpha: number,
+  theta1: number,
+): Evidence[] {
   return current.comparisons.map((e) => {
     const key = comparisonKey(current.experiment_id, e.baseline, e.treatment)
     const before = previous?.evidence?.find((x) => x.key === key)?.runs ?? []
     const id = current.run_id ?? `run ${before.length + 1}`
-    const runs = [
-      ...before.map(({ run_id, b, c }) => ({ run_id, b, c })),
+    const runs: RunEvidence[] = [
+      ...before.map(({ run_id, b, c, theta }) => ({ run_id, b, c, theta })),
       ...(before.some((r) => r.run_id === id)
         ? []
-        : [{ run_id: id, b: e.outcome.losses, c: e.outcome.wins }]),
+        : [{ run_id: id, b: e.outcome.losses, c: e.outcome.wins, theta: theta1 }]),
     ]
-    return { key, ...combineEvidence(runs, alpha) }
+    return { key, ...combineEvidence(runs, alpha, theta1) }
   })
 }

@@ -215,7 +215,20 @@ export const ConfirmationRefSchema = z.strictObject({
 export const EvidenceSchema = z.strictObject({
   key: z.string(),
   alpha: z.number().describe('declared α (confirmation.alpha): the product must reach 1/α'),
-  runs: z.array(z.strictObject({ run_id: z.string(), b: Count, c: Count, log_e: z.number() })),
+  runs: z.array(
+    z.strictObject({
+      run_id: z.string(),
+      b: Count,
+      c: Count,
+      theta: z
+        .number()
+        .gt(0.5)
+        .lt(1)
+        .optional()
+        .describe('the alternative θ₁ (share of discordant pairs baseline-only) declared for that run'),
+      log_e: z.number(),
+    }),
+  ),
   log_e: z.number(),
   e: z.number().nullable(),
   threshold: z.number(),

@@ -2,6 +2,7 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
 import { type Comparison, ComparisonSchema } from '../compare/schema.js'
+import { deficitAlternative } from '../compare/stats/evalue.js'
 import { HwError } from '../errors.js'
 import { ManifestSchema } from '../manifest/schema.js'
 import { type Plan, PlanSchema } from '../plan/schema.js'
@@ -118,6 +119,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
     current.comparison,
     await previousDecision(opts.previous, decision),
     manifest.confirmation.alpha,
+    deficitAlternative(manifest.thresholds.resolved_deficit_pp),
   )
   let confirmPlan: Plan | null = null
   let confirmPlanPath: string | null = null

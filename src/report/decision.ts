@@ -200,13 +200,15 @@ export function decisionHtml(view: DecisionView): string {
   return parts.join('')
 }
 
-/** "runs w1 (b = 0, c = 7), w2 (b = 1, c = 7); weeks multiplied, never pooled". */
+/** "runs w1 (b = 7, c = 0), w2 (b = 6, c = 1); one-sided likelihood-ratio e-values at θ₁ = 0.599 …". */
 function evidenceRuns(ev: NonNullable<Decision['evidence']>[number]): string {
   const list = ev.runs
     .slice(-MAX_ROWS)
     .map((r) => `${r.run_id} (b = ${r.b}, c = ${r.c})`)
     .join(', ')
-  return `runs ${list}; e-values multiplied, weeks never pooled`
+  const thetas = [...new Set(ev.runs.map((r) => r.theta).filter((t) => t !== undefined))]
+  const at = thetas.length === 0 ? '' : ` at θ₁ = ${thetas.map((t) => Number(t.toPrecision(3))).join(' / ')}`
+  return `runs ${list}; one-sided likelihood-ratio e-values${at} multiplied, weeks never pooled`
 }
 
 function who(

@@ -29,12 +29,28 @@ describe('harness-watch calibrate', () => {
     expect(out.blocks).toBe(16)
     expect(out.design.statement).toMatch(/α = 0\.05/)
     // weekly runs: the threshold and twice it as true deficits, the sequential rule vs a fixed test
-    expect(out.sequential.map((r: { deficit_pp: number }) => r.deficit_pp)).toEqual([10, 20])
-    for (const r of out.sequential) {
-      expect(r.fixed.power).toBeGreaterThanOrEqual(r.power)
-      expect(r.false_alarm).toBeLessThanOrEqual(0.05 + 1e-12)
-      expect(r.sequential.dollars).toBeNull() // no pilot: no cost per block
-      expect(r.fixed.blocks % 16).toBe(0)
+    // at power targets 80%, 90% and 95%
+    const seq = out.sequential as Array<{
+      deficit_pp: number
+      power_target: number
+      sequential: { power: number; dollars: number | null } | null
+      fixed: { power: number; blocks: number } | null
+      false_alarm: number | null
+    }>
+    expect(seq.map((r) => [r.deficit_pp, r.power_target])).toEqual([
+      [10, 0.8],
+      [10, 0.9],
+      [10, 0.95],
+      [20, 0.8],
+      [20, 0.9],
+      [20, 0.95],
+    ])
+    for (const r of seq) {
+      expect(r.fixed!.power).toBeGreaterThanOrEqual(r.power_target)
+      expect(r.sequential!.power).toBeGreaterThanOrEqual(r.power_target)
+      expect(r.false_alarm!).toBeLessThanOrEqual(0.05 + 1e-12)
+      expect(r.sequential!.dollars).toBeNull() // no pilot: no cost per block
+      expect(r.fixed!.blocks % 16).toBe(0)
     }
   })
 
@@ -56,7 +72,7 @@ describe('harness-watch calibrate', () => {
     expect(io.out).toMatch(/design rerun-exact@1: /)
     expect(io.out).toMatch(/overall \(A\/A, any rule\): false alarm .* false confirmation .*target ≤ 5%/)
     expect(io.out).toMatch(
-      /weekly runs of 16 blocks \(e-values multiplied across weeks, at most 12\) vs one fixed-size exact McNemar at the same power:\n {2}true deficit 10 pp: power \d+\.\d%; sequential \d+\.\d\d weeks \(\d+ blocks, \$\d+\.\d\d\) vs fixed \d+ week\(s\) of blocks \(\d+ blocks, \$\d+\.\d\d\); \d+% (fewer|more) blocks/,
+      /weekly runs of 16 blocks: one-sided likelihood-ratio e-values at the 10-point threshold multiplied across weeks \(stop at 1\/α\) vs one fixed-size exact McNemar, same α and power:\n {2}true deficit 10 pp, power 80%: sequential \d+\.\d\d weeks on average \(\d+ blocks, \$\d+\.\d\d; stop by week \d+, power \d+\.\d%, A\/A \d+\.\d%\) vs fixed \d+ weeks \(\d+ blocks, \$\d+\.\d\d; power \d+\.\d%\): \d+% (fewer|more) blocks/,
     )
   })
 

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { Comparison } from '../../src/compare/schema.js'
-import { discordantEValue } from '../../src/compare/stats/evalue.js'
+import { deficitAlternative } from '../../src/compare/stats/evalue.js'
 import { detect } from '../../src/detect/decide.js'
 import { combineEvidence, evidenceFor } from '../../src/detect/evidence.js'
 import { detectStep } from '../../src/detect/step.js'
@@ -14,46 +14,66 @@ const r = (): CellSpec => ({ o: 'r' })
 const u = (): CellSpec => ({ o: 'u' })
 const decisionFixture = (c: Comparison) => detect({ current: ref(c), policy, quarantine: [] })
 
-describe('evidence across weekly runs: product of per-run e-values', () => {
-  it('multiplies the reference e-values and states whether they suffice at α', () => {
-    // (0,7) → 16, (1,7) → 3.5556 (2^8·7!/9! = 256/72): 16 × 3.5556 = 56.889 ≥ 1/0.05 = 20
-    const one = combineEvidence([{ run_id: 'w1', b: 0, c: 7 }], 0.05)
-    expect(one.e).toBeCloseTo(16, 10)
+describe('evidence across weekly runs: product of per-run one-sided likelihood-ratio e-values', () => {
+  it('multiplies the reference e-values at θ₁ = 0.6 and states whether they suffice at α', () => {
+    // (7, 0) → 1.2^7 = 3.583181; (20, 5) → 1.2^20·0.8^5 = 12.5631; product 45.014 ≥ 1/0.05 = 20
+    const one = combineEvidence([{ run_id: 'w1', b: 7, c: 0 }], 0.05, 0.6)
+    expect(one.e).toBeCloseTo(3.583181, 6)
+    expect(one.runs[0]!.theta).toBe(0.6)
     expect(one.sufficient).toBe(false)
     expect(one.statement).toBe(
-      'evidence so far: E = 16.0 over 1 run; 20 needed at α = 0.05 — not yet sufficient',
+      'evidence so far: E = 3.58 over 1 run; 20 needed at α = 0.05 — not yet sufficient',
     )
     const two = combineEvidence(
       [
-        { run_id: 'w1', b: 0, c: 7 },
-        { run_id: 'w2', b: 1, c: 7 },
+        { run_id: 'w1', b: 7, c: 0 },
+        { run_id: 'w2', b: 20, c: 5 },
       ],
       0.05,
+      0.6,
     )
-    expect(two.e).toBeCloseTo(256 / 4.5, 10)
+    expect(two.e).toBeCloseTo(1.2 ** 27 * 0.8 ** 5, 8)
+    expect(two.e).toBeCloseTo(45.0136, 3)
     expect(two.sufficient).toBe(true)
     expect(two.statement).toMatch(
-      /^evidence so far: E = 56\.9 over 2 runs; 20 needed at α = 0\.05 — sufficient/,
+      /^evidence so far: E = 45\.0 over 2 runs; 20 needed at α = 0\.05 — sufficient: the treatment resolves fewer, at α$/,
     )
     // at α = 0.01 (100 needed) the same weeks are not enough
-    expect(combineEvidence(two.runs, 0.01).sufficient).toBe(false)
+    expect(combineEvidence(two.runs, 0.01, 0.6).sufficient).toBe(false)
   })
 
-  it('never pools weeks: two opposite weeks multiply, they are not one (7, 7) sample', () => {
+  it('is one-sided: a treatment advantage lowers the evidence of a regression', () => {
+    const better = combineEvidence([{ run_id: 'w1', b: 0, c: 7 }], 0.05, 0.6)
+    expect(better.e).toBeCloseTo(0.8 ** 7, 12)
+    expect(better.sufficient).toBe(false)
+  })
+
+  it('never pools weeks: each run keeps the θ₁ declared for it', () => {
+    // w1 was made under a 20-point threshold (θ₁ 0.7), w2 under 10 points (θ₁ 0.6)
     const ev = combineEvidence(
       [
-        { run_id: 'w1', b: 0, c: 7 },
-        { run_id: 'w2', b: 7, c: 0 },
+        { run_id: 'w1', b: 6, c: 1, theta: 0.7 },
+        { run_id: 'w2', b: 6, c: 1 },
       ],
       0.05,
+      0.6,
     )
-    expect(ev.e).toBeCloseTo(256, 8)
-    const pooled = discordantEValue(7, 7).e!
-    expect(pooled).toBeCloseTo((2 ** 14 * 5040 * 5040) / 1307674368000, 12)
-    expect(ev.e).not.toBeCloseTo(pooled, 2)
+    expect(ev.runs.map((r) => r.theta)).toEqual([0.7, 0.6])
+    expect(ev.e).toBeCloseTo(1.4 ** 6 * 0.6 * 1.2 ** 6 * 0.8, 10)
+    expect(deficitAlternative(10)).toBeCloseTo(1.21 / 2.02, 14)
+    expect(deficitAlternative(20)).toBeCloseTo(1.44 / (1.44 + 0.64), 14)
+    expect(deficitAlternative(90)).toBe(0.95)
+    expect(() => deficitAlternative(0)).toThrow(RangeError)
+    // the smallest θ a 10-point deficit gives at any resolve rate
+    let least = 1
+    for (let p = 0.1001; p <= 1; p += 0.0001) {
+      const q = p - 0.1
+      least = Math.min(least, (p * (1 - q)) / (p * (1 - q) + q * (1 - p)))
+    }
+    expect(least).toBeCloseTo(deficitAlternative(10), 6)
   })
 
-  it('refuses a run counted twice and an α outside (0, 1); empty history is E = 1', () => {
+  it('refuses a run counted twice, an α outside (0, 1) or a θ₁ not above ½; empty history is E = 1', () => {
     expect(() =>
       combineEvidence(
         [
@@ -61,34 +81,37 @@ describe('evidence across weekly runs: product of per-run e-values', () => {
           { run_id: 'w1', b: 0, c: 7 },
         ],
         0.05,
+        0.6,
       ),
     ).toThrow(/run w1 appears twice/)
-    expect(() => combineEvidence([], 0)).toThrow(RangeError)
-    expect(() => combineEvidence([], 1)).toThrow(RangeError)
-    expect(combineEvidence([], 0.05)).toMatchObject({ e: 1, log_e: 0, sufficient: false })
-    expect(() => combineEvidence([{ run_id: 'w', b: -1, c: 0 }], 0.05)).toThrow(RangeError)
+    expect(() => combineEvidence([], 0, 0.6)).toThrow(RangeError)
+    expect(() => combineEvidence([], 1, 0.6)).toThrow(RangeError)
+    expect(() => combineEvidence([{ run_id: 'w', b: 1, c: 0 }], 0.05, 0.5)).toThrow(RangeError)
+    expect(combineEvidence([], 0.05, 0.6)).toMatchObject({ e: 1, log_e: 0, sufficient: false })
+    expect(() => combineEvidence([{ run_id: 'w', b: -1, c: 0 }], 0.05, 0.6)).toThrow(RangeError)
   })
 
   it('stays finite in log space beyond the double range', () => {
-    const weeks = Array.from({ length: 40 }, (_, i) => ({ run_id: `w${i}`, b: 0, c: 200 }))
-    const ev = combineEvidence(weeks, 0.05)
+    const weeks = Array.from({ length: 40 }, (_, i) => ({ run_id: `w${i}`, b: 400, c: 0 }))
+    const ev = combineEvidence(weeks, 0.05, 0.6)
     expect(ev.e).toBeNull()
-    expect(Number.isFinite(ev.log_e)).toBe(true)
+    expect(ev.log_e).toBeCloseTo(16000 * Math.log(1.2), 6)
     expect(ev.sufficient).toBe(true)
     expect(ev.statement).toMatch(/^evidence so far: E = exp\(\d+\.\d\) over 40 runs/)
   })
 })
 
 describe('evidence so far in decision.json and the report, across weekly runs', () => {
-  // Each week b loses 7 blocks a resolves (b = 7, c = 0 for b vs a): E = 2^7·7!/8! = 16 per week.
+  // Each week b loses 10 blocks a resolves (b = 10, c = 0 for a vs b): at the default 10-point
+  // threshold θ₁ = 1.21/2.02, E = (2θ₁)^10 = 6.0903 per week; two weeks 37.09 ≥ 20.
   const week = (runId: string) =>
     makeComparison({
       runId,
       cells: ['a', 'b', 'c'],
-      rows: rows(30, (i) => (i < 7 ? { a: r(), b: u(), c: r() } : { a: r(), b: r(), c: r() })),
+      rows: rows(30, (i) => (i < 10 ? { a: r(), b: u(), c: r() } : { a: r(), b: r(), c: r() })),
     })
 
-  it('week 1 alone is not sufficient (16 < 20); week 2 extends it from the previous decision.json (256)', async () => {
+  it('week 1 alone is not sufficient (6.09 < 20); week 2 extends it from the previous decision.json (37.1)', async () => {
     const { dir, planPath } = await writeThreeCellPlan(30)
     const w1 = path.join(dir, 'w1')
     const w2 = path.join(dir, 'w2')
@@ -98,8 +121,10 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     await writeFile(path.join(w2, 'comparison.json'), strictJson(week('w2')))
     const first = await detectStep({ comparison: path.join(w1, 'comparison.json'), plan: planPath })
     const ev1 = first.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!
-    expect(ev1.runs.map((x) => [x.run_id, x.b, x.c])).toEqual([['w1', 7, 0]])
-    expect(ev1.e).toBeCloseTo(16, 10)
+    const perWeek = (2 * deficitAlternative(10)) ** 10
+    expect(ev1.runs.map((x) => [x.run_id, x.b, x.c, x.theta])).toEqual([['w1', 10, 0, 1.21 / 2.02]])
+    expect(ev1.e).toBeCloseTo(perWeek, 10)
+    expect(ev1.e).toBeCloseTo(6.0903, 3)
     expect(ev1.sufficient).toBe(false)
     const second = await detectStep({
       comparison: path.join(w2, 'comparison.json'),
@@ -108,16 +133,16 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     })
     const ev2 = second.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!
     expect(ev2.runs.map((x) => x.run_id)).toEqual(['w1', 'w2'])
-    expect(ev2.e).toBeCloseTo(256, 8)
+    expect(ev2.e).toBeCloseTo(perWeek ** 2, 8)
     expect(ev2.sufficient).toBe(true)
     // a vs c: no discordant pair either week: E = 1
     expect(second.decision.evidence!.find((x) => x.key === 'exp/a-vs-c')!.e).toBe(1)
     const md = await readFile(path.join(w2, 'report.md'), 'utf8')
     expect(md).toContain(
-      'Evidence across weekly runs, `exp/a-vs-b`: evidence so far: E = 256 over 2 runs; 20 needed at α = 0.05 — sufficient: a resolve-rate difference at α (runs w1 (b = 7, c = 0), w2 (b = 7, c = 0); e-values multiplied, weeks never pooled).',
+      'Evidence across weekly runs, `exp/a-vs-b`: evidence so far: E = 37.1 over 2 runs; 20 needed at α = 0.05 — sufficient: the treatment resolves fewer, at α (runs w1 (b = 10, c = 0), w2 (b = 10, c = 0); one-sided likelihood-ratio e-values at θ₁ = 0.599 multiplied, weeks never pooled).',
     )
     expect(await readFile(path.join(w2, 'report.html'), 'utf8')).toContain(
-      'evidence so far: E = 256 over 2 runs',
+      'evidence so far: E = 37.1 over 2 runs',
     )
     // the same run passed as its own previous run is counted once
     const again = await detectStep({
@@ -133,7 +158,7 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
 
   it('a forged run id is escaped in report.md', () => {
     const c = week('w1')
-    const ev = evidenceFor(c, null, 0.05)
+    const ev = evidenceFor(c, null, 0.05, 0.6)
     ev[0]!.runs[0]!.run_id = '<img src=x> @team'
     const d = { ...decisionFixture(c), evidence: ev }
     const md = decisionMarkdown({ decision: d })

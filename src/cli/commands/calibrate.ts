@@ -67,26 +67,31 @@ export function registerCalibrate(program: Command): void {
       const t = m.thresholds.resolved_deficit_pp
       const sequential = [t, 2 * t]
         .filter((d) => (pilot?.rate ?? 0.5) - d / 100 >= 0)
-        .map((deficit) => ({
-          deficit_pp: deficit,
-          ...compareSequential({
+        .flatMap((deficit) =>
+          compareSequential({
             blocksPerWeek: blocks,
             resolveRate: pilot?.rate ?? 0.5,
             deficitPp: deficit,
+            designDeficitPp: t,
             alpha: m.confirmation.alpha,
-            maxWeeks: 12,
+            powers: SEQUENTIAL_POWERS,
+            horizonWeeks: SEQUENTIAL_HORIZON_WEEKS,
             sims: opts.sims,
             seed: opts.seed ?? m.seed,
             costPerBlock: pilot?.spendPerBlock ?? null,
           }),
-        }))
+        )
       process.stdout.write(
         opts.json
           ? strictJson({ ...result, sequential })
-          : `${formatCalibration(result)}${formatSequential(sequential, blocks)}`,
+          : `${formatCalibration(result)}${formatSequential(sequential, blocks, t, SEQUENTIAL_HORIZON_WEEKS)}`,
       )
     })
 }
+
+/** Power targets and horizon (weeks) of the weekly-evidence comparison. */
+const SEQUENTIAL_POWERS = [0.8, 0.9, 0.95]
+const SEQUENTIAL_HORIZON_WEEKS = 52
 
 function parseSimsOption(v: string): number {
   const n = parseIntOption(v)

@@ -36,3 +36,40 @@ export function discordantEValue(b: number, c: number): DiscordantEValue {
   if (!Number.isFinite(e)) return { e: null, logE, b, c, reason: 'E exceeds the double range; see logE' }
   return { e, logE, b, c, reason: null }
 }
+
+/**
+ * One-sided likelihood-ratio e-value for a regression on the discordant signs, at a declared
+ * alternative θ₁ ∈ (½, 1): each discordant pair is baseline-only (b) with probability θ; under H0
+ * θ = ½ and
+ *   E = (2θ₁)^b · (2(1 − θ₁))^c,
+ * whose expectation under H0 is exactly 1 given the number of discordant pairs, so a product of such
+ * e-values over successive runs is a test martingale and P(the product ever reaches 1/α) ≤ α (Ville).
+ * It grows fastest (GROW, Kelly) when the true θ is θ₁ and still grows for any θ > ½ near it; evidence
+ * of a treatment *advantage* (c > b) shrinks it. Shapes: counts in, E and ln E out (log space).
+ * Reference (θ₁ = 0.6): (7, 0) → 1.2^7 = 3.583181; (10, 0) → 6.191736; (20, 5) → 1.2^20·0.8^5 = 12.5631;
+ * (0, 7) → 0.8^7 = 0.2097152.
+ * Throws a RangeError for negative or non-integer counts or θ₁ outside (½, 1).
+ */
+export function discordantLikelihoodRatio(b: number, c: number, theta1: number): DiscordantEValue {
+  assertCount('discordantLikelihoodRatio', 'b', b)
+  assertCount('discordantLikelihoodRatio', 'c', c)
+  if (!(theta1 > 0.5 && theta1 < 1))
+    throw new RangeError(`discordantLikelihoodRatio: θ₁ must be in (0.5, 1), got ${theta1}`)
+  const logE = b * Math.log(2 * theta1) + c * Math.log(2 * (1 - theta1))
+  const e = Math.exp(logE)
+  if (!Number.isFinite(e)) return { e: null, logE, b, c, reason: 'E exceeds the double range; see logE' }
+  return { e, logE, b, c, reason: null }
+}
+
+/**
+ * The alternative θ₁ (share of discordant pairs that are baseline-only) of a resolve-rate deficit of
+ * `deficitPp` points d: the smallest θ = p(1 − q) / (p(1 − q) + q(1 − p)), q = p − d, over resolve rates
+ * p with independent cells, reached at p = (1 + d)/2: θ₁ = (1 + d)² / ((1 + d)² + (1 − d)²), capped at
+ * 0.95. A 10-point deficit gives 1.21/2.02 = 0.59901. Throws a RangeError for a deficit not in (0, 100).
+ */
+export function deficitAlternative(deficitPp: number): number {
+  if (!(deficitPp > 0 && deficitPp < 100))
+    throw new RangeError(`deficitAlternative: deficit must be in (0, 100) points, got ${deficitPp}`)
+  const d = deficitPp / 100
+  return Math.min((1 + d) ** 2 / ((1 + d) ** 2 + (1 - d) ** 2), 0.95)
+}

@@ -50,7 +50,12 @@ export {
   type ResolveRateDifference,
   resolveRateDifference,
 } from './difference.js'
-export { type DiscordantEValue, discordantEValue } from './evalue.js'
+export {
+  type DiscordantEValue,
+  deficitAlternative,
+  discordantEValue,
+  discordantLikelihoodRatio,
+} from './evalue.js'
 export { halfBinomialCdf, halfBinomialSf, ratioToNumber } from './exact.js'
 export { type HolmResult, holm } from './holm.js'
 export {
