@@ -237,7 +237,9 @@ describe('the reusable workflow follows the pack’s rules', () => {
         }
       }
     }
-    expect(read('examples/litellm-service.yml')).toMatch(/ghcr\.io\/berriai\/litellm:v\d+\.\d+\.\d+ /)
+    expect(read('examples/litellm-service.yml')).toMatch(
+      /ghcr\.io\/berriai\/litellm:v\d+\.\d+\.\d+@sha256:[0-9a-f]{64} /,
+    )
   })
 })
 
