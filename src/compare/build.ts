@@ -35,7 +35,7 @@ export function statedRules(opts: {
     diff_interval: `${RESOLVE_RATE_DIFFERENCE_METHOD}, ${opts.level * 100}%`,
     mcnemar:
       'exact binomial on the discordant pairs; two-sided, one-sided in the regression direction (treatment resolves less), and mid-p (Fagerland et al. 2013); no discordant pairs → p = 1',
-    ratio_interval: `paired block bootstrap, B = ${opts.resamples}, seed ${opts.seed}; BCa (jackknife acceleration) when defined, else percentile; both recorded; ${ratioIntervalCoverageNote()}`,
+    ratio_interval: `paired block bootstrap, B = ${opts.resamples}, seed ${opts.seed}; studentized (symmetric bootstrap-t on the log ratio, delta-method standard error per resample) when defined, else BCa (jackknife acceleration), else percentile; all three recorded; ${ratioIntervalCoverageNote()}`,
     geometric_mean_ratio:
       'exp(mean ln(treatment/baseline)) over blocks with both sides > 0; blocks with a zero are counted',
     sign_test: 'exact binomial on the count of increases, ties dropped',

@@ -1,4 +1,5 @@
 import {
+  type BootstrapMethod,
   type BootstrapResult,
   bcaInterval,
   forEachReplicateChunk,
@@ -7,6 +8,8 @@ import {
   MAX_MATERIALIZED_INDICES,
   type PairedBootstrap,
   percentileInterval,
+  ratioMomentColumns,
+  studentizedRatioInterval,
 } from './stats/index.js'
 import { sortAscending } from './stats/sort.js'
 import { startSums, sumReplicates } from './worker.js'
@@ -54,6 +57,19 @@ export class JointBootstrap {
 
   has(key: string): boolean {
     return this.columns.has(key)
+  }
+
+  /**
+   * Register the columns of a ratio of means Σt/Σb: t and b, and the moment columns t², b² and t·b
+   * its studentized interval needs (squares are shared by every ratio of the same column).
+   */
+  addRatio(tKey: string, t: Float64Array, bKey: string, b: Float64Array): void {
+    this.add(tKey, t)
+    this.add(bKey, b)
+    const [tt, bb, tb] = ratioMomentColumns(this.columns.get(tKey)!, this.columns.get(bKey)!)
+    this.add(squareKey(tKey), tt)
+    this.add(squareKey(bKey), bb)
+    this.add(crossKey(tKey, bKey), tb)
   }
 
   /**
@@ -110,7 +126,7 @@ export class JointBootstrap {
    * Call `compute()` first.
    */
   ratioOfMeans(t: string, b: string): PairedBootstrap {
-    return this.statistic(
+    const pb = this.statistic(
       [t, b],
       (s) => (s[1]! > 0 ? s[0]! / s[1]! : null),
       {
@@ -119,6 +135,33 @@ export class JointBootstrap {
       },
       true,
     )
+    return { ...pb, studentized: this.studentized(t, b, pb) }
+  }
+
+  /** The studentized interval of Σt/Σb from the moment columns registered by `addRatio`. */
+  private studentized(t: string, b: string, pb: PairedBootstrap): BootstrapResult {
+    const estimate = pb.percentile.estimate
+    if (pb.percentile.ci === null || this.n < 2) {
+      return this.result('studentized', estimate, null, pb.percentile.reason ?? 'interval undefined')
+    }
+    const keys = [t, b, squareKey(t), squareKey(b), crossKey(t, b)]
+    this.collect()
+    const [st, sb, stt, sbb, stb] = keys.map((k) => {
+      const s = this.replicateSums.get(k)
+      if (!s)
+        throw new Error(`JointBootstrap: ratio column ${k} was not computed (register ratios with addRatio)`)
+      return s
+    }) as [Float64Array, Float64Array, Float64Array, Float64Array, Float64Array]
+    const totalOf = (k: string) => this.totals.get(k)!
+    const total = {
+      st: totalOf(keys[0]!),
+      sb: totalOf(keys[1]!),
+      stt: totalOf(keys[2]!),
+      sbb: totalOf(keys[3]!),
+      stb: totalOf(keys[4]!),
+    }
+    const interval = studentizedRatioInterval(total, this.n, { st, sb, stt, sbb, stb }, this.level)
+    return this.result('studentized', estimate, interval.ci, interval.reason)
   }
 
   /** Mean difference mean(t − b) from the two columns' sums (equal to Σ(t − b)/n up to rounding). */
@@ -226,7 +269,7 @@ export class JointBootstrap {
   }
 
   private result(
-    method: 'percentile' | 'bca',
+    method: BootstrapMethod,
     estimate: number | null,
     ci: readonly [number, number] | null,
     reason: string | null,
@@ -245,6 +288,14 @@ export class JointBootstrap {
       acceleration: null,
     }
   }
+}
+
+function squareKey(key: string): string {
+  return `${key}\u0001²`
+}
+
+function crossKey(t: string, b: string): string {
+  return `${t}\u0001×\u0001${b}`
 }
 
 function defined(v: number | null): v is number {

@@ -15,6 +15,7 @@ import {
   bootstrapCostPerResolutionRatio,
   bootstrapMeanDifference,
   bootstrapRatioOfMeans,
+  chosenInterval,
   costConditionalOnSuccess,
   describe,
   discordantEValue,
@@ -144,9 +145,7 @@ export function registerPair(
   for (const m of METRIC_NAMES) {
     const v = pairedValues(costBlocks, baseline, treatment, m)
     if (v.missing > 0 || v.b.length < 2) continue
-    const jb = shared.get(v.instances)
-    jb.add(columnKey(baseline, m), v.b)
-    jb.add(columnKey(treatment, m), v.t)
+    shared.get(v.instances).addRatio(columnKey(treatment, m), v.t, columnKey(baseline, m), v.b)
   }
   const c = costColumns(costBlocks, baseline, treatment)
   if (c.instances.length >= 2) {
@@ -331,18 +330,20 @@ export function armSummary(values: Float64Array, reason: string | null = null): 
   }
 }
 
-/** A stats-library bootstrap as stored in comparison.json (BCa when defined, else percentile). */
+/**
+ * A stats-library bootstrap as stored in comparison.json: the studentized interval when the
+ * bootstrap has a defined one (ratio of means), else BCa when defined, else percentile.
+ */
 export function bootstrapSummary(
   pb: PairedBootstrap,
   opts: Pick<PairOptions, 'resamples' | 'seed' | 'level'>,
 ): BootstrapSummary {
-  const useBca = pb.bca.ci !== null
-  const chosen = useBca ? pb.bca : pb.percentile
+  const chosen = chosenInterval(pb)
   const estimate = pb.percentile.estimate ?? pb.bca.estimate
   return {
     estimate,
     ci: chosen.ci ? [chosen.ci[0], chosen.ci[1]] : null,
-    method: useBca ? 'bca' : 'percentile',
+    method: chosen.method,
     level: opts.level,
     resamples: pb.percentile.B ?? opts.resamples,
     seed: pb.percentile.seed ?? opts.seed,
@@ -356,6 +357,14 @@ export function bootstrapSummary(
       z0: pb.z0,
       acceleration: pb.acceleration,
     },
+    ...(pb.studentized
+      ? {
+          studentized: {
+            ci: pb.studentized.ci ? [pb.studentized.ci[0], pb.studentized.ci[1]] : null,
+            reason: pb.studentized.reason,
+          },
+        }
+      : {}),
     reason: chosen.ci ? null : chosen.reason,
   }
 }

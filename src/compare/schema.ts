@@ -85,16 +85,24 @@ export type ArmSummary = z.infer<typeof ArmSummarySchema>
 
 const OneInterval = z.strictObject({ ci: Interval.nullable(), reason: Reason })
 
-/** A paired block-bootstrap interval, with both the percentile and the BCa interval from the same replicates. */
+/**
+ * A paired block-bootstrap interval, with the percentile and BCa intervals (and, for a ratio of means,
+ * the studentized one) from the same replicates.
+ */
 export const BootstrapSchema = z.strictObject({
   estimate: z.number().nullable(),
-  ci: Interval.nullable().describe('the interval of `method` (BCa when defined, else percentile)'),
-  method: z.enum(['bca', 'percentile']),
+  ci: Interval.nullable().describe(
+    'the interval of `method`: for a ratio of means studentized when defined, else BCa, else percentile; otherwise BCa, else percentile',
+  ),
+  method: z.enum(['studentized', 'bca', 'percentile']),
   level: z.number(),
   resamples: Count,
   seed: Count,
   percentile: OneInterval,
   bca: OneInterval.extend({ z0: z.number().nullable(), acceleration: z.number().nullable() }),
+  studentized: OneInterval.optional().describe(
+    'ratio of means: symmetric bootstrap-t on the log scale, delta-method standard error per resample',
+  ),
   reason: Reason,
 })
 export type BootstrapSummary = z.infer<typeof BootstrapSchema>

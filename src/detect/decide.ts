@@ -372,12 +372,14 @@ export function formatRerun(r: RerunResult): string {
 
 /**
  * The interval method of an effect in a few words, so no figure is shown without it:
- * "Newcombe", "bootstrap BCa", "bootstrap percentile", or the method as recorded.
+ * "Newcombe", "bootstrap-t" (studentized), "bootstrap BCa", "bootstrap percentile", or the method as
+ * recorded.
  */
 export function intervalLabel(e: Signal['effect']): string {
   if (!e.ci) return 'no interval'
   const m = e.method
   if (/newcombe/i.test(m)) return 'Newcombe'
+  if (/studentized/i.test(m)) return 'bootstrap-t'
   if (/\bbca\b/i.test(m)) return 'bootstrap BCa'
   if (/percentile/i.test(m)) return 'bootstrap percentile'
   return m

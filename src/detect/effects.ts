@@ -2,6 +2,7 @@ import type { ComparisonEntry } from '../compare/schema.js'
 import {
   bootstrapMeanDifference,
   bootstrapRatioOfMeans,
+  chosenInterval,
   type PairedBootstrap,
 } from '../compare/stats/bootstrap.js'
 import { mcnemarPOneSided } from '../compare/stats/mcnemar.js'
@@ -107,14 +108,14 @@ export interface BootstrapSettings {
   level: number
 }
 
-/** The interval of a bootstrap: BCa when defined, else percentile (as comparison.json does). */
+/** The interval of a bootstrap by comparison.json's rule (chosenInterval: studentized, BCa, percentile). */
 export function effectOfBootstrap(
   b: PairedBootstrap,
   scale: number,
   unit: Effect['unit'],
   what: string,
 ): Effect {
-  const chosen = b.bca.ci ? b.bca : b.percentile
+  const chosen = chosenInterval(b)
   const estimate = chosen.estimate ?? b.percentile.estimate
   return {
     estimate: estimate === null ? null : estimate * scale,

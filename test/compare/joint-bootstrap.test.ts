@@ -27,14 +27,15 @@ describe('JointBootstrap is bit-identical to the statistics library', () => {
     const rb = Float64Array.from({ length: n }, (_, i) => (i % 3 === 0 ? 0 : 1))
     const rt = Float64Array.from({ length: n }, (_, i) => (i % 4 === 0 ? 0 : 0.6))
     const jb = new JointBootstrap(n, opts)
-    jb.add('b', b)
-    jb.add('t', t)
-    jb.add('t2', t2)
+    jb.addRatio('t', t, 'b', b)
+    jb.addRatio('t2', t2, 'b', b)
     jb.add('rb', rb)
     jb.add('rt', rt)
     jb.compute()
     expect(jb.ratioOfMeans('t', 'b')).toEqual(bootstrapRatioOfMeans(b, t, opts))
     expect(jb.ratioOfMeans('t2', 'b')).toEqual(bootstrapRatioOfMeans(b, t2, opts))
+    // the studentized interval is defined and is the one a figure shows
+    expect(jb.ratioOfMeans('t', 'b').studentized!.ci).not.toBeNull()
     expect(jb.costPerResolutionRatio('t', 'rt', 'b', 'rb')).toEqual(
       bootstrapCostPerResolutionRatio(
         { spendBaseline: b, spendTreatment: t, resolvedBaseline: rb, resolvedTreatment: rt },
@@ -54,9 +55,8 @@ describe('JointBootstrap is bit-identical to the statistics library', () => {
     const t = column(n, 5)
     const sparse = Float64Array.from({ length: n }, (_, i) => (i === 0 ? 1 : 0))
     const jb = new JointBootstrap(n, opts)
-    jb.add('z', zeros)
-    jb.add('t', t)
-    jb.add('s', sparse)
+    jb.addRatio('t', t, 'z', zeros)
+    jb.addRatio('t', t, 's', sparse)
     jb.compute()
     expect(jb.ratioOfMeans('t', 'z')).toEqual(bootstrapRatioOfMeans(zeros, t, opts))
     expect(jb.ratioOfMeans('t', 's')).toEqual(bootstrapRatioOfMeans(sparse, t, opts))
@@ -67,8 +67,7 @@ describe('JointBootstrap is bit-identical to the statistics library', () => {
       ),
     )
     const one = new JointBootstrap(1, opts)
-    one.add('a', Float64Array.of(2))
-    one.add('b', Float64Array.of(3))
+    one.addRatio('b', Float64Array.of(3), 'a', Float64Array.of(2))
     one.compute()
     expect(one.ratioOfMeans('b', 'a')).toEqual(bootstrapRatioOfMeans([2], [3], opts))
   })
@@ -81,6 +80,7 @@ describe('JointBootstrap is bit-identical to the statistics library', () => {
       const jb = new JointBootstrap(n, big)
       columns.forEach((col, c) => {
         jb.add(`c${c}`, col)
+        if (c >= 1) jb.addRatio(`c${c}`, col, 'c1', columns[1]!)
       })
       jb.compute({ parallel })
       return columns.slice(1).map((_, c) => jb.ratioOfMeans(`c${c + 1}`, 'c1'))
@@ -88,6 +88,8 @@ describe('JointBootstrap is bit-identical to the statistics library', () => {
     const alone = run(false)
     expect(run(true)).toEqual(alone)
     expect(alone[0]).toEqual(bootstrapRatioOfMeans(columns[1]!, columns[1]!, big))
+    // c1 / c1: every block in the same proportion, no spread: no studentized interval, BCa shown
+    expect(alone[0]!.studentized!.reason).toMatch(/no spread/)
     expect(alone[4]).toEqual(bootstrapRatioOfMeans(columns[1]!, columns[5]!, big))
   })
 

@@ -20,6 +20,7 @@ import { bcaInterval, jackknifeAcceleration, percentileInterval } from './bootst
 import { forEachReplicateChunk, getResamplePlan, type ResamplePlan } from './resample-plan.js'
 import { assertSeed } from './rng.js'
 import { sortAscending } from './sort.js'
+import { studentizedRatioInterval } from './studentized.js'
 import { assertFiniteArray, assertOpenUnit, assertSameLength, type Numbers, toFloat64 } from './types.js'
 
 /** Default number of bootstrap replicates (statistics.md: B ≥ 2,000, default 10,000). */
@@ -29,7 +30,7 @@ export const DEFAULT_SEED = 20_240_601
 /** Default two-sided confidence level. */
 export const DEFAULT_LEVEL = 0.95
 
-export type BootstrapMethod = 'percentile' | 'bca'
+export type BootstrapMethod = 'percentile' | 'bca' | 'studentized'
 
 /** Options shared by every bootstrap driver. */
 export interface BootstrapOptions {
@@ -77,6 +78,8 @@ export interface PairedBootstrap {
   readonly z0: number | null
   /** BCa jackknife acceleration a, when defined. */
   readonly acceleration: number | null
+  /** Ratio of means only: the symmetric bootstrap-t interval on the log scale (studentized.ts). */
+  readonly studentized?: BootstrapResult
 }
 
 interface Resolved {
@@ -369,7 +372,74 @@ export function bootstrapRatioOfMeans(
 ): PairedBootstrap {
   const where = 'bootstrapRatioOfMeans'
   pairedColumns(where, baseline, treatment, true)
-  return bootstrapSums(where, ratioOfMeansStatistic(baseline, treatment), options)
+  const stat = ratioOfMeansStatistic(baseline, treatment)
+  const n = stat.columns[0]!.length
+  const r = resolveOptions(where, n, options)
+  const p = prepareSums(stat, r)
+  if (!isPrepared(p)) return withStudentized(r, p, null)
+  const [t, b] = stat.columns as [Float64Array, Float64Array]
+  const out = [new Float64Array(r.B), new Float64Array(r.B)]
+  forEachReplicateChunk(planOf(r, n), (idx, firstRow, rowCount) => {
+    sumRows2(idx, n, firstRow, rowCount, t, b, out[0]!, out[1]!)
+  })
+  return withStudentized(r, completeSums(stat, r, p, out), { t, b, st: out[0]!, sb: out[1]! })
+}
+
+/** The columns t², b², t·b of a ratio of means, block-aligned (the joint bootstrap registers the same). */
+export function ratioMomentColumns(
+  t: Float64Array,
+  b: Float64Array,
+): [Float64Array, Float64Array, Float64Array] {
+  const n = t.length
+  const tt = new Float64Array(n)
+  const bb = new Float64Array(n)
+  const tb = new Float64Array(n)
+  for (let i = 0; i < n; i++) {
+    tt[i] = t[i]! * t[i]!
+    bb[i] = b[i]! * b[i]!
+    tb[i] = t[i]! * b[i]!
+  }
+  return [tt, bb, tb]
+}
+
+/** Column total, summed in block order (as the replicate kernels sum). */
+function total(col: Float64Array): number {
+  let s = 0
+  for (let i = 0; i < col.length; i++) s += col[i]!
+  return s
+}
+
+/**
+ * Adds the studentized interval to a ratio-of-means result: a second pass over the same plan sums
+ * t², b² and t·b per replicate. `sums` is null when no interval can be computed (the result's reason).
+ */
+function withStudentized(
+  r: Resolved,
+  pb: PairedBootstrap,
+  sums: { t: Float64Array; b: Float64Array; st: Float64Array; sb: Float64Array } | null,
+): PairedBootstrap {
+  const estimate = pb.percentile.estimate
+  if (sums === null || pb.percentile.ci === null) {
+    const reason = pb.percentile.reason ?? 'interval undefined'
+    return { ...pb, studentized: result(r, 'studentized', estimate, null, reason) }
+  }
+  const { t, b } = sums
+  const n = t.length
+  const [tt, bb, tb] = ratioMomentColumns(t, b)
+  const stt = new Float64Array(r.B)
+  const sbb = new Float64Array(r.B)
+  const stb = new Float64Array(r.B)
+  forEachReplicateChunk(planOf(r, n), (idx, firstRow, rowCount) => {
+    sumRows2(idx, n, firstRow, rowCount, tt, bb, stt, sbb)
+    sumRows1(idx, n, firstRow, rowCount, tb, stb)
+  })
+  const interval = studentizedRatioInterval(
+    { st: total(t), sb: total(b), stt: total(tt), sbb: total(bb), stb: total(tb) },
+    n,
+    { st: sums.st, sb: sums.sb, stt, sbb, stb },
+    r.level,
+  )
+  return { ...pb, studentized: result(r, 'studentized', estimate, interval.ci, interval.reason) }
 }
 
 function ratioOfMeansStatistic(baseline: Numbers, treatment: Numbers): SumStatistic {
@@ -444,7 +514,12 @@ export function bootstrapRatiosOfMeans(
       else sum8(idx, n, 0, rowCount, inter, sums.subarray(firstRow), r.B)
     })
   }
-  return prepared.map((p, m) => (isPrepared(p) ? completeSums(stats[m]!, r, p, outs.get(m)!) : p))
+  return prepared.map((p, m) => {
+    if (!isPrepared(p)) return withStudentized(r, p, null)
+    const out = outs.get(m)!
+    const [t, b] = stats[m]!.columns as [Float64Array, Float64Array]
+    return withStudentized(r, completeSums(stats[m]!, r, p, out), { t, b, st: out[0]!, sb: out[1]! })
+  })
 }
 
 /**
@@ -608,4 +683,14 @@ export function pairedBootstrap(
     leaveOneOut,
     'it returned null or a non-finite value',
   )
+}
+
+/**
+ * The interval a figure shows, by one rule everywhere (comparison.json, detect's effects, reports):
+ * the studentized interval when defined (ratio of means), else BCa when defined, else percentile
+ * (whose reason says why it is undefined, when it is).
+ */
+export function chosenInterval(pb: PairedBootstrap): BootstrapResult {
+  if (pb.studentized?.ci) return pb.studentized
+  return pb.bca.ci ? pb.bca : pb.percentile
 }

@@ -14,6 +14,7 @@ export {
   bootstrapRatioOfMeans,
   bootstrapRatiosOfMeans,
   type CostPerResolutionBlocks,
+  chosenInterval,
   DEFAULT_B,
   DEFAULT_LEVEL,
   DEFAULT_SEED,
@@ -21,6 +22,7 @@ export {
   type PairedMetric,
   type PairedStatistic,
   pairedBootstrap,
+  ratioMomentColumns,
 } from './bootstrap.js'
 export {
   type BcaOutcome,
@@ -113,6 +115,7 @@ export {
   studentTCdf,
   studentTTwoSidedP,
 } from './special.js'
+export { logRatioWithSe, type RatioMoments, studentizedRatioInterval } from './studentized.js'
 export { defined, type Maybe, type Numbers, undefinedBecause } from './types.js'
 export {
   WILCOXON_EXACT_MAX_N,
