@@ -58,8 +58,14 @@ export function buildProgram(): Command {
 
 /** The version in harness-watch's own package.json. */
 export function packageVersion(): string {
-  return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
-    .version
+  try {
+    return (JSON.parse(readFileSync(path.join(packageRoot(), 'package.json'), 'utf8')) as { version: string })
+      .version
+  } catch {
+    // The package root is not always readable (a sandboxed harness starting the bridge sees only the
+    // bundle): every command still runs; only --version cannot say which release this is.
+    return 'unknown'
+  }
 }
 
 /**

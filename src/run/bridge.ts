@@ -3,6 +3,7 @@ import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import type { BridgeEndpoint } from '../harnesses/mcp.js'
+import { bundledSdk } from '../harnesses/pi-bridge.js'
 
 /** What a bridge task's instance source hands the attempt: the environment file and a fresh state folder. */
 export interface BridgeSpec {
@@ -53,15 +54,23 @@ export function bridgeStdioEndpoint(spec: BridgeSpec, sandbox: string, cli = sel
 }
 
 /**
- * What the sandbox must let a harness's bridge child reach: the attempt's state folder (written) and
- * this package's folder (read: the CLI, its node_modules). The package folder is the nearest one up
- * from this module holding package.json.
+ * What the sandbox must let a harness's bridge child reach: the attempt's state folder (written), and
+ * (read) this package's folder (the CLI and its node_modules: the nearest folder up from this module
+ * holding package.json), the bundled MCP SDK client the Pi extension loads when it lies outside it
+ * (the CLI bundle's own folder, dist/cli, does not hold dist/pi-bridge-sdk), and the task's
+ * environment folder (the bridge's --env file; a builtin panel lives beside the package, which a
+ * sandbox hides when it is under /home or /tmp). The task's graders stay unreachable.
  */
 export function bridgeSandboxPaths(
   spec: BridgeSpec,
   moduleFile = fileURLToPath(import.meta.url),
 ): { writable: string[]; readOnly: string[] } {
-  return { writable: [spec.stateDir], readOnly: [harnessWatchRoot(moduleFile)] }
+  const root = harnessWatchRoot(moduleFile)
+  const sdk = bundledSdk(moduleFile)
+  const extra = [sdk ? path.dirname(sdk) : null, path.dirname(spec.envFile)].filter(
+    (d): d is string => d !== null && path.relative(root, d).startsWith('..'),
+  )
+  return { writable: [spec.stateDir], readOnly: [root, ...extra] }
 }
 
 /**

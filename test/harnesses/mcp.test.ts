@@ -194,7 +194,7 @@ describe('which harnesses can run a bridge panel', () => {
 
   it('the Pi extension embeds endpoint values as JSON literals, never as code', () => {
     const evil: BridgeEndpoint = { kind: 'http', url: "http://127.0.0.1:1/mcp'); process.exit(9); ('" }
-    const src = piBridgeSource(evil, { client: '/c.js', stdio: '/s.js', http: '/h.js' })
+    const src = piBridgeSource(evil, { kind: 'node_modules', client: '/c.js', stdio: '/s.js', http: '/h.js' })
     expect(src).toContain(`const ENDPOINT = ${JSON.stringify(evil)}`)
     expect(src.split('\n').filter((l) => l.includes('process.exit'))).toHaveLength(1)
   })
