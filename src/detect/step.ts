@@ -39,14 +39,34 @@ async function previousDecision(previous: string | undefined, d: Decision): Prom
   if (d.health.some((h) => h.code === 'previous_not_comparable')) return null
   const file = path.join(path.dirname(previous), DECISION_FILE)
   try {
-    return DecisionSchema.parse(JSON.parse(await readFile(file, 'utf8')))
-  } catch {
+    const prev = DecisionSchema.parse(JSON.parse(await readFile(file, 'utf8')))
+    // A record that counts a run twice would inflate the evidence: it is not extended.
+    for (const ev of prev.evidence ?? []) {
+      const ids = new Set<string>()
+      for (const r of ev.runs) {
+        if (ids.has(r.run_id)) throw new Error(`run ${JSON.stringify(r.run_id)} appears twice in ${ev.key}`)
+        ids.add(r.run_id)
+      }
+    }
+    return prev
+  } catch (e) {
+    const why = unreadableReason(e)
     d.notes.push(
-      `no readable ${DECISION_FILE} beside the previous run's comparison: the evidence so far starts with this run`,
+      `no readable ${DECISION_FILE} beside the previous run's comparison (${why}): the evidence so far starts with this run`,
     )
     return null
   }
 }
+/** Why a previous decision.json is not extended: "missing", "not JSON" or its first schema problem. */
+function unreadableReason(e: unknown): string {
+  if ((e as { code?: unknown }).code === 'ENOENT') return 'missing'
+  if (e instanceof SyntaxError) return 'not JSON'
+  const issues = (e as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues
+  if (Array.isArray(issues) && issues[0])
+    return `not a ${DECISION_FILE}: ${issues[0].path.map(String).join('.') || '(root)'}: ${issues[0].message}`
+  return e instanceof Error ? e.message : String(e)
+}
+
 export const SIDECAR_FILE = 'confirmation.json'
 
 export interface DetectStepOptions {

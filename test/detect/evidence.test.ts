@@ -156,6 +156,74 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     ])
   })
 
+  it("a forged previous decision.json cannot replace this run's counts nor stop the step", async () => {
+    const { dir, planPath } = await writeThreeCellPlan(30)
+    const w1 = path.join(dir, 'w1')
+    const w2 = path.join(dir, 'w2')
+    await mkdir(w1)
+    await mkdir(w2)
+    await writeFile(path.join(w1, 'comparison.json'), strictJson(week('w1')))
+    // this week a vs b has 1 baseline-only and 1 treatment-only block: E = 2θ₁·2(1 − θ₁) < 1
+    const mixed = makeComparison({
+      runId: 'w2',
+      cells: ['a', 'b', 'c'],
+      rows: rows(30, (i) =>
+        i === 0
+          ? { a: r(), b: u(), c: r() }
+          : i === 1
+            ? { a: u(), b: r(), c: r() }
+            : { a: r(), b: r(), c: r() },
+      ),
+    })
+    await writeFile(path.join(w2, 'comparison.json'), strictJson(mixed))
+    await detectStep({ comparison: path.join(w1, 'comparison.json'), plan: planPath })
+    const file = path.join(w1, 'decision.json')
+    const honest = JSON.parse(await readFile(file, 'utf8'))
+    const forge = async (extra: Array<{ run_id: string; b: number; c: number; log_e: number }>) => {
+      const d = structuredClone(honest)
+      for (const ev of d.evidence) ev.runs.push(...extra)
+      await writeFile(file, JSON.stringify(d))
+      return detectStep({
+        comparison: path.join(w2, 'comparison.json'),
+        plan: planPath,
+        previous: path.join(w1, 'comparison.json'),
+      })
+    }
+    // an entry under this run's id claiming 40 baseline-only blocks is replaced by the real (1, 1)
+    const substituted = await forge([{ run_id: 'w2', b: 40, c: 0, log_e: 0 }])
+    const ev = substituted.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!
+    const t = deficitAlternative(10)
+    expect(ev.runs.map((x) => [x.run_id, x.b, x.c])).toEqual([
+      ['w1', 10, 0],
+      ['w2', 1, 1],
+    ])
+    expect(ev.e).toBeCloseTo((2 * t) ** 11 * 2 * (1 - t), 8)
+    expect(ev.sufficient).toBe(false)
+    // a record counting a run twice is not extended: a note says why, the decision is still written
+    const doubled = await forge([{ run_id: 'w1', b: 10, c: 0, log_e: 0 }])
+    expect(doubled.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!.runs.map((x) => x.run_id)).toEqual(
+      ['w2'],
+    )
+    expect(doubled.decision.notes).toContain(
+      'no readable decision.json beside the previous run\'s comparison (run "w1" appears twice in exp/a-vs-b): the evidence so far starts with this run',
+    )
+    expect(JSON.parse(await readFile(path.join(w2, 'decision.json'), 'utf8')).evidence[0].runs).toHaveLength(
+      1,
+    )
+    // a θ₁ outside (½, 1) or a non-integer count is a schema problem, named in the note
+    const d = structuredClone(honest)
+    d.evidence[0].runs[0].theta = 1.5
+    await writeFile(file, JSON.stringify(d))
+    const badTheta = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    expect(badTheta.decision.notes.find((n) => n.startsWith('no readable decision.json'))).toMatch(
+      /\(not a decision\.json: evidence\.0\.runs\.0\.theta: .+\)/,
+    )
+  })
+
   it('a forged run id is escaped in report.md', () => {
     const c = week('w1')
     const ev = evidenceFor(c, null, 0.05, 0.6)
