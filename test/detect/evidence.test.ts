@@ -224,6 +224,24 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     )
   })
 
+  it('a record of 10,000 runs keeps the evidence line short: earlier runs and θ₁ values are counted, not listed', () => {
+    const c = week('now')
+    const runs = Array.from({ length: 10_000 }, (_, i) => ({
+      run_id: `w${i}`,
+      b: 1,
+      c: 0,
+      theta: 0.51 + i * 4e-5,
+    }))
+    const ev = evidenceFor(c, null, 0.05, 0.6)
+    ev[0] = { ...ev[0]!, ...combineEvidence(runs, 0.05, 0.6) }
+    const md = decisionMarkdown({ decision: { ...decisionFixture(c), evidence: ev } })
+    const line = md.split('\n').find((l) => l.startsWith('Evidence across weekly runs'))!
+    expect(line).toContain('over 10000 runs')
+    expect(line).toContain('(runs 9975 earlier not listed, then w9975 (b = 1, c = 0), w9976')
+    expect(line).toContain('at θ₁ = 0.51 / 0.511 / 0.512 / 0.513 / 0.514 / … (401 values) multiplied')
+    expect(line.length).toBeLessThan(1500)
+  })
+
   it('a forged run id is escaped in report.md', () => {
     const c = week('w1')
     const ev = evidenceFor(c, null, 0.05, 0.6)
