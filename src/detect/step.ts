@@ -17,6 +17,7 @@ import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } fro
 import { type ComparisonRef, detect } from './decide.js'
 import { DEFAULT_DESIGN } from './designs/registry.js'
 import { evidenceFor } from './evidence.js'
+import { comparisonKey } from './keys.js'
 import { competitivePairs, selfPairs } from './pairs.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
@@ -34,7 +35,11 @@ export const DECISION_FILE = 'decision.json'
  * null without a previous run, when it cannot be compared with this one, or when it is unreadable
  * (then a note says the evidence starts over).
  */
-async function previousDecision(previous: string | undefined, d: Decision): Promise<Decision | null> {
+async function previousDecision(
+  previous: string | undefined,
+  d: Decision,
+  previousComparison: Comparison | undefined,
+): Promise<Decision | null> {
   if (!previous) return null
   if (d.health.some((h) => h.code === 'previous_not_comparable')) return null
   const file = path.join(path.dirname(previous), DECISION_FILE)
@@ -48,6 +53,7 @@ async function previousDecision(previous: string | undefined, d: Decision): Prom
         ids.add(r.run_id)
       }
     }
+    if (previousComparison) checkOwnRun(prev, previousComparison)
     return prev
   } catch (e) {
     const why = unreadableReason(e)
@@ -57,6 +63,30 @@ async function previousDecision(previous: string | undefined, d: Decision): Prom
     return null
   }
 }
+/**
+ * The previous decision must belong to the comparison beside it: same run id, and its evidence for
+ * that run must hold the comparison's own discordant counts (b = losses, c = wins). Throws an Error
+ * naming the first mismatch. Earlier runs cannot be checked here (their comparisons are not given).
+ */
+function checkOwnRun(prev: Decision, cmp: Comparison): void {
+  if (prev.run_id !== cmp.run_id)
+    throw new Error(
+      `it is of run ${JSON.stringify(prev.run_id)}, the comparison of run ${JSON.stringify(cmp.run_id)}`,
+    )
+  if (cmp.run_id === null) return
+  for (const ev of prev.evidence ?? []) {
+    const e = cmp.comparisons.find(
+      (x) => comparisonKey(cmp.experiment_id, x.baseline, x.treatment) === ev.key,
+    )
+    const own = ev.runs.find((r) => r.run_id === cmp.run_id)
+    if (!e || !own) continue
+    if (own.b !== e.outcome.losses || own.c !== e.outcome.wins)
+      throw new Error(
+        `its ${ev.key} counts for run ${JSON.stringify(cmp.run_id)} (b = ${own.b}, c = ${own.c}) are not the comparison's (b = ${e.outcome.losses}, c = ${e.outcome.wins})`,
+      )
+  }
+}
+
 /** Why a previous decision.json is not extended: "missing", "not JSON" or its first schema problem. */
 function unreadableReason(e: unknown): string {
   if ((e as { code?: unknown }).code === 'ENOENT') return 'missing'
@@ -137,7 +167,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   })
   decision.evidence = evidenceFor(
     current.comparison,
-    await previousDecision(opts.previous, decision),
+    await previousDecision(opts.previous, decision, previous?.comparison),
     manifest.confirmation.alpha,
     deficitAlternative(manifest.thresholds.resolved_deficit_pp),
   )

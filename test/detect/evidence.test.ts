@@ -210,6 +210,31 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     expect(JSON.parse(await readFile(path.join(w2, 'decision.json'), 'utf8')).evidence[0].runs).toHaveLength(
       1,
     )
+    // a record whose own run (w1) does not hold its comparison's counts (10, 0) is not extended
+    const inflated = structuredClone(honest)
+    inflated.evidence[0].runs[0].b = 30
+    await writeFile(file, JSON.stringify(inflated))
+    const lied = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    expect(lied.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!.sufficient).toBe(false)
+    expect(lied.decision.notes).toContain(
+      'no readable decision.json beside the previous run\'s comparison (its exp/a-vs-b counts for run "w1" (b = 30, c = 0) are not the comparison\'s (b = 10, c = 0)): the evidence so far starts with this run',
+    )
+    // nor one of another run
+    const other = structuredClone(honest)
+    other.run_id = 'w0'
+    await writeFile(file, JSON.stringify(other))
+    const moved = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    expect(moved.decision.notes.find((n) => n.startsWith('no readable decision.json'))).toContain(
+      '(it is of run "w0", the comparison of run "w1")',
+    )
     // a θ₁ outside (½, 1) or a non-integer count is a schema problem, named in the note
     const d = structuredClone(honest)
     d.evidence[0].runs[0].theta = 1.5
