@@ -49,7 +49,7 @@ async function previousDecision(
     for (const ev of prev.evidence ?? []) {
       const ids = new Set<string>()
       for (const r of ev.runs) {
-        if (ids.has(r.run_id)) throw new Error(`run ${JSON.stringify(r.run_id)} appears twice in ${ev.key}`)
+        if (ids.has(r.run_id)) throw new Error(`run ${quoted(r.run_id)} appears twice in ${quoted(ev.key)}`)
         ids.add(r.run_id)
       }
     }
@@ -70,9 +70,7 @@ async function previousDecision(
  */
 function checkOwnRun(prev: Decision, cmp: Comparison): void {
   if (prev.run_id !== cmp.run_id)
-    throw new Error(
-      `it is of run ${JSON.stringify(prev.run_id)}, the comparison of run ${JSON.stringify(cmp.run_id)}`,
-    )
+    throw new Error(`it is of run ${quoted(prev.run_id)}, the comparison of run ${quoted(cmp.run_id)}`)
   if (cmp.run_id === null) return
   for (const ev of prev.evidence ?? []) {
     const e = cmp.comparisons.find(
@@ -82,9 +80,15 @@ function checkOwnRun(prev: Decision, cmp: Comparison): void {
     if (!e || !own) continue
     if (own.b !== e.outcome.losses || own.c !== e.outcome.wins)
       throw new Error(
-        `its ${ev.key} counts for run ${JSON.stringify(cmp.run_id)} (b = ${own.b}, c = ${own.c}) are not the comparison's (b = ${e.outcome.losses}, c = ${e.outcome.wins})`,
+        `its ${ev.key} counts for run ${quoted(cmp.run_id)} (b = ${own.b}, c = ${own.c}) are not the comparison's (b = ${e.outcome.losses}, c = ${e.outcome.wins})`,
       )
   }
+}
+
+/** An id read from a previous record, quoted for a note and cut at 80 characters. */
+function quoted(id: string | null): string {
+  if (id === null) return 'null'
+  return JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id)
 }
 
 /** Why a previous decision.json is not extended: "missing", "not JSON" or its first schema problem. */

@@ -205,11 +205,20 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
       ['w2'],
     )
     expect(doubled.decision.notes).toContain(
-      'no readable decision.json beside the previous run\'s comparison (run "w1" appears twice in exp/a-vs-b): the evidence so far starts with this run',
+      'no readable decision.json beside the previous run\'s comparison (run "w1" appears twice in "exp/a-vs-b"): the evidence so far starts with this run',
     )
     expect(JSON.parse(await readFile(path.join(w2, 'decision.json'), 'utf8')).evidence[0].runs).toHaveLength(
       1,
     )
+    // an id of a megabyte is cut in the note
+    const long = 'x'.repeat(1_000_000)
+    const huge = await forge([
+      { run_id: long, b: 0, c: 0, log_e: 0 },
+      { run_id: long, b: 0, c: 0, log_e: 0 },
+    ])
+    const note = huge.decision.notes.find((n) => n.startsWith('no readable decision.json'))!
+    expect(note).toContain(`(run "${'x'.repeat(80)}…" appears twice in "exp/a-vs-b")`)
+    expect(note.length).toBeLessThan(300)
     // a record whose own run (w1) does not hold its comparison's counts (10, 0) is not extended
     const inflated = structuredClone(honest)
     inflated.evidence[0].runs[0].b = 30
