@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { JointBootstrap } from '../../../src/compare/joint-bootstrap.js'
 import { bootstrapRatioOfMeans, chosenInterval } from '../../../src/compare/stats/bootstrap.js'
 import { createResamplePlan } from '../../../src/compare/stats/resample-plan.js'
 import { logRatioWithSe } from '../../../src/compare/stats/studentized.js'
@@ -115,6 +116,17 @@ describe('no spread is recognised through rounding, so the fallback is shown', (
       expect(shown.method).not.toBe('studentized')
       expect(shown.ci![0]).toBeLessThanOrEqual(r.percentile.estimate!)
       expect(shown.ci![1]).toBeGreaterThanOrEqual(r.percentile.estimate! * (1 - 1e-15))
+    }
+  })
+
+  it('the joint bootstrap (what aggregate uses) falls back the same way on all-equal costs', () => {
+    for (const n of [3, 13, 40]) {
+      const jb = new JointBootstrap(n, { B: 400, seed: 1, level: 0.95 })
+      jb.addRatio('t', new Float64Array(n).fill(0.0371), 'b', new Float64Array(n).fill(0.0113))
+      jb.compute()
+      const r = jb.ratioOfMeans('t', 'b')
+      expect(r.studentized!.ci).toBeNull()
+      expect(chosenInterval(r).method).not.toBe('studentized')
     }
   })
 
