@@ -158,7 +158,8 @@ export function formatSequential(
   designDeficitPp: number,
   horizon: number,
 ): string {
-  const usd = (x: number | null) => (x === null ? 'n/a (no pilot spend)' : `$${x.toFixed(2)}`)
+  // Dollars only with a pilot's spend; otherwise one line at the end says how to get them.
+  const usd = (x: number | null) => (x === null ? '' : `, $${x.toFixed(2)}`)
   const pct = (x: number) => `${(100 * x).toFixed(1)}%`
   const lines = [
     '',
@@ -175,9 +176,11 @@ export function formatSequential(
     const s = r.sequential
     const saving = r.saving ?? 0
     lines.push(
-      `${head}sequential ${s.mean_weeks.toFixed(2)} weeks on average (${s.mean_blocks.toFixed(0)} blocks, ${usd(s.dollars)}; stop by week ${s.cap_weeks}, power ${pct(s.power)}, A/A ${pct(r.false_alarm ?? 0)}) vs fixed ${r.fixed.weeks} weeks (${r.fixed.blocks} blocks, ${usd(r.fixed.dollars)}; power ${pct(r.fixed.power)}): ` +
+      `${head}sequential ${s.mean_weeks.toFixed(2)} weeks on average (${s.mean_blocks.toFixed(0)} blocks${usd(s.dollars)}; stop by week ${s.cap_weeks}, power ${pct(s.power)}, A/A ${pct(r.false_alarm ?? 0)}) vs fixed ${r.fixed.weeks} weeks (${r.fixed.blocks} blocks${usd(r.fixed.dollars)}; power ${pct(r.fixed.power)}): ` +
         `${saving >= 0 ? `${(100 * saving).toFixed(0)}% fewer` : `${(-100 * saving).toFixed(0)}% more`} blocks`,
     )
   }
+  if (rows.some((r) => r.sequential?.dollars === null || r.fixed?.dollars === null))
+    lines.push('  (dollars need a pilot: --pilot <comparison.json> gives its mean spend per block)')
   return `${lines.join('\n')}\n`
 }

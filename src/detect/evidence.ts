@@ -70,8 +70,8 @@ export function combineEvidence(runs: readonly RunEvidence[], alpha: number, the
 
 /**
  * The decision's evidence so far: for each competitive comparison of `current`, the previous
- * decision's runs of that key (when given) followed by this run at `theta1`. A run already counted
- * (same run id) is not counted again. Pure.
+ * decision's runs of that key (when given) followed by this run at `theta1`, counted once with the
+ * counts of `current`: a recorded run of the same id is replaced, never counted twice. Pure.
  */
 export function evidenceFor(
   current: Comparison,
@@ -81,13 +81,14 @@ export function evidenceFor(
 ): Evidence[] {
   return current.comparisons.map((e) => {
     const key = comparisonKey(current.experiment_id, e.baseline, e.treatment)
-    const before = previous?.evidence?.find((x) => x.key === key)?.runs ?? []
-    const id = current.run_id ?? `run ${before.length + 1}`
+    const recorded = previous?.evidence?.find((x) => x.key === key)?.runs ?? []
+    const id = current.run_id ?? `run ${recorded.length + 1}`
+    // This run's counts always come from its own comparison: a record of the same run id (the run
+    // passed as its own previous run, or a forged entry) is replaced, never trusted in its place.
+    const before = recorded.filter((r) => r.run_id !== id)
     const runs: RunEvidence[] = [
       ...before.map(({ run_id, b, c, theta }) => ({ run_id, b, c, theta })),
-      ...(before.some((r) => r.run_id === id)
-        ? []
-        : [{ run_id: id, b: e.outcome.losses, c: e.outcome.wins, theta: theta1 }]),
+      { run_id: id, b: e.outcome.losses, c: e.outcome.wins, theta: theta1 },
     ]
     return { key, ...combineEvidence(runs, alpha, theta1) }
   })

@@ -17,6 +17,7 @@ import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } fro
 import { type ComparisonRef, detect } from './decide.js'
 import { DEFAULT_DESIGN } from './designs/registry.js'
 import { evidenceFor } from './evidence.js'
+import { comparisonKey } from './keys.js'
 import { competitivePairs, selfPairs } from './pairs.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
@@ -34,19 +35,72 @@ export const DECISION_FILE = 'decision.json'
  * null without a previous run, when it cannot be compared with this one, or when it is unreadable
  * (then a note says the evidence starts over).
  */
-async function previousDecision(previous: string | undefined, d: Decision): Promise<Decision | null> {
+async function previousDecision(
+  previous: string | undefined,
+  d: Decision,
+  previousComparison: Comparison | undefined,
+): Promise<Decision | null> {
   if (!previous) return null
   if (d.health.some((h) => h.code === 'previous_not_comparable')) return null
   const file = path.join(path.dirname(previous), DECISION_FILE)
   try {
-    return DecisionSchema.parse(JSON.parse(await readFile(file, 'utf8')))
-  } catch {
+    const prev = DecisionSchema.parse(JSON.parse(await readFile(file, 'utf8')))
+    // A record that counts a run twice would inflate the evidence: it is not extended.
+    for (const ev of prev.evidence ?? []) {
+      const ids = new Set<string>()
+      for (const r of ev.runs) {
+        if (ids.has(r.run_id)) throw new Error(`run ${quoted(r.run_id)} appears twice in ${quoted(ev.key)}`)
+        ids.add(r.run_id)
+      }
+    }
+    if (previousComparison) checkOwnRun(prev, previousComparison)
+    return prev
+  } catch (e) {
+    const why = unreadableReason(e)
     d.notes.push(
-      `no readable ${DECISION_FILE} beside the previous run's comparison: the evidence so far starts with this run`,
+      `no readable ${DECISION_FILE} beside the previous run's comparison (${why}): the evidence so far starts with this run`,
     )
     return null
   }
 }
+/**
+ * The previous decision must belong to the comparison beside it: same run id, and its evidence for
+ * that run must hold the comparison's own discordant counts (b = losses, c = wins). Throws an Error
+ * naming the first mismatch. Earlier runs cannot be checked here (their comparisons are not given).
+ */
+function checkOwnRun(prev: Decision, cmp: Comparison): void {
+  if (prev.run_id !== cmp.run_id)
+    throw new Error(`it is of run ${quoted(prev.run_id)}, the comparison of run ${quoted(cmp.run_id)}`)
+  if (cmp.run_id === null) return
+  for (const ev of prev.evidence ?? []) {
+    const e = cmp.comparisons.find(
+      (x) => comparisonKey(cmp.experiment_id, x.baseline, x.treatment) === ev.key,
+    )
+    const own = ev.runs.find((r) => r.run_id === cmp.run_id)
+    if (!e || !own) continue
+    if (own.b !== e.outcome.losses || own.c !== e.outcome.wins)
+      throw new Error(
+        `its ${ev.key} counts for run ${quoted(cmp.run_id)} (b = ${own.b}, c = ${own.c}) are not the comparison's (b = ${e.outcome.losses}, c = ${e.outcome.wins})`,
+      )
+  }
+}
+
+/** An id read from a previous record, quoted for a note and cut at 80 characters. */
+function quoted(id: string | null): string {
+  if (id === null) return 'null'
+  return JSON.stringify(id.length > 80 ? `${id.slice(0, 80)}…` : id)
+}
+
+/** Why a previous decision.json is not extended: "missing", "not JSON" or its first schema problem. */
+function unreadableReason(e: unknown): string {
+  if ((e as { code?: unknown }).code === 'ENOENT') return 'missing'
+  if (e instanceof SyntaxError) return 'not JSON'
+  const issues = (e as { issues?: Array<{ path: PropertyKey[]; message: string }> }).issues
+  if (Array.isArray(issues) && issues[0])
+    return `not a ${DECISION_FILE}: ${issues[0].path.map(String).join('.') || '(root)'}: ${issues[0].message}`
+  return e instanceof Error ? e.message : String(e)
+}
+
 export const SIDECAR_FILE = 'confirmation.json'
 
 export interface DetectStepOptions {
@@ -117,7 +171,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   })
   decision.evidence = evidenceFor(
     current.comparison,
-    await previousDecision(opts.previous, decision),
+    await previousDecision(opts.previous, decision, previous?.comparison),
     manifest.confirmation.alpha,
     deficitAlternative(manifest.thresholds.resolved_deficit_pp),
   )

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { fixedMcNemarPower, mcnemarCriticalB } from '../../src/calibrate/fixed-power.js'
-import { compareSequential } from '../../src/calibrate/sequential.js'
+import { compareSequential, formatSequential } from '../../src/calibrate/sequential.js'
 import { mcnemarPOneSided } from '../../src/compare/stats/mcnemar.js'
 
 const base = {
@@ -84,6 +84,32 @@ describe('calibrate: weekly e-value rule vs a fixed-size test at the same α and
     expect(rows[0]!.sequential).toBeNull()
     expect(rows[0]!.fixed).toBeNull()
     expect(rows[0]!.saving).toBeNull()
+  })
+
+  it('far from resolve rate ½ the declared θ₁ is conservative: the weekly rule needs more blocks than the fixed test', () => {
+    // at p = 0.12 a 10-point deficit makes θ = 0.12·0.98/(0.12·0.98 + 0.02·0.88) = 0.870, far above θ₁ = 0.599
+    const rows = compareSequential({
+      ...base,
+      blocksPerWeek: 16,
+      resolveRate: 0.12,
+      deficitPp: 10,
+      sims: 400,
+    })
+    for (const r of rows) {
+      expect(r.fixed).not.toBeNull()
+      expect(r.saving).toBeLessThan(0)
+    }
+  })
+
+  it('without a pilot the table names no dollars and says once how to get them', () => {
+    const rows = compareSequential({ ...base, deficitPp: 20, sims: 200, costPerBlock: null })
+    const text = formatSequential(rows, 40, 10, 52)
+    expect(text).not.toContain('n/a')
+    expect(text).toMatch(/sequential \d+\.\d\d weeks on average \(\d+ blocks; stop by week \d+/)
+    expect(text.match(/dollars need a pilot/g)).toHaveLength(1)
+    const priced = formatSequential(compareSequential({ ...base, deficitPp: 20, sims: 200 }), 40, 10, 52)
+    expect(priced).toMatch(/\(\d+ blocks, \$\d+\.\d\d; stop by week/)
+    expect(priced).not.toContain('dollars need a pilot')
   })
 
   it('is reproducible from its seed and refuses an impossible deficit or power', () => {

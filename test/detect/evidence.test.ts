@@ -156,6 +156,126 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     ])
   })
 
+  it("a forged previous decision.json cannot replace this run's counts nor stop the step", async () => {
+    const { dir, planPath } = await writeThreeCellPlan(30)
+    const w1 = path.join(dir, 'w1')
+    const w2 = path.join(dir, 'w2')
+    await mkdir(w1)
+    await mkdir(w2)
+    await writeFile(path.join(w1, 'comparison.json'), strictJson(week('w1')))
+    // this week a vs b has 1 baseline-only and 1 treatment-only block: E = 2θ₁·2(1 − θ₁) < 1
+    const mixed = makeComparison({
+      runId: 'w2',
+      cells: ['a', 'b', 'c'],
+      rows: rows(30, (i) =>
+        i === 0
+          ? { a: r(), b: u(), c: r() }
+          : i === 1
+            ? { a: u(), b: r(), c: r() }
+            : { a: r(), b: r(), c: r() },
+      ),
+    })
+    await writeFile(path.join(w2, 'comparison.json'), strictJson(mixed))
+    await detectStep({ comparison: path.join(w1, 'comparison.json'), plan: planPath })
+    const file = path.join(w1, 'decision.json')
+    const honest = JSON.parse(await readFile(file, 'utf8'))
+    const forge = async (extra: Array<{ run_id: string; b: number; c: number; log_e: number }>) => {
+      const d = structuredClone(honest)
+      for (const ev of d.evidence) ev.runs.push(...extra)
+      await writeFile(file, JSON.stringify(d))
+      return detectStep({
+        comparison: path.join(w2, 'comparison.json'),
+        plan: planPath,
+        previous: path.join(w1, 'comparison.json'),
+      })
+    }
+    // an entry under this run's id claiming 40 baseline-only blocks is replaced by the real (1, 1)
+    const substituted = await forge([{ run_id: 'w2', b: 40, c: 0, log_e: 0 }])
+    const ev = substituted.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!
+    const t = deficitAlternative(10)
+    expect(ev.runs.map((x) => [x.run_id, x.b, x.c])).toEqual([
+      ['w1', 10, 0],
+      ['w2', 1, 1],
+    ])
+    expect(ev.e).toBeCloseTo((2 * t) ** 11 * 2 * (1 - t), 8)
+    expect(ev.sufficient).toBe(false)
+    // a record counting a run twice is not extended: a note says why, the decision is still written
+    const doubled = await forge([{ run_id: 'w1', b: 10, c: 0, log_e: 0 }])
+    expect(doubled.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!.runs.map((x) => x.run_id)).toEqual(
+      ['w2'],
+    )
+    expect(doubled.decision.notes).toContain(
+      'no readable decision.json beside the previous run\'s comparison (run "w1" appears twice in "exp/a-vs-b"): the evidence so far starts with this run',
+    )
+    expect(JSON.parse(await readFile(path.join(w2, 'decision.json'), 'utf8')).evidence[0].runs).toHaveLength(
+      1,
+    )
+    // an id of a megabyte is cut in the note
+    const long = 'x'.repeat(1_000_000)
+    const huge = await forge([
+      { run_id: long, b: 0, c: 0, log_e: 0 },
+      { run_id: long, b: 0, c: 0, log_e: 0 },
+    ])
+    const note = huge.decision.notes.find((n) => n.startsWith('no readable decision.json'))!
+    expect(note).toContain(`(run "${'x'.repeat(80)}…" appears twice in "exp/a-vs-b")`)
+    expect(note.length).toBeLessThan(300)
+    // a record whose own run (w1) does not hold its comparison's counts (10, 0) is not extended
+    const inflated = structuredClone(honest)
+    inflated.evidence[0].runs[0].b = 30
+    await writeFile(file, JSON.stringify(inflated))
+    const lied = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    expect(lied.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!.sufficient).toBe(false)
+    expect(lied.decision.notes).toContain(
+      'no readable decision.json beside the previous run\'s comparison (its exp/a-vs-b counts for run "w1" (b = 30, c = 0) are not the comparison\'s (b = 10, c = 0)): the evidence so far starts with this run',
+    )
+    // nor one of another run
+    const other = structuredClone(honest)
+    other.run_id = 'w0'
+    await writeFile(file, JSON.stringify(other))
+    const moved = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    expect(moved.decision.notes.find((n) => n.startsWith('no readable decision.json'))).toContain(
+      '(it is of run "w0", the comparison of run "w1")',
+    )
+    // a θ₁ outside (½, 1) or a non-integer count is a schema problem, named in the note
+    const d = structuredClone(honest)
+    d.evidence[0].runs[0].theta = 1.5
+    await writeFile(file, JSON.stringify(d))
+    const badTheta = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    expect(badTheta.decision.notes.find((n) => n.startsWith('no readable decision.json'))).toMatch(
+      /\(not a decision\.json: evidence\.0\.runs\.0\.theta: .+\)/,
+    )
+  })
+
+  it('a record of 10,000 runs keeps the evidence line short: earlier runs and θ₁ values are counted, not listed', () => {
+    const c = week('now')
+    const runs = Array.from({ length: 10_000 }, (_, i) => ({
+      run_id: `w${i}`,
+      b: 1,
+      c: 0,
+      theta: 0.51 + i * 4e-5,
+    }))
+    const ev = evidenceFor(c, null, 0.05, 0.6)
+    ev[0] = { ...ev[0]!, ...combineEvidence(runs, 0.05, 0.6) }
+    const md = decisionMarkdown({ decision: { ...decisionFixture(c), evidence: ev } })
+    const line = md.split('\n').find((l) => l.startsWith('Evidence across weekly runs'))!
+    expect(line).toContain('over 10000 runs')
+    expect(line).toContain('(runs 9975 earlier not listed, then w9975 (b = 1, c = 0), w9976')
+    expect(line).toContain('at θ₁ = 0.51 / 0.511 / 0.512 / 0.513 / 0.514 / … (401 values) multiplied')
+    expect(line.length).toBeLessThan(1500)
+  })
+
   it('a forged run id is escaped in report.md', () => {
     const c = week('w1')
     const ev = evidenceFor(c, null, 0.05, 0.6)

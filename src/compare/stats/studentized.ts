@@ -30,10 +30,13 @@ export interface RatioMoments {
  */
 export function logRatioWithSe(m: RatioMoments, n: number): { log: number; se: number } | null {
   if (!(m.st > 0 && m.sb > 0) || n < 2) return null
-  const q = m.stt / (m.st * m.st) + m.sbb / (m.sb * m.sb) - (2 * m.stb) / (m.st * m.sb)
+  const shares = m.stt / (m.st * m.st) + m.sbb / (m.sb * m.sb)
+  const q = shares - (2 * m.stb) / (m.st * m.sb)
+  // q is a difference of terms of size ~2/n: when every block is in the same proportion, rounding
+  // leaves a residue of a few ulps of `shares` (not an absolute one), which is no spread. 1e-10 of
+  // `shares` is far above that residue (≈ n·2⁻⁵² for n blocks) and far below any real spread.
+  if (!(q > 1e-10 * shares)) return null
   const se2 = (n / (n - 1)) * q
-  // Rounding can leave a tiny residue when every block is in the same proportion: no spread.
-  if (!(se2 > 1e-24)) return null
   return { log: Math.log(m.st / m.sb), se: Math.sqrt(se2) }
 }
 

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import { JointBootstrap } from '../../../src/compare/joint-bootstrap.js'
 import { bootstrapRatioOfMeans, chosenInterval } from '../../../src/compare/stats/bootstrap.js'
 import { createResamplePlan } from '../../../src/compare/stats/resample-plan.js'
 import { logRatioWithSe } from '../../../src/compare/stats/studentized.js'
@@ -92,6 +93,77 @@ describe('studentized (symmetric bootstrap-t) interval of a ratio of means', () 
     expect(two.studentized!.reason).toMatch(/no spread or a zero sum in \d+ of 200 bootstrap replicates/)
   })
 })
+
+describe('no spread is recognised through rounding, so the fallback is shown', () => {
+  it('every block equal (0.0371 vs 0.0113): the sums leave a rounding residue, not a standard error', () => {
+    // three copies: Σt²/(Σt)² + Σb²/(Σb)² − 2Σtb/(ΣtΣb) is 0 in exact arithmetic, ~1e-16 in doubles
+    const m = (k: number) => ({
+      st: [0.0371, 0.0371, 0.0371].slice(0, k).reduce((s, x) => s + x, 0),
+      sb: [0.0113, 0.0113, 0.0113].slice(0, k).reduce((s, x) => s + x, 0),
+      stt: [0.0371, 0.0371, 0.0371].slice(0, k).reduce((s, x) => s + x * x, 0),
+      sbb: [0.0113, 0.0113, 0.0113].slice(0, k).reduce((s, x) => s + x * x, 0),
+      stb: [0.0371, 0.0371, 0.0371].slice(0, k).reduce((s, x) => s + x * 0.0113, 0),
+    })
+    expect(logRatioWithSe(m(3), 3)).toBeNull()
+    for (const n of [3, 13, 40]) {
+      const r = bootstrapRatioOfMeans(new Array(n).fill(0.0113), new Array(n).fill(0.0371), {
+        B: 400,
+        seed: 1,
+      })
+      expect(r.studentized!.ci).toBeNull()
+      expect(r.studentized!.reason).toMatch(/no spread/)
+      const shown = chosenInterval(r)
+      expect(shown.method).not.toBe('studentized')
+      expect(shown.ci![0]).toBeLessThanOrEqual(r.percentile.estimate!)
+      expect(shown.ci![1]).toBeGreaterThanOrEqual(r.percentile.estimate! * (1 - 1e-15))
+    }
+  })
+
+  it('the joint bootstrap (what aggregate uses) falls back the same way on all-equal costs', () => {
+    for (const n of [3, 13, 40]) {
+      const jb = new JointBootstrap(n, { B: 400, seed: 1, level: 0.95 })
+      jb.addRatio('t', new Float64Array(n).fill(0.0371), 'b', new Float64Array(n).fill(0.0113))
+      jb.compute()
+      const r = jb.ratioOfMeans('t', 'b')
+      expect(r.studentized!.ci).toBeNull()
+      expect(chosenInterval(r).method).not.toBe('studentized')
+    }
+  })
+
+  it('every block in the same proportion 1.1 (not a power of two): no studentized interval', () => {
+    for (const seed of [1, 2, 3, 4, 5, 6, 7, 8]) {
+      const b = costs(10 + seed * 3, seed)
+      const t = b.map((x) => x * 1.1)
+      expect(direct(t, b).se).toBeLessThan(1e-15)
+      const r = bootstrapRatioOfMeans(b, t, { B: 200, seed })
+      expect(r.studentized!.ci).toBeNull()
+    }
+  })
+
+  it('a real but small spread still has its studentized interval', () => {
+    const b = costs(30, 9)
+    const t = b.map((x, i) => x * 1.1 * (1 + (i % 2 === 0 ? 1e-3 : -1e-3)))
+    const r = bootstrapRatioOfMeans(b, t, { B: 400, seed: 1 })
+    expect(r.studentized!.ci).not.toBeNull()
+    expect(logRatioWithSe(sums(t, b), 30)!.se).toBeCloseTo(direct(t, b).se, 12)
+  })
+})
+
+function sums(t: number[], b: number[]) {
+  let st = 0
+  let sb = 0
+  let stt = 0
+  let sbb = 0
+  let stb = 0
+  for (let i = 0; i < t.length; i++) {
+    st += t[i]!
+    sb += b[i]!
+    stt += t[i]! * t[i]!
+    sbb += b[i]! * b[i]!
+    stb += t[i]! * b[i]!
+  }
+  return { st, sb, stt, sbb, stb }
+}
 
 describe('the studentized interval is what comparison.json and the reports show for a ratio', () => {
   it('comparison.json records it as the method, beside BCa and percentile; the label is bootstrap-t', async () => {
