@@ -42,8 +42,12 @@ export function logRatioWithSe(m: RatioMoments, n: number): { log: number; se: n
 
 /**
  * The symmetric bootstrap-t interval of Σt/Σb from the full-sample sums and per-replicate sums
- * (arrays of length B, replicate r in index r). Null with a reason when the full-sample SE is
- * undefined or some replicate's is (such replicates are counted, never dropped).
+ * (arrays of length B, replicate r in index r). A resample whose pivot has no standard error (all its
+ * blocks in one proportion, e.g. one block drawn n times) or whose Σt* is 0 has the pivot's own
+ * value: 0 when its ratio equals the estimate, else +∞ — such resamples are kept, never dropped, so
+ * the method does not depend on whether the seed happened to draw one. Null with a reason when the
+ * full-sample SE is undefined, some resample has Σb* = 0, or more than 1 − level of the pivots are
+ * infinite (the interval is unbounded).
  */
 export function studentizedRatioInterval(
   total: RatioMoments,
@@ -70,20 +74,33 @@ export function studentizedRatioInterval(
     m.stt = replicates.stt[r]!
     m.sbb = replicates.sbb[r]!
     m.stb = replicates.stb[r]!
-    const rep = logRatioWithSe(m, n)
-    if (rep === null) {
+    if (!(m.sb > 0)) {
       undefinedPivots++
       continue
     }
-    pivots[r] = Math.abs(rep.log - full.log) / rep.se
+    const rep = logRatioWithSe(m, n)
+    if (rep !== null) {
+      pivots[r] = Math.abs(rep.log - full.log) / rep.se
+      continue
+    }
+    // No standard error in this resample: the pivot is 0 at the estimate, else infinitely far.
+    const log = m.st > 0 ? Math.log(m.st / m.sb) : Number.NEGATIVE_INFINITY
+    pivots[r] =
+      Math.abs(log - full.log) <= 1e-12 * Math.max(1, Math.abs(full.log)) ? 0 : Number.POSITIVE_INFINITY
   }
   if (undefinedPivots > 0) {
     return {
       ci: null,
-      reason: `studentized interval undefined: no spread or a zero sum in ${undefinedPivots} of ${B} bootstrap replicates`,
+      reason: `studentized interval undefined: Σbaseline = 0 in ${undefinedPivots} of ${B} bootstrap replicates`,
     }
   }
   const q = quantileSorted(sortAscending(pivots), level)
+  if (!Number.isFinite(q)) {
+    return {
+      ci: null,
+      reason: `studentized interval unbounded: more than ${Number(((1 - level) * 100).toPrecision(3))}% of the resamples have no spread (too few distinct blocks)`,
+    }
+  }
   const half = q * full.se
   const lo = Math.exp(full.log - half)
   const hi = Math.exp(full.log + half)

@@ -88,9 +88,25 @@ describe('studentized (symmetric bootstrap-t) interval of a ratio of means', () 
     expect(zeroT.studentized!.ci).toBeNull()
     const one = bootstrapRatioOfMeans([2], [3], { B: 200, seed: 1 })
     expect(one.studentized!.reason).toMatch(/one block/)
-    // two blocks: many resamples repeat one block (no spread) — counted, never dropped
+    // two blocks: half the resamples repeat one block (no spread, pivot +∞): unbounded, BCa shown
     const two = bootstrapRatioOfMeans([1, 3], [2, 1], { B: 200, seed: 1 })
-    expect(two.studentized!.reason).toMatch(/no spread or a zero sum in \d+ of 200 bootstrap replicates/)
+    expect(two.studentized!.reason).toMatch(/unbounded: more than 5% of the resamples have no spread/)
+    expect(chosenInterval(two).method).not.toBe('studentized')
+  })
+
+  it('a resample of one block drawn n times keeps its pivot (+∞): the method does not depend on the seed', () => {
+    // six blocks: P(some resample is one block six times) ≈ 1 − (1 − 6/6⁶)^B, about 72% at B = 10,000
+    const t = costs(6, 11)
+    const b = costs(6, 12)
+    const methods = new Set<string>()
+    for (let seed = 1; seed <= 12; seed++) {
+      const r = bootstrapRatioOfMeans(b, t, { B: 10_000, seed })
+      methods.add(chosenInterval(r).method)
+      const [lo, hi] = r.studentized!.ci!
+      expect(lo).toBeLessThan(r.percentile.estimate!)
+      expect(hi).toBeGreaterThan(r.percentile.estimate!)
+    }
+    expect([...methods]).toEqual(['studentized'])
   })
 })
 
