@@ -1,6 +1,7 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { stringify as toToml } from 'smol-toml'
+import type { SandboxBackend } from '../sandbox/contract.js'
 import type {
   AttemptContext,
   HarnessAdapter,
@@ -75,9 +76,13 @@ export const openhandsAdapter: HarnessAdapter = {
       : installPip({ harness: 'openhands', package: 'openhands-ai', script: 'python' }, version, ctx)
   },
 
-  async probeVersion(installed: InstalledHarness) {
-    if (openhandsGeneration(installed.version) === 'cli') return probeCliVersion(installed.bin, [])
-    return probeCliVersion(installed.bin, ['-c', 'import openhands; print(openhands.__version__)'], {}, [])
+  async probeVersion(installed: InstalledHarness, sandbox?: SandboxBackend) {
+    const box = { sandbox, readOnly: [installed.root] }
+    if (openhandsGeneration(installed.version) === 'cli') {
+      return probeCliVersion(installed.bin, [], {}, undefined, box)
+    }
+    const code = ['-c', 'import openhands; print(openhands.__version__)']
+    return probeCliVersion(installed.bin, code, {}, [], box)
   },
 
   async prepare(installed, ctx) {

@@ -97,6 +97,11 @@ export interface RunLegOptions {
   sandbox?: SandboxChoice
 }
 
+/** Where a leg's attempt folders go: `workRoot` (absolute), default `<tmpdir>/hw`; also the sandbox choice's key. */
+export function legWorkRoot(workRoot?: string): string {
+  return path.resolve(workRoot ?? path.join(os.tmpdir(), 'hw'))
+}
+
 /**
  * Run one leg (one cell on one shard) into `outDir`: attempts.jsonl, ledger.jsonl, leg.json and
  * logs/<instance>/<trial>-<attempt>/. Instances run in the plan's seeded order, each `trials` times
@@ -118,7 +123,7 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   const sel = selectLeg(loaded, opts.plan, opts.leg)
   const { plan, leg, cell, configHash } = sel
   const panel = await resolvePanel(m, loaded.dir, loaded.file, loaded.locate)
-  const workRoot = path.resolve(opts.workRoot ?? path.join(os.tmpdir(), 'hw'))
+  const workRoot = legWorkRoot(opts.workRoot)
   const source = instanceSource({
     manifest: m,
     tasksDir: panel.tasksDir,
@@ -227,8 +232,16 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     try {
       // Nothing left to run: no install (the loop below skips every pair).
       if (!nothingToRun) {
-        installed = await adapter.install(cell.version, { cacheDir: opts.cacheDir ?? defaultCacheDir(), log })
-        legRecord.harness_version_observed = await adapter.probeVersion(installed).catch(() => null)
+        // Install scripts and the version probe run in the run's sandbox, like the attempts.
+        installed = await adapter.install(cell.version, {
+          cacheDir: opts.cacheDir ?? defaultCacheDir(),
+          log,
+          sandbox: sandbox.backend,
+          signal: opts.signal,
+        })
+        legRecord.harness_version_observed = await adapter
+          .probeVersion(installed, sandbox.backend)
+          .catch(() => null)
       }
     } catch (e) {
       error = `install of ${cell.harness}@${cell.version} failed: ${messageOf(e).split('\n')[0]}`
