@@ -211,7 +211,7 @@ async function runNpmInstall(
       ctx.sandbox,
       { writable: [root, npmCache], readOnly: [nodeDir, ...(npm.root ? [npm.root] : [])] },
       [{ command: npm.command, args, cwd: root, env }],
-      { timeoutMs: INSTALL_TIMEOUT_MS, signal: ctx.signal },
+      { timeoutMs: INSTALL_TIMEOUT_MS, signal: ctx.signal, sweepHome: scratchHome },
     )
     if (!r) throw new Error('npm did not run')
     return r
@@ -282,7 +282,7 @@ export async function installPip(
         { command: interpreter, args: ['-m', 'venv', path.join(root, 'venv')], cwd: root, env: pyEnv },
         { command: path.join(root, 'venv', 'bin', 'pip'), args: pipArgs, cwd: root, env: pyEnv },
       ],
-      { timeoutMs: INSTALL_TIMEOUT_MS, signal: ctx.signal },
+      { timeoutMs: INSTALL_TIMEOUT_MS, signal: ctx.signal, sweepHome: scratchHome },
     ).finally(() => rm(scratchHome, { recursive: true, force: true }))
     if (venv?.exitCode !== 0) {
       throw new HwError(

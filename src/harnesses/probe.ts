@@ -49,7 +49,7 @@ export async function probeCliVersion(
           env: { ...isolationEnv({ home, tmp }), ...env },
         },
       ],
-      { timeoutMs: 60_000 },
+      { timeoutMs: 60_000, sweepHome: home },
     )
     if (r?.exitCode !== 0) return null
     return parseVersion(r.output)

@@ -7,6 +7,7 @@ import { type BridgeTask, loadBridgeTask } from '../panel/bridge-task.js'
 import { expandTemplate, writePredictions } from '../panel/idlist.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
 import type { VerifierStatus } from './outcome.js'
@@ -71,6 +72,13 @@ export interface SourceOptions {
   setupTimeoutS: number
   /** Folder for cached starting states of task folders (one per instance, built on first use). */
   templatesDir: string
+  /**
+   * The run's sandbox backend: setup scripts and verifiers run in a sandbox of it opened for each job
+   * (as the attempts do). Absent: as the action's user with an allowlisted environment.
+   */
+  sandbox?: SandboxBackend
+  /** Extra folders jobs may read in the sandbox (the manifest's `sandbox.read_only`, absolute). */
+  readOnly?: string[]
 }
 
 /**
@@ -130,6 +138,8 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
           const r = await runTaskVerifier(task, dirs.workspace, {
             logFile: path.join(dirs.logsDir, 'verifier.log'),
             signal,
+            sandbox: opts.sandbox,
+            readOnly: opts.readOnly,
           })
           return {
             status: r.status,

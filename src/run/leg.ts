@@ -124,6 +124,12 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   const { plan, leg, cell, configHash } = sel
   const panel = await resolvePanel(m, loaded.dir, loaded.file, loaded.locate)
   const workRoot = legWorkRoot(opts.workRoot)
+  const adapter = adapterFor(cell.harness)
+  const planCell = plan.cells.find((c) => c.id === cell.id)
+  const log = opts.log ?? (() => {})
+  // Chosen (and canary-checked) once per run, before anything of the leg starts.
+  const sandbox = opts.sandbox ?? (await chooseSandbox(m.sandbox, workRoot))
+  const readOnly = m.sandbox.read_only.map((p) => path.resolve(loaded.dir, p))
   const source = instanceSource({
     manifest: m,
     tasksDir: panel.tasksDir,
@@ -131,13 +137,10 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     label: cell.id,
     setupTimeoutS: Math.max(m.budgets.timeout_s, m.benchmark.verifier.timeout_s),
     templatesDir: path.join(workRoot, 't', randomBytes(6).toString('hex')),
+    // Setup scripts and verifiers run in the run's sandbox, like the attempts.
+    sandbox: sandbox.backend,
+    readOnly,
   })
-  const adapter = adapterFor(cell.harness)
-  const planCell = plan.cells.find((c) => c.id === cell.id)
-  const log = opts.log ?? (() => {})
-  // Chosen (and canary-checked) once per run, before anything of the leg starts.
-  const sandbox = opts.sandbox ?? (await chooseSandbox(m.sandbox, workRoot))
-  const readOnly = m.sandbox.read_only.map((p) => path.resolve(loaded.dir, p))
   for (const note of sandbox.notes) log(`sandbox: ${note}`)
   if (isUnisolated(sandbox.backend.kind)) {
     if (!sandbox.notes.some((n) => n.includes(UNISOLATED_WARNING))) {

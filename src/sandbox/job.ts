@@ -14,6 +14,12 @@ export interface JobLimits {
   signal?: AbortSignal
   /** File that receives each command's stdout then stderr (appended); default: only returned. */
   logFile?: string
+  /**
+   * A HOME used by this job alone (a fresh folder): same-user backends kill, after each command, every
+   * process left with it in its environment. Never the user's real HOME (that would kill the user's
+   * own processes).
+   */
+  sweepHome?: string
 }
 
 /** One command's end and what it printed (stdout, then stderr). */
@@ -49,7 +55,7 @@ export async function runSandboxJob(
         stdoutFile,
         stderrFile,
         signal: limits.signal,
-        sweepHome: cmd.env.HOME,
+        sweepHome: limits.sweepHome,
       })
       const out = await readFile(stdoutFile, 'utf8').catch(() => '')
       const err = await readFile(stderrFile, 'utf8').catch(() => '')
