@@ -1,10 +1,12 @@
 // The "action" side of test/sandbox/install-probe.test.ts, run in a child process whose environment
 // holds the sentinel secrets: installs the probe npm package (and its dependency) from the local
-// registry and asks its `--version`, then installs a Python "harness" with the probe interpreter, all
-// through the backend named on the command line. Prints one JSON line with what it got.
+// registry and asks its `--version`, installs a Python "harness" with the probe interpreter, and
+// verifies a task whose solve.sh and verifier hunt, all through the backend named on the command line. Prints one JSON line with what it got.
 import path from 'node:path'
 import { installNpm, installPip, type NpmHarnessSpec } from '../../src/harnesses/install.js'
 import { npmLifecycle } from '../../src/harnesses/npm-harness.js'
+import { loadTask } from '../../src/panel/task.js'
+import { verifyTask } from '../../src/panel/verify.js'
 import type { Isolation } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 
@@ -13,6 +15,8 @@ const args = JSON.parse(process.argv[2] ?? '{}') as {
   cacheDir: string
   registry: string
   python: string
+  task: string
+  logs: string
 }
 const sandbox = BACKENDS[args.backend]
 const log = (line: string): void => {
@@ -56,5 +60,11 @@ try {
   )
 } catch (e) {
   out.pipError = `${(e as Error).message}\n${((e as { details?: string[] }).details ?? []).join('\n')}`
+}
+try {
+  // A task whose solve.sh and tests/test.sh hunt: the reference solution and the verifier, twice.
+  out.verify = await verifyTask(await loadTask(args.task), { sandbox, logsDir: args.logs })
+} catch (e) {
+  out.verifyError = (e as Error).message
 }
 process.stdout.write(`${JSON.stringify(out)}\n`)

@@ -17,11 +17,12 @@ import type { Isolation } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 import { type LocalRegistry, startRegistry } from './npm-registry.js'
 
-// Issue 11 point 1 for installs and version probes: a probe npm package (a `preinstall` script in the
-// harness package, a `postinstall` script in its dependency, and a `--version` that hunts too),
-// served by a local registry on 127.0.0.1, and a probe Python interpreter (its `-m venv` and the pip
-// it makes hunt) are installed by the real install code in a child process whose environment holds
-// sentinel secrets. Each hunt reads every /proc/<pid>/environ and cmdline it can, its parent chain, a
+// Issue 11 point 1 for installs, version probes, reference solutions and verifiers: a probe npm
+// package (a `preinstall` script in the harness package, a `postinstall` script in its dependency, and
+// a `--version` that hunts too), served by a local registry on 127.0.0.1, and a probe Python
+// interpreter (its `-m venv` and the pip it makes hunt) are installed by the real install code, and a
+// task whose solution/solve.sh and tests/test.sh hunt is verified, in a child process whose
+// environment holds sentinel secrets. Each hunt reads every /proc/<pid>/environ and cmdline it can, its parent chain, a
 // planted checkout `.git/config` token and a file in the action user's home. Under namespace+uid no
 // hunt finds a sentinel and no file of the cache holds one; under env-only the same hunts find them
 // (the probe can fail).
@@ -46,6 +47,7 @@ let base = ''
 let checkout = ''
 let registry: LocalRegistry | null = null
 let python = ''
+let task = ''
 
 /** The hunt, as a shell script: everything it reads goes to stdout. */
 function huntScript(): string {
@@ -116,6 +118,8 @@ interface InstallProbe {
     npmError?: string
     pip?: { root: string; bin: string }
     pipError?: string
+    verify?: { id: string; start: string; solution: string; note?: string }
+    verifyError?: string
   }
   stderr: string
   cacheDir: string
@@ -127,9 +131,10 @@ interface InstallProbe {
 
 async function runInstallProbe(backend: Isolation): Promise<InstallProbe> {
   const cacheDir = path.join(base, `cache-${backend.replace('+', '-')}`)
+  const logs = path.join(base, `logs-${backend.replace('+', '-')}`)
   const r = await execa(
     tsx,
-    [child, JSON.stringify({ backend, cacheDir, registry: registry?.url, python })],
+    [child, JSON.stringify({ backend, cacheDir, registry: registry?.url, python, task, logs })],
     {
       cwd: checkout,
       env: { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: os.homedir(), ...secrets },
@@ -147,10 +152,19 @@ async function runInstallProbe(backend: Isolation): Promise<InstallProbe> {
     postinstall: read(path.join(npmRoot, 'node_modules', 'hw-probe-dep', 'hunt-postinstall.txt')),
     venv: read(path.join(pipRoot, 'venv.hunt-venv.txt')),
     pip: read(path.join(pipRoot, 'hunt-pip.txt')),
+    'verifier (untouched)': read(path.join(logs, 'probe-task', 'start.log')),
+    'solve.sh': read(path.join(logs, 'probe-task', 'solve.log')),
+    'verifier (solved)': read(path.join(logs, 'probe-task', 'solution.log')),
   }
   const cacheHits: string[] = []
-  for (const rel of readdirSync(cacheDir, { recursive: true }).map(String)) {
-    const file = path.join(cacheDir, rel)
+  const files = [
+    ...readdirSync(cacheDir, { recursive: true }).map((rel) => path.join(cacheDir, String(rel))),
+    ...(existsSync(logs) ? readdirSync(logs, { recursive: true }) : []).map((rel) =>
+      path.join(logs, String(rel)),
+    ),
+  ]
+  for (const file of files) {
+    const rel = path.relative(base, file)
     if (!statSync(file).isFile()) continue
     const text = readFileSync(file).toString('latin1')
     for (const s of all) if (text.includes(s)) cacheHits.push(`${rel}: ${s.split('-')[1]}`)
@@ -197,6 +211,22 @@ beforeAll(async () => {
   writeFileSync(path.join(py, 'hunt.sh'), hunt)
   python = path.join(py, 'bin', 'python3')
   writeFileSync(python, pythonScript(path.join(py, 'hunt.sh')), { mode: 0o755 })
+  // A task whose reference solution and verifier hunt (their output goes to the verify logs).
+  task = path.join(base, 'probe-task')
+  const taskFiles: Record<string, string> = {
+    'task.toml':
+      'version = "1.0"\n\n[metadata]\ndifficulty = "easy"\nlanguage = "none"\ncategory = "bugfix"\n\n[verifier]\ntimeout_sec = 60\n\n[agent]\ntimeout_sec = 60\n',
+    'instruction.md': 'Create the file solved.\n',
+    'environment/README.md': 'probe\n',
+    'tests/hunt.sh': hunt,
+    'tests/test.sh': 'sh "$HW_TESTS_DIR/hunt.sh"\ntest -f solved\n',
+    'solution/hunt.sh': hunt,
+    'solution/solve.sh': 'sh "$(dirname "$0")/hunt.sh"\ntouch solved\n',
+  }
+  for (const [rel, text] of Object.entries(taskFiles)) {
+    mkdirSync(path.dirname(path.join(task, rel)), { recursive: true })
+    writeFileSync(path.join(task, rel), text, { mode: 0o755 })
+  }
   nsProbe = await BACKENDS['namespace+uid'].probe()
 })
 afterAll(async () => {
@@ -206,7 +236,7 @@ afterAll(async () => {
 })
 
 describe('install scripts and version probes: no secret reaches third-party code', () => {
-  it('namespace+uid: npm lifecycle scripts, the --version probe, venv and pip find no sentinel; no cache file holds one', async (ctx) => {
+  it('namespace+uid: npm lifecycle scripts, the --version probe, venv, pip, solve.sh and the verifier find no sentinel; no cache or log file holds one', async (ctx) => {
     if (!nsProbe.ok) {
       ctx.skip(`namespace+uid is not available here: ${nsProbe.reason}`)
       return
@@ -218,6 +248,8 @@ describe('install scripts and version probes: no secret reaches third-party code
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.result.npmError).toBeUndefined()
     expect(r.result.pipError).toBeUndefined()
+    expect(r.result.verifyError).toBeUndefined()
+    expect(r.result.verify).toEqual({ id: 'probe-task', start: 'fail', solution: 'pass' })
     const me = process.getuid?.()
     for (const [name, text] of Object.entries(r.hunts)) {
       // Each hunt ran to its end, as another (unprivileged) user, and read its own processes' /proc files.
@@ -249,6 +281,8 @@ describe('install scripts and version probes: no secret reaches third-party code
     expect(r.exitCode, r.stderr).toBe(0)
     expect(r.result.npmError).toBeUndefined()
     expect(r.result.pipError).toBeUndefined()
+    expect(r.result.verifyError).toBeUndefined()
+    expect(r.result.verify).toEqual({ id: 'probe-task', start: 'fail', solution: 'pass' })
     for (const [name, text] of Object.entries(r.hunts)) {
       expect(text, name).toContain('HUNT-END')
       expect(text, name).toContain(`uid=${process.getuid?.()}`)
