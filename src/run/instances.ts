@@ -1,4 +1,5 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import type { CallSummary } from '../bridge/calls.js'
 import { HwError } from '../errors.js'
@@ -8,10 +9,11 @@ import { expandTemplate, writePredictions } from '../panel/idlist.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
+import { isolates, type JobLimits, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
 import type { VerifierStatus } from './outcome.js'
-import { runProcessGroup } from './process.js'
+import { toolEnv } from './process.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
 
 /** The verifier's verdict on one attempt. */
@@ -185,17 +187,20 @@ async function runSetup(
     { instance, workspace: dirs.workspace, out: dirs.scratch, run_id: opts.runId },
     'benchmark.setup',
   )
-  const run = await runProcessGroup('bash', ['-c', script], {
-    cwd: process.cwd(),
+  const run = await runCommandJob(script, dirs, [], {}, opts, {
     timeoutMs: opts.setupTimeoutS * 1000,
     logFile: path.join(dirs.logsDir, 'setup.log'),
     signal,
   })
   if (run.timedOut) throw new Error(`setup timed out after ${opts.setupTimeoutS} s`)
+  if (run.aborted) throw new Error('setup stopped')
   if (run.exitCode !== 0) {
-    throw new Error(
-      `setup ${run.spawnError ?? (run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`)}`,
-    )
+    const how = run.spawnError
+      ? `bash: ${run.spawnError}`
+      : run.signal
+        ? `ended by ${run.signal}`
+        : `exited ${run.exitCode}`
+    throw new Error(`setup ${how}`)
   }
   const prompt = await readFile(path.join(dirs.scratch, 'instruction.md'), 'utf8').catch(() => null)
   if (prompt === null || prompt.trim() === '') {
@@ -235,16 +240,18 @@ async function runCommandVerifier(
     'benchmark.verifier.command',
   )
   await mkdir(out, { recursive: true })
-  const run = await runProcessGroup('bash', ['-c', script], {
-    cwd: process.cwd(),
-    env: { HW_REWARD_FILE: rewardFile, HW_PATCH_FILE: patchFile, HW_WORKSPACE: dirs.workspace },
-    timeoutMs: v.timeout_s * 1000,
-    logFile: path.join(dirs.logsDir, 'verifier.log'),
-    signal,
-  })
+  const run = await runCommandJob(
+    script,
+    dirs,
+    [path.dirname(patchFile)],
+    { HW_REWARD_FILE: rewardFile, HW_PATCH_FILE: patchFile, HW_WORKSPACE: dirs.workspace },
+    opts,
+    { timeoutMs: v.timeout_s * 1000, logFile: path.join(dirs.logsDir, 'verifier.log'), signal },
+  )
   const base = { exitCode: run.exitCode, durationMs: run.durationMs }
   if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: `over ${v.timeout_s} s` }
-  if (run.spawnError) return { ...base, status: 'error', reward: null, reason: run.spawnError }
+  if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
+  if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
   const written = await readFile(rewardFile, 'utf8').catch(() => null)
   if (written !== null) {
     const reward = parseReward(written)
@@ -280,6 +287,50 @@ async function runCommandVerifier(
     }
   }
   return { ...base, status: 'fail', reward: null, reason: null }
+}
+
+/**
+ * Run an id-list command (`benchmark.setup` or `benchmark.verifier.command`, already expanded) with
+ * `bash -c` from the current working directory, as a job of the run's sandbox: the attempt's workspace
+ * and scratch folder writable; the working directory (minus its `.git`, which may hold a checkout
+ * token), `readOnly` and the manifest's `sandbox.read_only` readable. The environment is the tool
+ * allowlist (toolEnv) plus `env`; in an isolating sandbox HOME is a fresh folder in the scratch folder
+ * and TMPDIR the sandbox's /tmp. The working directory is not exposed when it is `/` or a home folder.
+ */
+async function runCommandJob(
+  script: string,
+  dirs: SourceDirs,
+  readOnly: string[],
+  env: Record<string, string>,
+  opts: SourceOptions,
+  limits: JobLimits,
+): Promise<JobRun> {
+  const cwd = process.cwd()
+  const home = path.join(dirs.scratch, '.job-home')
+  await mkdir(home, { recursive: true })
+  const exposeCwd = !['/', '/home', '/root', os.homedir()].includes(cwd)
+  const [run] = await runSandboxJob(
+    opts.sandbox,
+    {
+      writable: [dirs.workspace, dirs.scratch],
+      readOnly: [...(exposeCwd ? [cwd] : []), ...readOnly, ...(opts.readOnly ?? [])],
+      masked: exposeCwd ? [path.join(cwd, '.git')] : [],
+    },
+    [
+      {
+        command: 'bash',
+        args: ['-c', script],
+        cwd,
+        env: toolEnv(process.env, {
+          ...(isolates(opts.sandbox) ? { HOME: home, TMPDIR: '/tmp' } : {}),
+          ...env,
+        }),
+      },
+    ],
+    limits,
+  )
+  if (!run) throw new Error('the command did not start')
+  return run
 }
 
 /**

@@ -60,7 +60,7 @@ export async function runSandboxJob(
       const out = await readFile(stdoutFile, 'utf8').catch(() => '')
       const err = await readFile(stderrFile, 'utf8').catch(() => '')
       const output = out + (out && err && !out.endsWith('\n') ? '\n' : '') + err
-      if (limits.logFile && output) await appendFile(limits.logFile, output)
+      if (limits.logFile) await appendFile(limits.logFile, output)
       runs.push({ ...r, output })
       if (r.exitCode !== 0) break
     }

@@ -169,6 +169,7 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       const p = await priv()
       if (!p) throw new Error('the namespace sandbox needs root or passwordless sudo')
       const writable = spec.writable.map(checkPath)
+      const masked = (spec.masked ?? []).map(checkPath)
       const slot = await claimSlot()
       let user: SlotUser
       try {
@@ -193,7 +194,7 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
         kind: 'namespace+uid',
         root: writable[0] ?? '/',
         exec(cmd: ExecCommand, limits: ExecLimits) {
-          return runHarnessProcess(wrap(p, u, expose, cmd, limits), {
+          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits), {
             ...limits,
             // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
@@ -224,6 +225,7 @@ function wrap(
   p: Priv,
   user: SlotUser,
   expose: { mode: string; dir: string }[],
+  masked: string[],
   cmd: ExecCommand,
   limits: ExecLimits,
 ): ExecCommand {
@@ -232,6 +234,7 @@ function wrap(
     HW_SB_STASH: STASH,
     HW_SB_EXPOSE: expose.map((e) => `${e.mode}:${e.dir}`).join('\n'),
     HW_SB_HIDE: hiddenRoots().join('\n'),
+    HW_SB_MASK: masked.join('\n'),
     HW_SB_UID: String(user.uid),
     HW_SB_GID: String(user.gid),
     HW_SB_CWD: checkPath(cmd.cwd),
