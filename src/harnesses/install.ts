@@ -6,6 +6,7 @@ import lockfile from 'proper-lockfile'
 import { HwError } from '../errors.js'
 import { EXACT_VERSION } from '../manifest/schema.js'
 import { toolEnv } from '../run/process.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
 import { isolates, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { quotePath } from '../util/paths.js'
 import type { InstallContext, InstalledHarness } from './contract.js'
@@ -61,8 +62,11 @@ export interface NpmHarnessSpec {
   package: string
   /** Absolute path of the executable inside the install folder (JS entry or native binary). */
   resolveBin(root: string): string | Promise<string>
-  /** Fix-ups after npm (e.g. a vendored binary shipped without its execute bit). */
-  afterInstall?(root: string): Promise<void>
+  /**
+   * Fix-ups after npm (e.g. a vendored binary shipped without its execute bit). `sandbox`: the run's
+   * backend, for a fix-up that runs the package's own code (it must run in a sandbox of it).
+   */
+  afterInstall?(root: string, sandbox?: SandboxBackend): Promise<void>
 }
 
 /** Options of the npm/pip runs, for tests (a local registry) and unusual machines. */
@@ -137,7 +141,7 @@ export async function installNpm(
         },
       )
     }
-    if (spec.afterInstall) await spec.afterInstall(root)
+    if (spec.afterInstall) await spec.afterInstall(root, ctx.sandbox)
     const bin = await spec.resolveBin(root)
     if (!existsSync(bin)) {
       throw new HwError('install_failed', `${spec.package}@${version} installed, but ${bin} is missing`, {

@@ -81,6 +81,11 @@ export interface SourceOptions {
   sandbox?: SandboxBackend
   /** Extra folders jobs may read in the sandbox (the manifest's `sandbox.read_only`, absolute). */
   readOnly?: string[]
+  /**
+   * `sandbox.host_commands`: `benchmark.setup` and `benchmark.verifier.command` run as the action's
+   * user (allowlisted environment) outside the sandbox, e.g. for a grader that needs Docker.
+   */
+  hostCommands?: boolean
 }
 
 /**
@@ -296,6 +301,7 @@ async function runCommandVerifier(
  * token), `readOnly` and the manifest's `sandbox.read_only` readable. The environment is the tool
  * allowlist (toolEnv) plus `env`; in an isolating sandbox HOME is a fresh folder in the scratch folder
  * and TMPDIR the sandbox's /tmp. The working directory is not exposed when it is `/` or a home folder.
+ * With `opts.hostCommands` the command runs as the action's user (allowlisted environment).
  */
 async function runCommandJob(
   script: string,
@@ -309,8 +315,9 @@ async function runCommandJob(
   const home = path.join(dirs.scratch, '.job-home')
   await mkdir(home, { recursive: true })
   const exposeCwd = !['/', '/home', '/root', os.homedir()].includes(cwd)
+  const sandbox = opts.hostCommands ? undefined : opts.sandbox
   const [run] = await runSandboxJob(
-    opts.sandbox,
+    sandbox,
     {
       writable: [dirs.workspace, dirs.scratch],
       readOnly: [...(exposeCwd ? [cwd] : []), ...readOnly, ...(opts.readOnly ?? [])],
@@ -322,7 +329,7 @@ async function runCommandJob(
         args: ['-c', script],
         cwd,
         env: toolEnv(process.env, {
-          ...(isolates(opts.sandbox) ? { HOME: home, TMPDIR: '/tmp' } : {}),
+          ...(isolates(sandbox) ? { HOME: home, TMPDIR: '/tmp' } : {}),
           ...env,
         }),
       },

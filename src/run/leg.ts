@@ -140,8 +140,14 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     // Setup scripts and verifiers run in the run's sandbox, like the attempts.
     sandbox: sandbox.backend,
     readOnly,
+    hostCommands: m.sandbox.host_commands === true,
   })
   for (const note of sandbox.notes) log(`sandbox: ${note}`)
+  if (m.sandbox.host_commands && !isUnisolated(sandbox.backend.kind) && !panel.tasksDir) {
+    log(
+      "warning: sandbox.host_commands: benchmark.setup and benchmark.verifier.command run as the action's own user, outside the sandbox; code they run could read the action's secrets",
+    )
+  }
   if (isUnisolated(sandbox.backend.kind)) {
     if (!sandbox.notes.some((n) => n.includes(UNISOLATED_WARNING))) {
       log(`warning: sandbox ${sandbox.backend.kind}: ${UNISOLATED_WARNING}`)
