@@ -63,6 +63,7 @@ interface ProbeRun {
   /** setup.log and verifier.log of the attempt (id-list runs: both hunt too). */
   setupLog: string
   verifierLog: string
+  stderr: string
   artifactHits: string[]
   isolation: unknown
   canary: unknown
@@ -74,8 +75,8 @@ interface ProbeRun {
  * id-list panel whose `benchmark.setup` and `benchmark.verifier.command` (scripts of the checkout,
  * named relative to it) run the same probe before and after the harness.
  */
-async function runProbe(backend: Isolation, idList = false): Promise<ProbeRun> {
-  const tag = `${backend.replace('+', '-')}${idList ? '-ids' : ''}`
+async function runProbe(backend: Isolation, idList = false, hostCommands = false): Promise<ProbeRun> {
+  const tag = `${backend.replace('+', '-')}${idList ? '-ids' : ''}${hostCommands ? '-host' : ''}`
   const checkout = path.join(fx.root, `checkout-${tag}`)
   mkdirSync(path.join(checkout, '.git'), { recursive: true })
   writeFileSync(path.join(checkout, 'hunt.sh'), probeScript(checkout))
@@ -111,7 +112,11 @@ async function runProbe(backend: Isolation, idList = false): Promise<ProbeRun> {
     {
       ...panel,
       retries: { max: 0, on: ['infra'], backoff_s: 0 },
-      sandbox: { backend, allow_unisolated: backend !== 'namespace+uid' },
+      sandbox: {
+        backend,
+        allow_unisolated: backend !== 'namespace+uid',
+        ...(hostCommands ? { host_commands: true } : {}),
+      },
     },
     `probe-${tag}.yml`,
   )
@@ -148,6 +153,7 @@ async function runProbe(backend: Isolation, idList = false): Promise<ProbeRun> {
   return {
     exitCode: r.exitCode,
     stdout,
+    stderr: r.stderr,
     setupLog: log('setup.log'),
     verifierLog: log('verifier.log'),
     artifactHits,
@@ -239,5 +245,21 @@ describe('probe harness: no secret reaches third-party code', () => {
       expect(text, name).toContain(gitToken)
       expect(text, name).toContain(homeSecret)
     }
+  }, 120_000)
+
+  it('namespace+uid with sandbox.host_commands: setup and verifier run as the action user (and say so); the harness stays isolated', async (ctx) => {
+    if (!nsProbe.ok) {
+      ctx.skip(`namespace+uid is not available here: ${nsProbe.reason}`)
+      return
+    }
+    const r = await runProbe('namespace+uid', true, true)
+    expect(r.exitCode).toBe(0)
+    expect(r.stderr).toContain('warning: sandbox.host_commands')
+    for (const text of [r.setupLog, r.verifierLog]) {
+      expect(text).toContain(`uid=${process.getuid?.()}`)
+      for (const s of Object.values(secrets)) expect(text).toContain(s)
+    }
+    expect(r.stdout).toContain('PROBE-END')
+    for (const s of all) expect(r.stdout).not.toContain(s)
   }, 120_000)
 })
