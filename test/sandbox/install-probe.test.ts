@@ -15,6 +15,7 @@ import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Isolation } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
+import { pidsWithCmdline } from '../run/fixture.js'
 import { type LocalRegistry, startRegistry } from './npm-registry.js'
 
 // Issue 11 point 1 for installs, version probes, reference solutions and verifiers: a probe npm
@@ -42,6 +43,8 @@ const gitToken = sentinel('checkout')
 const homeSecret = sentinel('home')
 const homeFile = path.join(os.homedir(), `.hw-install-probe-${randomBytes(6).toString('hex')}`)
 const all = [...Object.values(secrets), gitToken, homeSecret]
+/** A `sleep` argument no other process has: the process the dependency's postinstall leaves behind. */
+const linger = `${300 + Math.floor(Math.random() * 600)}.${randomBytes(4).readUInt32BE(0)}`
 
 let base = ''
 let checkout = ''
@@ -127,6 +130,8 @@ interface InstallProbe {
   hunts: Record<string, string>
   /** `<file>: <sentinel kind>` for every cache file holding a sentinel. */
   cacheHits: string[]
+  /** Pids of the process the postinstall script left behind, still running after the install. */
+  lingering: number[]
 }
 
 async function runInstallProbe(backend: Isolation): Promise<InstallProbe> {
@@ -169,7 +174,15 @@ async function runInstallProbe(backend: Isolation): Promise<InstallProbe> {
     const text = readFileSync(file).toString('latin1')
     for (const s of all) if (text.includes(s)) cacheHits.push(`${rel}: ${s.split('-')[1]}`)
   }
-  return { exitCode: r.exitCode, result, stderr: r.stderr, cacheDir, hunts, cacheHits }
+  return {
+    exitCode: r.exitCode,
+    result,
+    stderr: r.stderr,
+    cacheDir,
+    hunts,
+    cacheHits,
+    lingering: pidsWithCmdline(`sleep ${linger}`),
+  }
 }
 
 let nsProbe: { ok: boolean; reason: string | null } = { ok: false, reason: 'not probed' }
@@ -189,7 +202,10 @@ beforeAll(async () => {
         manifest: {
           name: 'hw-probe-dep',
           version: '1.0.0',
-          scripts: { postinstall: 'sh ./hunt.sh > hunt-postinstall.txt 2>&1' },
+          // It also leaves a process behind (its own session): nothing of an install may outlive it.
+          scripts: {
+            postinstall: `sh ./hunt.sh > hunt-postinstall.txt 2>&1; (setsid sleep ${linger} > /dev/null 2>&1 &)`,
+          },
         },
         files: { 'hunt.sh': hunt },
       },
@@ -266,6 +282,7 @@ describe('install scripts and version probes: no secret reaches third-party code
     // The --version probe ran in the sandbox too: its hunt saw nothing.
     expect(r.result.version).toBe('1.0.0')
     expect(r.cacheHits).toEqual([])
+    expect(r.lingering).toEqual([])
     // The install folders and the npm download cache are the action user's again.
     for (const dir of [r.result.npm?.root ?? '', path.join(r.cacheDir, '.npm'), r.result.pip?.root ?? '']) {
       expect(statSync(dir).uid, dir).toBe(me)
@@ -294,5 +311,7 @@ describe('install scripts and version probes: no secret reaches third-party code
     }
     expect(r.result.version).toMatch(/^0\.0\.[1-9]$/)
     expect(r.cacheHits.length).toBeGreaterThan(0)
+    // Even as the action's user, the process left behind is found (by the install's HOME) and killed.
+    expect(r.lingering).toEqual([])
   }, 120_000)
 })
