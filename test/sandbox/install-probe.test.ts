@@ -13,6 +13,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { installNpm, MARKER } from '../../src/harnesses/install.js'
 import type { Isolation } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 import { pidsWithCmdline } from '../run/fixture.js'
@@ -219,6 +220,14 @@ beforeAll(async () => {
         },
         files: { 'hunt.sh': hunt, 'bin.js': BIN_JS },
       },
+      {
+        manifest: {
+          name: 'hw-probe-broken',
+          version: '1.0.0',
+          scripts: { preinstall: 'echo "broken install script ran as $(id -u)" >&2; exit 3' },
+        },
+        files: { 'index.js': '' },
+      },
     ],
     path.join(base, 'registry'),
   )
@@ -314,4 +323,35 @@ describe('install scripts and version probes: no secret reaches third-party code
     // Even as the action's user, the process left behind is found (by the install's HOME) and killed.
     expect(r.lingering).toEqual([])
   }, 120_000)
+
+  it('namespace+uid: a failing install script is install_failed with its output; nothing is marked installed', async (ctx) => {
+    if (!nsProbe.ok) {
+      ctx.skip(`namespace+uid is not available here: ${nsProbe.reason}`)
+      return
+    }
+    const cacheDir = path.join(base, 'cache-broken')
+    const spec = {
+      harness: 'command' as const,
+      package: 'hw-probe-broken',
+      resolveBin: (r: string) => path.join(r, 'node_modules', 'hw-probe-broken', 'index.js'),
+    }
+    const err = await installNpm(
+      spec,
+      '1.0.0',
+      { cacheDir, log: () => {}, sandbox: BACKENDS['namespace+uid'] },
+      { npmArgs: ['--registry', registry?.url ?? ''] },
+    ).catch((e) => e)
+    expect(err).toMatchObject({
+      code: 'install_failed',
+      message: expect.stringMatching(/^npm install hw-probe-broken@1\.0\.0 failed \(exit [1-9]\d*\)$/),
+    })
+    const said = /broken install script ran as (\d+)/.exec(err.details.join('\n'))
+    expect(Number(said?.[1])).toBeGreaterThan(0)
+    expect(Number(said?.[1])).not.toBe(process.getuid?.())
+    const root = path.join(cacheDir, 'hw-probe-broken@1.0.0')
+    expect(existsSync(path.join(root, MARKER))).toBe(false)
+    expect(existsSync(path.join(root, '.install-home'))).toBe(false)
+    expect(statSync(root).uid).toBe(process.getuid?.())
+    expect(statSync(path.join(cacheDir, '.npm')).uid).toBe(process.getuid?.())
+  }, 60_000)
 })
