@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs'
-import { mkdir, open, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { killGroup, runHarnessProcess } from '../run/process.js'
 import type { ExecCommand, ExecLimits, Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
 import { NAMESPACE_SCRIPT } from './namespace-script.js'
 import { PRIV_ENV, type Privilege, runAsRoot, runAsRootSync } from './privileged.js'
+import { claimSlot, releaseSlot } from './slots.js'
 
 /** Tools recipe (a) needs (util-linux, coreutils, procps, passwd). */
 const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk']
@@ -24,49 +24,6 @@ interface SlotUser {
   name: string
   uid: number
   gid: number
-}
-
-/**
- * Slots in use by this process; a slot is also claimed on disk (`<tmp>/harness-watch-slots/<n>.pid`
- * holding our pid) so two Harness Watch processes on one machine never share a sandbox user (the
- * sweep of one would kill the other's harness).
- */
-const taken = new Set<number>()
-const slotDir = (): string => path.join(os.tmpdir(), 'harness-watch-slots')
-
-async function claimSlot(): Promise<number> {
-  await mkdir(slotDir(), { recursive: true })
-  for (let slot = 0; slot < 256; slot++) {
-    if (taken.has(slot)) continue
-    const file = path.join(slotDir(), `${slot}.pid`)
-    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim())
-    if (holder && holder !== process.pid && alive(holder)) continue
-    await rm(file, { force: true })
-    try {
-      const fh = await open(file, 'wx')
-      await fh.writeFile(String(process.pid))
-      await fh.close()
-    } catch {
-      continue // another process took it between the read and the write
-    }
-    taken.add(slot)
-    return slot
-  }
-  throw new Error('no free sandbox slot (256 in use)')
-}
-
-async function releaseSlot(slot: number): Promise<void> {
-  taken.delete(slot)
-  await rm(path.join(slotDir(), `${slot}.pid`), { force: true })
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /** Users already looked up or made by this process, by slot. */
