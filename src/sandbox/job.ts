@@ -1,7 +1,7 @@
 import { appendFile, mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { ExecCommand, ExecResult, SandboxBackend, SandboxSpec } from './contract.js'
+import type { ExecCommand, ExecResult, Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
 import { noneBackend } from './none.js'
 
 /** Limits of one sandboxed tool job (an install, a `--version` probe, a setup script, a verifier). */
@@ -43,9 +43,10 @@ export async function runSandboxJob(
   limits: JobLimits,
 ): Promise<JobRun[]> {
   const outDir = await mkdtemp(path.join(os.tmpdir(), 'hw-job-'))
-  const box = await (backend ?? noneBackend).open(spec)
+  let box: Sandbox | undefined
   const runs: JobRun[] = []
   try {
+    box = await (backend ?? noneBackend).open(spec)
     for (const [i, cmd] of cmds.entries()) {
       const stdoutFile = path.join(outDir, `${i}.out`)
       const stderrFile = path.join(outDir, `${i}.err`)
@@ -66,7 +67,7 @@ export async function runSandboxJob(
     }
     return runs
   } finally {
-    await box.close()
+    await box?.close()
     await rm(outDir, { recursive: true, force: true })
   }
 }
