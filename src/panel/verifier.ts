@@ -1,8 +1,9 @@
-import { mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { isolates, runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import type { Task } from './task.js'
 
 /** pass: graded solved; fail: graded not solved; error: the verifier could not grade; timeout: killed. */
@@ -95,7 +96,7 @@ export async function runTaskVerifier(
     if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: null }
     if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
     if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
-    const written = await readFile(rewardFile, 'utf8').catch(() => null)
+    const written = await readBack(rewardFile).catch(() => null)
     if (written !== null) {
       const reward = parseReward(written)
       if (reward === null) {

@@ -10,6 +10,7 @@ import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { isolates, type JobLimits, type JobRun, runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
 import type { VerifierStatus } from './outcome.js'
@@ -207,7 +208,7 @@ async function runSetup(
         : `exited ${run.exitCode}`
     throw new Error(`setup ${how}`)
   }
-  const prompt = await readFile(path.join(dirs.scratch, 'instruction.md'), 'utf8').catch(() => null)
+  const prompt = await readBack(path.join(dirs.scratch, 'instruction.md')).catch(() => null)
   if (prompt === null || prompt.trim() === '') {
     throw new Error('setup wrote no prompt: it must write the instruction to {out}/instruction.md')
   }
@@ -257,7 +258,7 @@ async function runCommandVerifier(
   if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: `over ${v.timeout_s} s` }
   if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
   if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
-  const written = await readFile(rewardFile, 'utf8').catch(() => null)
+  const written = await readBack(rewardFile).catch(() => null)
   if (written !== null) {
     const reward = parseReward(written)
     if (reward === null)

@@ -1,11 +1,12 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { appendFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
+import { appendFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import { sha256 } from '../util/json.js'
 import type { IsolationDirs } from './env.js'
 
@@ -185,7 +186,7 @@ export async function collectDeliverable(
     if (run?.exitCode !== 0) {
       throw new Error(run?.output.trim().split('\n')[0] || run?.spawnError || 'git failed')
     }
-    const stdout = await readFile(patchFile, 'utf8')
+    const stdout = await readBack(patchFile)
     const bytes = Buffer.byteLength(stdout)
     return {
       patch: stdout,
