@@ -34,16 +34,20 @@ export function npmCli(pathVar: string | undefined = process.env.PATH): NpmCli {
   return { command: process.execPath, args: [cli], root: path.dirname(path.dirname(cli)) }
 }
 
-/** Folders a sandbox hides (every home, temporary folders): a tool living there must be exposed. */
+/** Folders a sandbox hides (every home, temporary folders). */
+const hiddenRoots = (): string[] =>
+  ['/home', '/root', os.homedir(), '/tmp', '/var/tmp', '/dev/shm'].filter((r) => r !== '/')
+
+/** Inside a folder a sandbox hides: a tool living there must be exposed. */
 function hidden(p: string): boolean {
-  const roots = ['/home', '/root', os.homedir(), '/tmp', '/var/tmp', '/dev/shm']
-  return roots.some((r) => r !== '/' && (p === r || p.startsWith(`${r}/`)))
+  return hiddenRoots().some((r) => p === r || p.startsWith(`${r}/`))
 }
 
 /**
  * The folder to expose read-only for a Python interpreter (`python3` or a path) when it lives where a
  * sandbox hides files (pyenv or a user install under the home): `<prefix>` of its real executable
- * (`<prefix>/bin/python3`). Empty for a system Python (already visible, read-only) or when not found.
+ * (`<prefix>/bin/python3`). Empty for a system Python (already visible, read-only), when not found, or
+ * when the prefix would be `/`, a whole home, `/home` or a temporary folder.
  */
 export function pythonRoots(python: string, pathVar: string | undefined = process.env.PATH): string[] {
   const found = resolveOnPath(python, pathVar)
@@ -55,7 +59,9 @@ export function pythonRoots(python: string, pathVar: string | undefined = proces
     return []
   }
   const prefix = path.dirname(path.dirname(real))
-  return [found, real].some(hidden) && prefix !== '/' ? [prefix] : []
+  // Never a whole home, /home or /tmp (an interpreter kept directly in one): that would undo the hiding.
+  if (prefix === '/' || hiddenRoots().includes(prefix)) return []
+  return [found, real].some(hidden) ? [prefix] : []
 }
 
 /** `name`'s absolute path from the first `PATH` folder holding it; `name` itself when absolute or not found. */

@@ -301,8 +301,8 @@ async function runCommandVerifier(
  * and scratch folder writable; the working directory (minus its `.git`, which may hold a checkout
  * token), `readOnly` and the manifest's `sandbox.read_only` readable. The environment is the tool
  * allowlist (toolEnv) plus `env`; in an isolating sandbox HOME is a fresh folder in the scratch folder
- * and TMPDIR the sandbox's /tmp. The working directory is not exposed when it is `/` or a home folder.
- * With `opts.hostCommands` the command runs as the action's user (allowlisted environment).
+ * and TMPDIR the sandbox's /tmp. The working directory is not exposed when it is `/`, a home folder
+ * or a temporary folder itself (that would show other attempts' files). With `opts.hostCommands` the command runs as the action's user (allowlisted environment).
  */
 async function runCommandJob(
   script: string,
@@ -315,7 +315,16 @@ async function runCommandJob(
   const cwd = process.cwd()
   const home = path.join(dirs.scratch, '.job-home')
   await mkdir(home, { recursive: true })
-  const exposeCwd = !['/', '/home', '/root', os.homedir()].includes(cwd)
+  const exposeCwd = ![
+    '/',
+    '/home',
+    '/root',
+    os.homedir(),
+    '/tmp',
+    '/var/tmp',
+    '/dev/shm',
+    os.tmpdir(),
+  ].includes(cwd)
   const sandbox = opts.hostCommands ? undefined : opts.sandbox
   const [run] = await runSandboxJob(
     sandbox,

@@ -55,6 +55,14 @@ describe('pythonRoots', () => {
     expect(pythonRoots('no-such-python', bin)).toEqual([])
   })
 
+  it('never exposes a whole temporary folder or home for an interpreter kept directly in one', () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hw-tools-'))
+    // <tmp>/<dir>/python3: its "prefix" would be the temporary folder itself.
+    writeFileSync(path.join(dir, 'python3'), '#!/bin/sh\n', { mode: 0o755 })
+    expect(path.dirname(dir)).toBe(os.tmpdir())
+    expect(pythonRoots(path.join(dir, 'python3'))).toEqual([])
+  })
+
   it('resolveOnPath: the first PATH folder holding the name; absolute or unknown names unchanged', () => {
     const bin = fakeTool('tool', 'bin/tool')
     expect(resolveOnPath('tool', `/nonexistent:${bin}`)).toBe(path.join(bin, 'tool'))
