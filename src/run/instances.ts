@@ -302,7 +302,8 @@ async function runCommandVerifier(
  * token), `readOnly` and the manifest's `sandbox.read_only` readable. The environment is the tool
  * allowlist (toolEnv) plus `env`; in an isolating sandbox HOME is a fresh folder in the scratch folder
  * and TMPDIR the sandbox's /tmp. The working directory is not exposed when it is `/`, a home folder
- * or a temporary folder itself (that would show other attempts' files). With `opts.hostCommands` the command runs as the action's user (allowlisted environment).
+ * or a temporary folder itself (that would show other attempts' files). With `opts.hostCommands` the
+ * command runs as the action's user (allowlisted environment).
  */
 async function runCommandJob(
   script: string,
