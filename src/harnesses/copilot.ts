@@ -1,8 +1,9 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, symlink } from 'node:fs/promises'
+import { mkdir, rm, symlink } from 'node:fs/promises'
 import path from 'node:path'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv, isolationEnv } from './env.js'
 import { sortedEntries, writeCellFiles } from './files.js'
@@ -143,7 +144,7 @@ export async function readCopilotSessionEvents(home: string): Promise<Record<str
   const dir = path.join(home, '.copilot', 'session-state')
   const out: Record<string, unknown>[] = []
   for (const s of await sortedEntries(dir)) {
-    const text = await readFile(path.join(dir, s, 'events.jsonl'), 'utf8').catch(() => '')
+    const text = await readBack(path.join(dir, s, 'events.jsonl'), home).catch(() => '')
     out.push(...parseJsonLines(text).events)
   }
   return out

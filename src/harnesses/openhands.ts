@@ -1,7 +1,7 @@
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { stringify as toToml } from 'smol-toml'
 import type { SandboxBackend } from '../sandbox/contract.js'
+import { readBack } from '../sandbox/read-back.js'
 import type {
   AttemptContext,
   HarnessAdapter,
@@ -108,7 +108,7 @@ export const openhandsAdapter: HarnessAdapter = {
   },
 
   async parse(run, ctx) {
-    const trajectoryText = await readFile(openhandsTrajectoryPath(ctx), 'utf8').catch(() => null)
+    const trajectoryText = await readBack(openhandsTrajectoryPath(ctx), ctx.tmp).catch(() => null)
     if (trajectoryText !== null) {
       let events: unknown = null
       try {
@@ -127,7 +127,7 @@ export async function readOpenhandsStates(home: string): Promise<unknown[]> {
   const dir = path.join(home, '.openhands', 'conversations')
   const states: unknown[] = []
   for (const id of await sortedEntries(dir)) {
-    const text = await readFile(path.join(dir, id, 'base_state.json'), 'utf8').catch(() => null)
+    const text = await readBack(path.join(dir, id, 'base_state.json'), home).catch(() => null)
     if (text === null) continue
     try {
       states.push(JSON.parse(text))

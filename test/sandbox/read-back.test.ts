@@ -33,6 +33,30 @@ describe('readBack', () => {
     await expect(readBack(path.join(dir, 'missing'))).rejects.toMatchObject({ code: 'ENOENT' })
   })
 
+  it('within a folder: refuses a file reached through a symbolic link folder or outside it', async () => {
+    dir = mkdtempSync(path.join(os.tmpdir(), 'hw-readback-'))
+    const home = path.join(dir, 'home')
+    const outside = path.join(dir, 'outside')
+    mkdirSync(path.join(home, '.tool', 'sessions'), { recursive: true })
+    mkdirSync(outside)
+    writeFileSync(path.join(home, '.tool', 'sessions', 'a.json'), '{"ok":true}')
+    writeFileSync(path.join(outside, 'a.json'), '{"secret":"hwsentinel-dir-link"}')
+    // The harness replaced a folder of its home by a link to one of the action's folders.
+    symlinkSync(outside, path.join(home, '.linked'))
+    expect(await readBack(path.join(home, '.tool', 'sessions', 'a.json'), home)).toBe('{"ok":true}')
+    await expect(readBack(path.join(home, '.linked', 'a.json'), home)).rejects.toThrow('symbolic link')
+    await expect(readBack(path.join(outside, 'a.json'), home)).rejects.toThrow('leaves')
+    // Transcript readers of the adapters go through it.
+    const { readJsonOrNull } = await import('../../src/harnesses/files.js')
+    const { readCopilotSessionEvents } = await import('../../src/harnesses/copilot.js')
+    expect(await readJsonOrNull(path.join(home, '.linked', 'a.json'), home)).toBeNull()
+    mkdirSync(path.join(outside, 's1'))
+    writeFileSync(path.join(outside, 's1', 'events.jsonl'), '{"type":"hwsentinel-copilot"}\n')
+    mkdirSync(path.join(home, '.copilot'))
+    symlinkSync(outside, path.join(home, '.copilot', 'session-state'))
+    expect(await readCopilotSessionEvents(home)).toEqual([])
+  })
+
   it('namespace+uid: a verifier that links its reward file to a file of the action gets no content out', async (ctx) => {
     if (!nsProbe.ok) {
       ctx.skip(`namespace+uid is not available here: ${nsProbe.reason}`)
