@@ -366,7 +366,7 @@ export async function sweBenchVerdict(
     if (!(await stat(file)).isFile()) continue
     let report: Record<string, unknown>
     try {
-      report = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+      report = JSON.parse(await readBack(file, dir)) as Record<string, unknown>
     } catch {
       continue
     }
