@@ -53,7 +53,8 @@ export const agentdAdapter: HarnessAdapter = {
     return { harness: 'agentd', version, bin, root: path.dirname(path.dirname(bin)) }
   },
 
-  probeVersion: (installed) => probeCliVersion(installed.bin, [], {}),
+  probeVersion: (installed, sandbox) =>
+    probeCliVersion(installed.bin, [], {}, undefined, { sandbox, readOnly: [installed.root] }),
 
   async prepare(installed, ctx) {
     await writeCellFiles(ctx.home, ctx.config.files)

@@ -1,5 +1,6 @@
 import type { Cell } from '../manifest/schema.js'
 import type { SelfReport } from '../run/records.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
 import type { AttemptEndpoint } from '../telemetry/capture.js'
 import type { HarnessName, WireApi } from './names.js'
 
@@ -9,6 +10,13 @@ export interface InstallContext {
   cacheDir: string
   /** Progress lines for a person (install can take a minute). */
   log: (line: string) => void
+  /**
+   * The run's sandbox backend: npm/pip (and every install script of the dependency tree) run in a
+   * sandbox of it opened for the install. Absent: as the action's user with an allowlisted environment.
+   */
+  sandbox?: SandboxBackend
+  /** Aborting stops a running install. */
+  signal?: AbortSignal
 }
 
 /** A harness installed at a pinned version. */
@@ -95,8 +103,11 @@ export interface HarnessAdapter {
   readonly name: HarnessName
   /** Idempotent: reuses `<cacheDir>/<pkg>@<version>` when already installed. Throws HwError `install_failed`. */
   install(version: string, ctx: InstallContext): Promise<InstalledHarness>
-  /** The version the installed CLI reports, or null when it cannot tell. */
-  probeVersion(installed: InstalledHarness): Promise<string | null>
+  /**
+   * The version the installed CLI reports, or null when it cannot tell. `sandbox`: the run's backend,
+   * in which the `--version` probe runs (absent: as the action's user, allowlisted environment).
+   */
+  probeVersion(installed: InstalledHarness, sandbox?: SandboxBackend): Promise<string | null>
   /** Write config files into ctx.home and return the command to run for this attempt. */
   prepare(installed: InstalledHarness, ctx: AttemptContext): Promise<Invocation>
   /** Read the run's output (and files under ctx.home where the harness keeps its transcript). */

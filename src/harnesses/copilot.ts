@@ -1,7 +1,9 @@
 import { existsSync } from 'node:fs'
-import { mkdir, readFile, rm, symlink } from 'node:fs/promises'
+import { mkdir, rm, symlink } from 'node:fs/promises'
 import path from 'node:path'
-import { execa } from 'execa'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import type { AttemptContext, HarnessAdapter, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv, isolationEnv } from './env.js'
 import { sortedEntries, writeCellFiles } from './files.js'
@@ -20,18 +22,29 @@ export const COPILOT_SHARED_CACHE = '.copilot-cache'
  * `$XDG_CACHE_HOME/copilot/pkg/<platform>/<version>` (marker `.extraction-complete`) on its first run
  * in every fresh HOME; `--version` is enough to trigger it.
  */
-export async function warmCopilotCache(root: string, bin: string): Promise<void> {
+export async function warmCopilotCache(root: string, bin: string, sandbox?: SandboxBackend): Promise<void> {
   const cache = path.join(root, COPILOT_SHARED_CACHE)
   const scratch = path.join(root, '.warm-home')
   await mkdir(scratch, { recursive: true })
   try {
-    await execa(bin, ['--version'], {
-      env: { ...isolationEnv({ home: scratch, tmp: scratch }), XDG_CACHE_HOME: cache, ...COPILOT_QUIET_ENV },
-      extendEnv: false,
-      stdin: 'ignore',
-      reject: false,
-      timeout: 120_000,
-    })
+    // Copilot's own code: it runs in the run's sandbox, with the install folder its only writable one.
+    await runSandboxJob(
+      sandbox,
+      { writable: [root], readOnly: [] },
+      [
+        {
+          command: bin,
+          args: ['--version'],
+          cwd: root,
+          env: {
+            ...isolationEnv({ home: scratch, tmp: scratch }),
+            XDG_CACHE_HOME: cache,
+            ...COPILOT_QUIET_ENV,
+          },
+        },
+      ],
+      { timeoutMs: 120_000, sweepHome: scratch },
+    )
   } finally {
     await rm(scratch, { recursive: true, force: true })
   }
@@ -90,7 +103,7 @@ export const copilotAdapter: HarnessAdapter = {
       harness: 'copilot',
       package: PACKAGE,
       resolveBin: (root) => copilotBinary(root, hostTarget()),
-      afterInstall: (root) => warmCopilotCache(root, copilotBinary(root, hostTarget())),
+      afterInstall: (root, sandbox) => warmCopilotCache(root, copilotBinary(root, hostTarget()), sandbox),
     },
     { ...COPILOT_QUIET_ENV },
   ),
@@ -131,7 +144,7 @@ export async function readCopilotSessionEvents(home: string): Promise<Record<str
   const dir = path.join(home, '.copilot', 'session-state')
   const out: Record<string, unknown>[] = []
   for (const s of await sortedEntries(dir)) {
-    const text = await readFile(path.join(dir, s, 'events.jsonl'), 'utf8').catch(() => '')
+    const text = await readBack(path.join(dir, s, 'events.jsonl'), home).catch(() => '')
     out.push(...parseJsonLines(text).events)
   }
   return out

@@ -1,6 +1,7 @@
-import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../errors.js'
+import { readBack } from '../sandbox/read-back.js'
 
 /**
  * Resolve `rel` inside `root`, refusing anything that would land outside it (absolute paths, `..`).
@@ -54,11 +55,13 @@ export async function writeCellFiles(
 }
 
 /**
- * A JSON file a harness wrote during the attempt (a usage report, a trajectory), parsed; null when it
- * is missing or not JSON (a run killed mid-write), so the parser reports what the run left.
+ * A JSON file a harness wrote during the attempt (a usage report, a trajectory) under `within` (the
+ * attempt's home or TMPDIR), parsed; null when it is missing or not JSON (a run killed mid-write), so
+ * the parser reports what the run left, and when it is reached through a symbolic link (readBack:
+ * never a file of the action's user).
  */
-export async function readJsonOrNull(file: string): Promise<unknown> {
-  const text = await readFile(file, 'utf8').catch(() => null)
+export async function readJsonOrNull(file: string, within: string): Promise<unknown> {
+  const text = await readBack(file, within).catch(() => null)
   if (text === null) return null
   try {
     return JSON.parse(text)

@@ -64,7 +64,7 @@ export const hermesAdapter: HarnessAdapter = {
   },
 
   async parse(run, ctx) {
-    return parseHermesRun(run, await readJsonOrNull(hermesUsagePath(ctx)))
+    return parseHermesRun(run, await readJsonOrNull(hermesUsagePath(ctx), ctx.tmp))
   },
 }
 

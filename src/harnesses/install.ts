@@ -1,14 +1,16 @@
 import { existsSync } from 'node:fs'
-import { chmod, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
+import { chmod, copyFile, lstat, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { execa } from 'execa'
 import lockfile from 'proper-lockfile'
 import { HwError } from '../errors.js'
 import { EXACT_VERSION } from '../manifest/schema.js'
 import { toolEnv } from '../run/process.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { isolates, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { quotePath } from '../util/paths.js'
 import type { InstallContext, InstalledHarness } from './contract.js'
+import { npmCli, pythonRoots, resolveOnPath } from './install-tools.js'
 import type { HarnessName } from './names.js'
 
 /** Name of the file written last into an install folder; without it the install is redone. */
@@ -60,8 +62,11 @@ export interface NpmHarnessSpec {
   package: string
   /** Absolute path of the executable inside the install folder (JS entry or native binary). */
   resolveBin(root: string): string | Promise<string>
-  /** Fix-ups after npm (e.g. a vendored binary shipped without its execute bit). */
-  afterInstall?(root: string): Promise<void>
+  /**
+   * Fix-ups after npm (e.g. a vendored binary shipped without its execute bit). `sandbox`: the run's
+   * backend, for a fix-up that runs the package's own code (it must run in a sandbox of it).
+   */
+  afterInstall?(root: string, sandbox?: SandboxBackend): Promise<void>
 }
 
 /** Options of the npm/pip runs, for tests (a local registry) and unusual machines. */
@@ -77,9 +82,11 @@ export interface InstallOptions {
  * reuse it afterwards. Concurrent legs installing the same package wait on a lock file
  * (`<dir>.lock`, refreshed while held, stale after 60 s so a killed install is taken over); the marker
  * file `.hw-installed.json` is written last, so a half-finished install is wiped and redone.
- * npm runs with an allowlisted environment (toolEnv: never the runner's secrets), HOME set to a scratch
- * folder (OpenCode's postinstall writes into HOME), the user's
- * `~/.npmrc` still applied, and a download cache shared in `<cacheDir>/.npm`.
+ * npm runs as a job of the run's sandbox (`ctx.sandbox`; under `namespace+uid` as the slot's user, so
+ * no install script of the dependency tree can read the action's `/proc/<pid>/environ` or files) with
+ * an allowlisted environment (toolEnv: never the runner's secrets), HOME set to a scratch folder
+ * (OpenCode's postinstall writes into HOME) holding a copy of the user's `~/.npmrc`, and a download
+ * cache shared in `<cacheDir>/.npm` (see runNpmInstall). A cached install runs nothing.
  * Throws HwError `install_failed` (npm failed, or the expected executable is missing afterwards).
  */
 export async function installNpm(
@@ -110,54 +117,31 @@ export async function installNpm(
       await writeFile(path.join(root, 'package.json'), '{ "name": "hw-harness-install", "private": true }\n')
     }
     const scratchHome = path.join(root, '.install-home')
-    await mkdir(scratchHome, { recursive: true })
-    const userNpmrc = path.join(os.homedir(), '.npmrc')
-    const args = [
-      'install',
-      '--prefix',
-      root,
-      '--no-save',
-      '--no-audit',
-      '--no-fund',
-      '--no-update-notifier',
-      '--loglevel=error',
-      ...(opts.npmArgs ?? []),
-      `${spec.package}@${version}`,
-    ]
-    const env: Record<string, string> = {
-      HOME: scratchHome,
-      npm_config_cache: path.join(ctx.cacheDir, '.npm'),
-      ...(process.env.npm_config_registry ? { npm_config_registry: process.env.npm_config_registry } : {}),
-      ...(existsSync(userNpmrc) ? { npm_config_userconfig: userNpmrc } : {}),
-    }
-    // An explicit allowlist (toolEnv): install scripts of the harness's dependency tree never see the
-    // runner's environment (provider keys, GitHub and Actions tokens).
-    const r = await execa('npm', args, {
-      env: toolEnv(process.env, env),
-      extendEnv: false,
-      reject: false,
-      all: true,
-      cwd: root,
-      stdin: 'ignore',
-    })
-    if (r.exitCode === undefined) {
+    const r = await runNpmInstall(spec.package, version, root, scratchHome, ctx, opts)
+    if (r.spawnError || (r.exitCode === 127 && /No such file or directory/.test(r.output))) {
       throw new HwError('install_failed', `cannot run npm to install ${spec.package}@${version}`, {
-        details: [r.shortMessage ?? r.message ?? 'npm not found'],
+        details: [r.spawnError ?? tail(r.output, 3).join(' ')],
         help: 'npm harnesses install with npm: put Node.js (with npm) on PATH',
       })
+    }
+    if (r.timedOut || r.aborted) {
+      throw new HwError(
+        'install_failed',
+        `npm install ${spec.package}@${version} ${r.aborted ? 'was stopped' : `timed out after ${INSTALL_TIMEOUT_MS / 60_000} min`}`,
+        { details: tail(r.output, 12) },
+      )
     }
     if (r.exitCode !== 0) {
       throw new HwError(
         'install_failed',
-        `npm install ${spec.package}@${version} failed (exit ${r.exitCode})`,
+        `npm install ${spec.package}@${version} failed (exit ${r.exitCode ?? r.signal})`,
         {
-          details: tail(r.all ?? '', 12),
+          details: tail(r.output, 12),
           help: `check that version ${version} exists (npm view ${spec.package} versions) and that the npm registry is reachable`,
         },
       )
     }
-    await rm(scratchHome, { recursive: true, force: true })
-    if (spec.afterInstall) await spec.afterInstall(root)
+    if (spec.afterInstall) await spec.afterInstall(root, ctx.sandbox)
     const bin = await spec.resolveBin(root)
     if (!existsSync(bin)) {
       throw new HwError('install_failed', `${spec.package}@${version} installed, but ${bin} is missing`, {
@@ -174,6 +158,73 @@ export async function installNpm(
   }
 }
 
+/** Limit of one npm or pip run (the whole dependency tree), milliseconds. */
+export const INSTALL_TIMEOUT_MS = 30 * 60_000
+
+/**
+ * `npm install <package>@<version> --prefix <root>` as a sandbox job of the run's backend: npm is
+ * started with this process's Node (npmCli) and sees, writable, only the install folder and the shared
+ * download cache `<cacheDir>/.npm`, with HOME a scratch folder inside the install folder holding a copy
+ * of the user's `~/.npmrc` (registry settings; never the runner's environment). Under an isolating
+ * backend the download cache is locked for the run (`<cacheDir>/.npm.lock`, outside what the sandbox may
+ * write) because it is handed to one sandbox user at a time. The scratch home is removed afterwards.
+ */
+async function runNpmInstall(
+  pkg: string,
+  version: string,
+  root: string,
+  scratchHome: string,
+  ctx: InstallContext,
+  opts: InstallOptions,
+): Promise<JobRun> {
+  const npmCache = path.join(ctx.cacheDir, '.npm')
+  await mkdir(scratchHome, { recursive: true })
+  await mkdir(npmCache, { recursive: true })
+  const userNpmrc = path.join(os.homedir(), '.npmrc')
+  const npmrc = path.join(scratchHome, '.npmrc')
+  if (existsSync(userNpmrc)) await copyFile(userNpmrc, npmrc)
+  else await writeFile(npmrc, '')
+  const npm = npmCli(process.env.PATH)
+  const nodeDir = path.dirname(process.execPath)
+  const env = toolEnv(process.env, {
+    HOME: scratchHome,
+    // Install scripts run `node`: the same Node as this process comes first.
+    PATH: [nodeDir, process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'].join(path.delimiter),
+    npm_config_cache: npmCache,
+    npm_config_userconfig: npmrc,
+    npm_config_update_notifier: 'false',
+    ...(process.env.npm_config_registry ? { npm_config_registry: process.env.npm_config_registry } : {}),
+    ...(isolates(ctx.sandbox) ? { TMPDIR: '/tmp' } : {}),
+  })
+  const args = [
+    ...npm.args,
+    'install',
+    '--prefix',
+    root,
+    '--no-save',
+    '--no-audit',
+    '--no-fund',
+    '--no-update-notifier',
+    '--loglevel=error',
+    ...(opts.npmArgs ?? []),
+    `${pkg}@${version}`,
+  ]
+  const release = isolates(ctx.sandbox) ? await acquire(npmCache, 'the npm download cache', ctx) : null
+  try {
+    const [r] = await runSandboxJob(
+      ctx.sandbox,
+      { writable: [root, npmCache], readOnly: [nodeDir, ...(npm.root ? [npm.root] : [])] },
+      [{ command: npm.command, args, cwd: root, env }],
+      { timeoutMs: INSTALL_TIMEOUT_MS, signal: ctx.signal, sweepHome: scratchHome },
+    )
+    if (!r) throw new Error('npm did not run')
+    return r
+  } finally {
+    await release?.()
+    await rm(scratchHome, { recursive: true, force: true })
+  }
+}
+
 /** How an adapter installs a Python harness into a virtualenv in the cache. */
 export interface PipHarnessSpec {
   harness: HarnessName
@@ -185,7 +236,8 @@ export interface PipHarnessSpec {
 
 /**
  * Install a Python harness with `python3 -m venv <dir>/venv && <dir>/venv/bin/pip install <pkg>==<version>`,
- * with the same cache folder, lock and marker rules as {@link installNpm}. Throws HwError
+ * with the same cache folder, lock, marker and sandbox rules as {@link installNpm} (venv and pip run in
+ * one sandbox job; the install folder is its only writable folder). Throws HwError
  * `install_failed` when python3 is missing or pip cannot reach PyPI (the message says which).
  */
 export async function installPip(
@@ -209,24 +261,8 @@ export async function installPip(
     await rm(root, { recursive: true, force: true })
     await mkdir(root, { recursive: true })
     const python = opts.python ?? 'python3'
-    const pyEnv = toolEnv(process.env, { HOME: path.join(root, '.install-home') })
-    const venv = await execa(python, ['-m', 'venv', path.join(root, 'venv')], {
-      env: pyEnv,
-      extendEnv: false,
-      reject: false,
-      all: true,
-    })
-    if (venv.exitCode !== 0) {
-      throw new HwError(
-        'install_failed',
-        `cannot create a Python virtualenv for ${spec.harness} with ${python}`,
-        {
-          details: tail(venv.all ?? '', 6),
-          help: `${spec.harness} is a Python program: install Python 3.12+ with the venv module`,
-        },
-      )
-    }
-    const pip = path.join(root, 'venv', 'bin', 'pip')
+    const scratchHome = path.join(root, '.install-home')
+    await mkdir(scratchHome, { recursive: true })
     const pipArgs = [
       'install',
       '--disable-pip-version-check',
@@ -237,22 +273,40 @@ export async function installPip(
       ...(opts.pipArgs ?? []),
       `${spec.package}==${version}`,
     ]
-    const r = await execa(pip, pipArgs, {
-      env: pyEnv,
-      extendEnv: false,
-      reject: false,
-      all: true,
-      stdin: 'ignore',
+    const pyEnv = toolEnv(process.env, {
+      HOME: scratchHome,
+      ...(isolates(ctx.sandbox) ? { TMPDIR: '/tmp' } : {}),
     })
-    if (r.exitCode !== 0) {
-      const out = r.all ?? ''
+    const interpreter = resolveOnPath(python)
+    // venv and pip (setup.py and build backends of the whole dependency tree) run in the run's sandbox.
+    const [venv, r] = await runSandboxJob(
+      ctx.sandbox,
+      { writable: [root], readOnly: pythonRoots(interpreter) },
+      [
+        { command: interpreter, args: ['-m', 'venv', path.join(root, 'venv')], cwd: root, env: pyEnv },
+        { command: path.join(root, 'venv', 'bin', 'pip'), args: pipArgs, cwd: root, env: pyEnv },
+      ],
+      { timeoutMs: INSTALL_TIMEOUT_MS, signal: ctx.signal, sweepHome: scratchHome },
+    ).finally(() => rm(scratchHome, { recursive: true, force: true }))
+    if (venv?.exitCode !== 0) {
+      throw new HwError(
+        'install_failed',
+        `cannot create a Python virtualenv for ${spec.harness} with ${python}`,
+        {
+          details: venv ? [...(venv.spawnError ? [venv.spawnError] : []), ...tail(venv.output, 6)] : [],
+          help: `${spec.harness} is a Python program: install Python 3.12+ with the venv module`,
+        },
+      )
+    }
+    if (r?.exitCode !== 0) {
+      const out = r?.output ?? ''
       const unreachable =
         /connection|resolve|network|timed out|Temporary failure|No matching distribution/i.test(out)
       throw new HwError(
         'install_failed',
         unreachable
           ? `PyPI not reachable (or ${spec.package}==${version} not found): pip install failed for ${spec.harness}`
-          : `pip install ${spec.package}==${version} failed (exit ${r.exitCode})`,
+          : `pip install ${spec.package}==${version} failed (${r?.timedOut ? 'timed out' : `exit ${r?.exitCode ?? r?.signal}`})`,
         {
           details: tail(out, 8),
           help: `${spec.harness} installs from PyPI: run where pypi.org is reachable, or pre-install it into ${root}/venv`,

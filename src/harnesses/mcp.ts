@@ -1,6 +1,6 @@
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml, stringify as toToml } from 'smol-toml'
+import { readBack } from '../sandbox/read-back.js'
 import type { AttemptContext, Invocation } from './contract.js'
 import { jsonFile, writeInside } from './files.js'
 import type { HarnessName } from './names.js'
@@ -62,9 +62,12 @@ export function withLeadingFlags(inv: Invocation, flags: string[]): Invocation {
 
 const mcpTransport = (e: BridgeEndpoint): BridgeTransport => (e.kind === 'stdio' ? 'mcp-stdio' : 'mcp-http')
 
-/** Read a JSON object file the adapter wrote (or `{}` when absent), for merging a server entry in. */
-async function readJsonObject(file: string): Promise<Record<string, unknown>> {
-  const text = await readFile(file, 'utf8').catch(() => null)
+/**
+ * Read a JSON object file the adapter wrote under `home` (or `{}` when absent), for merging a server
+ * entry in; a harness's earlier turn may have replaced it, so never through a symbolic link (readBack).
+ */
+async function readJsonObject(file: string, home: string): Promise<Record<string, unknown>> {
+  const text = await readBack(file, home).catch(() => null)
   if (text === null) return {}
   const v: unknown = JSON.parse(text)
   return v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {}
@@ -77,7 +80,7 @@ async function mergeJson(
   entry: Record<string, unknown>,
 ): Promise<string> {
   const file = path.join(home, rel)
-  const doc = await readJsonObject(file)
+  const doc = await readJsonObject(file, home)
   const servers = (doc[key] && typeof doc[key] === 'object' ? doc[key] : {}) as Record<string, unknown>
   doc[key] = { ...servers, [BRIDGE_SERVER]: entry }
   return writeInside(home, rel, jsonFile(doc))
@@ -125,7 +128,7 @@ const codexRecipe: McpRecipe = {
   toolName: (tool) => ({ name: tool, namespace: `mcp__${BRIDGE_SERVER}` }),
   async wire(inv, ctx, e) {
     const file = path.join(ctx.home, '.codex', 'config.toml')
-    const text = await readFile(file, 'utf8').catch(() => '')
+    const text = await readBack(file, ctx.home).catch(() => '')
     const doc = parseToml(text) as Record<string, unknown>
     const servers = (doc.mcp_servers ?? {}) as Record<string, unknown>
     // Codex 0.171 treats an MCP server as optional by default and sends the first request once a short

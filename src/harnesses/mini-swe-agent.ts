@@ -88,7 +88,7 @@ export const miniSweAgentAdapter: HarnessAdapter = {
   },
 
   async parse(run, ctx) {
-    return parseMiniTrajectory(run, await readJsonOrNull(miniTrajectoryPath(ctx)))
+    return parseMiniTrajectory(run, await readJsonOrNull(miniTrajectoryPath(ctx), ctx.tmp))
   },
 }
 

@@ -1,3 +1,4 @@
+import type { SandboxBackend } from '../sandbox/contract.js'
 import type { HarnessAdapter, InstallContext, InstalledHarness } from './contract.js'
 import { type InstallOptions, installNpm, type NpmHarnessSpec } from './install.js'
 import { probeCliVersion } from './probe.js'
@@ -10,7 +11,7 @@ export function launch(installed: InstalledHarness, args: string[]): { command: 
 
 /**
  * `install` and `probeVersion` of an npm harness from its spec: install into the shared cache, then
- * ask the CLI itself for `--version` in an isolated environment (with the harness's quieting variables,
+ * ask the CLI itself for `--version` in the run's sandbox with an isolated environment (with the harness's quieting variables,
  * so the probe makes no network call either).
  */
 export function npmLifecycle(
@@ -20,9 +21,9 @@ export function npmLifecycle(
 ): Pick<HarnessAdapter, 'install' | 'probeVersion'> {
   return {
     install: (version: string, ctx: InstallContext) => installNpm(spec, version, ctx, opts),
-    probeVersion: async (installed: InstalledHarness) => {
+    probeVersion: async (installed: InstalledHarness, sandbox?: SandboxBackend) => {
       const { command, args } = launch(installed, [])
-      return probeCliVersion(command, args, probeEnv)
+      return probeCliVersion(command, args, probeEnv, undefined, { sandbox, readOnly: [installed.root] })
     },
   }
 }

@@ -1,6 +1,7 @@
-import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { stringify as toToml } from 'smol-toml'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { readBack } from '../sandbox/read-back.js'
 import type {
   AttemptContext,
   HarnessAdapter,
@@ -75,9 +76,13 @@ export const openhandsAdapter: HarnessAdapter = {
       : installPip({ harness: 'openhands', package: 'openhands-ai', script: 'python' }, version, ctx)
   },
 
-  async probeVersion(installed: InstalledHarness) {
-    if (openhandsGeneration(installed.version) === 'cli') return probeCliVersion(installed.bin, [])
-    return probeCliVersion(installed.bin, ['-c', 'import openhands; print(openhands.__version__)'], {}, [])
+  async probeVersion(installed: InstalledHarness, sandbox?: SandboxBackend) {
+    const box = { sandbox, readOnly: [installed.root] }
+    if (openhandsGeneration(installed.version) === 'cli') {
+      return probeCliVersion(installed.bin, [], {}, undefined, box)
+    }
+    const code = ['-c', 'import openhands; print(openhands.__version__)']
+    return probeCliVersion(installed.bin, code, {}, [], box)
   },
 
   async prepare(installed, ctx) {
@@ -103,7 +108,7 @@ export const openhandsAdapter: HarnessAdapter = {
   },
 
   async parse(run, ctx) {
-    const trajectoryText = await readFile(openhandsTrajectoryPath(ctx), 'utf8').catch(() => null)
+    const trajectoryText = await readBack(openhandsTrajectoryPath(ctx), ctx.tmp).catch(() => null)
     if (trajectoryText !== null) {
       let events: unknown = null
       try {
@@ -122,7 +127,7 @@ export async function readOpenhandsStates(home: string): Promise<unknown[]> {
   const dir = path.join(home, '.openhands', 'conversations')
   const states: unknown[] = []
   for (const id of await sortedEntries(dir)) {
-    const text = await readFile(path.join(dir, id, 'base_state.json'), 'utf8').catch(() => null)
+    const text = await readBack(path.join(dir, id, 'base_state.json'), home).catch(() => null)
     if (text === null) continue
     try {
       states.push(JSON.parse(text))

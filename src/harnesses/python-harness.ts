@@ -1,4 +1,5 @@
 import path from 'node:path'
+import type { SandboxBackend } from '../sandbox/contract.js'
 import type { HarnessAdapter, InstallContext, InstalledHarness } from './contract.js'
 import { type InstallOptions, installPip, type PipHarnessSpec } from './install.js'
 import { probeCliVersion } from './probe.js'
@@ -10,7 +11,7 @@ export function venvBin(installed: InstalledHarness): string {
 
 /**
  * `install` and `probeVersion` of a Python harness: `pip install <pkg>==<version>` into a venv in the
- * shared cache, then `<script> --version` in an isolated environment.
+ * shared cache, then `<script> --version` in the run's sandbox with an isolated environment.
  */
 export function pipLifecycle(
   spec: PipHarnessSpec,
@@ -19,6 +20,7 @@ export function pipLifecycle(
 ): Pick<HarnessAdapter, 'install' | 'probeVersion'> {
   return {
     install: (version: string, ctx: InstallContext) => installPip(spec, version, ctx, opts),
-    probeVersion: (installed: InstalledHarness) => probeCliVersion(installed.bin, [], probeEnv),
+    probeVersion: (installed: InstalledHarness, sandbox?: SandboxBackend) =>
+      probeCliVersion(installed.bin, [], probeEnv, undefined, { sandbox, readOnly: [installed.root] }),
   }
 }

@@ -16,10 +16,12 @@ import { diagnoseRun } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
 import type { Plan } from '../plan/schema.js'
 import { defaultRunId } from '../run/entry.js'
-import { runLeg } from '../run/leg.js'
+import { legWorkRoot, runLeg } from '../run/leg.js'
 import type { ProgressReporter } from '../run/progress.js'
 import type { LegRecord } from '../run/records.js'
 import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { chooseSandbox } from '../sandbox/select.js'
 import { strictJson } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
 
@@ -110,7 +112,9 @@ async function runLocked(
   if (plan.legs.length === 0) throw new HwError('plan_empty', 'no legs planned: nothing to run')
 
   const cacheDir = opts.cacheDir ?? defaultCacheDir(opts.env)
-  await installAll(loaded, cacheDir, opts.log, opts.signal)
+  // The same sandbox the legs use (chosen once per run): install scripts run in it too.
+  const sandbox = await chooseSandbox(m.sandbox, legWorkRoot(opts.workRoot))
+  await installAll(loaded, cacheDir, opts.log, opts.signal, sandbox.backend)
 
   const runId = defaultRunId(opts.env)
   const journalFile = path.join(opts.out, 'proxy-journal.jsonl')
@@ -296,13 +300,15 @@ async function moveAside(out: string, log: (line: string) => void): Promise<void
  * Install every harness the plan uses, one after another (before legs start in parallel). Logs
  * `<harness>@<version> cached at <folder>` for a finished install found in the cache (a fresh install
  * logs its own line with its time and size) and `<harness>@<version>: nothing to install` for a command
- * cell. Throws HwError `harness_not_runnable` / `install_failed` / `aborted`.
+ * cell. `sandbox`: the run's backend, in which installs run. Throws HwError `harness_not_runnable` /
+ * `install_failed` / `aborted`.
  */
 export async function installAll(
   loaded: LoadedManifest,
   cacheDir: string,
   log: (line: string) => void,
   signal?: AbortSignal,
+  sandbox?: SandboxBackend,
 ): Promise<void> {
   const seen = new Set<string>()
   for (const cell of loaded.manifest.cells) {
@@ -317,7 +323,7 @@ export async function installAll(
       })
     }
     const started = Date.now()
-    const installed = await adapterFor(cell.harness).install(cell.version, { cacheDir, log })
+    const installed = await adapterFor(cell.harness).install(cell.version, { cacheDir, log, sandbox, signal })
     // A fresh install logs its own "installed … in N s" line; a cached one is reported here.
     const marker = await readMarker(installed.root)
     if (!marker) log(`${key}: nothing to install`)

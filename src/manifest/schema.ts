@@ -376,6 +376,12 @@ export const SandboxSettingSchema = z.strictObject({
     .array(z.string().min(1))
     .default([])
     .describe('extra folders (relative to the manifest) harnesses may read in the sandbox, e.g. scripts'),
+  host_commands: z
+    .boolean()
+    .optional()
+    .describe(
+      "run benchmark.setup and benchmark.verifier.command as the action's own user, outside the sandbox (for graders that need the Docker socket): code they run could read the action's secrets",
+    ),
 })
 export type SandboxSetting = z.infer<typeof SandboxSettingSchema>
 

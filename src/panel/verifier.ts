@@ -1,7 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { runProcessGroup } from '../run/process.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { isolates, runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import type { Task } from './task.js'
 
 /** pass: graded solved; fail: graded not solved; error: the verifier could not grade; timeout: killed. */
@@ -28,6 +30,14 @@ export interface VerifierOptions {
   env?: Record<string, string>
   /** Aborting kills the verifier at once (the run was stopped). */
   signal?: AbortSignal
+  /**
+   * The run's sandbox backend: the verifier runs in a sandbox of it opened for the grading, with the
+   * workspace and the reward folder writable and tests/ read-only (under an isolating backend HOME is a
+   * fresh folder and TMPDIR the sandbox's /tmp). Absent: as the action's user (backend `none`).
+   */
+  sandbox?: SandboxBackend
+  /** More folders the verifier may read in the sandbox (the manifest's `sandbox.read_only`). */
+  readOnly?: string[]
 }
 
 /**
@@ -35,7 +45,8 @@ export interface VerifierOptions {
  * tests/test.sh + /logs/verifier/reward.txt contract, on the host without a container). The script sees
  * HW_TESTS_DIR (absolute tests/ folder), HW_WORKSPACE and HW_REWARD_FILE (a fresh path outside the
  * workspace where it may write a reward in 0..1), on top of `verifierBaseEnv` (an allowlist: no runner
- * secrets), the task's [verifier] env and `opts.env`. Verdict: a written reward decides (1 → pass, below →
+ * secrets), the task's [verifier] env and `opts.env`; it runs in a sandbox of `opts.sandbox`, since the
+ * code being graded runs under it. Verdict: a written reward decides (1 → pass, below →
  * fail, unreadable or out of range → error); otherwise exit 0 → pass, 126/127 (command not runnable or
  * not found) → error, other codes → fail; death by a signal → error; over the limit → timeout, with the
  * whole process group killed. Bytecode writing is switched off so grading leaves no files behind.
@@ -48,26 +59,44 @@ export async function runTaskVerifier(
   const rewardDir = await mkdtemp(path.join(os.tmpdir(), 'hw-reward-'))
   const rewardFile = path.join(rewardDir, 'reward.txt')
   try {
-    const run = await runProcessGroup('bash', [task.paths.testScript], {
-      cwd: workspace,
-      signal: opts.signal,
-      extendEnv: false,
-      env: {
-        ...verifierBaseEnv(process.env),
-        ...task.verifierEnv,
-        ...opts.env,
-        HW_TESTS_DIR: task.paths.tests,
-        HW_WORKSPACE: path.resolve(workspace),
-        HW_REWARD_FILE: rewardFile,
-        PYTHONDONTWRITEBYTECODE: '1',
+    const home = path.join(rewardDir, 'home')
+    await mkdir(home)
+    const [run] = await runSandboxJob(
+      opts.sandbox,
+      {
+        writable: [path.resolve(workspace), rewardDir],
+        readOnly: [task.paths.tests, ...(opts.readOnly ?? [])],
       },
-      timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
-      logFile: opts.logFile,
-    })
+      [
+        {
+          command: 'bash',
+          args: [task.paths.testScript],
+          cwd: workspace,
+          env: {
+            ...verifierBaseEnv(process.env),
+            // The runner's home and temporary folder are hidden in an isolating sandbox.
+            ...(isolates(opts.sandbox) ? { HOME: home, TMPDIR: '/tmp' } : {}),
+            ...task.verifierEnv,
+            ...opts.env,
+            HW_TESTS_DIR: task.paths.tests,
+            HW_WORKSPACE: path.resolve(workspace),
+            HW_REWARD_FILE: rewardFile,
+            PYTHONDONTWRITEBYTECODE: '1',
+          },
+        },
+      ],
+      {
+        timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
+        logFile: opts.logFile,
+        signal: opts.signal,
+      },
+    )
+    if (!run) throw new Error('the verifier did not start')
     const base = { exitCode: run.exitCode, durationMs: run.durationMs }
     if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: null }
-    if (run.spawnError) return { ...base, status: 'error', reward: null, reason: run.spawnError }
-    const written = await readFile(rewardFile, 'utf8').catch(() => null)
+    if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
+    if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
+    const written = await readBack(rewardFile).catch(() => null)
     if (written !== null) {
       const reward = parseReward(written)
       if (reward === null) {

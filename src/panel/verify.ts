@@ -3,7 +3,8 @@ import os from 'node:os'
 import path from 'node:path'
 import pLimit from 'p-limit'
 import { HwError } from '../errors.js'
-import { runProcessGroup } from '../run/process.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { isolates, runSandboxJob } from '../sandbox/job.js'
 import { builtinPanelsDir } from '../util/paths.js'
 import { verifyBridgeTask } from './bridge-verify.js'
 import { listTaskFolders } from './resolve.js'
@@ -38,6 +39,11 @@ export interface VerifyOptions {
   concurrency?: number
   /** Called when a task is done (for progress lines). */
   onTask?: (t: TaskVerification, done: number, total: number, durationMs: number) => void
+  /**
+   * Sandbox backend for solve.sh and the verifier (each run in a sandbox of it opened for the job, the
+   * workspace writable, the task's solution/ and tests/ read-only). Absent: as the action's user.
+   */
+  sandbox?: SandboxBackend
 }
 
 /** True when a task starts failing and passes with its solution. */
@@ -53,7 +59,8 @@ export function badTasks(v: PanelVerification): string[] {
 /**
  * Check that a task is gradable: copy environment/ into a fresh workspace and grade it (expect fail);
  * then, `repeat` times, copy again, run solution/solve.sh twice (it must be idempotent) with cwd = the
- * workspace and grade (expect pass). Workspaces are temp folders removed afterwards.
+ * workspace and grade (expect pass), each script in a sandbox of `opts.sandbox`. Workspaces are temp
+ * folders removed afterwards.
  */
 export async function verifyTask(task: Task, opts: VerifyOptions = {}): Promise<TaskVerification> {
   const ownLogs = opts.logsDir === undefined
@@ -63,7 +70,7 @@ export async function verifyTask(task: Task, opts: VerifyOptions = {}): Promise<
   try {
     if (task.kind === 'bridge') return await verifyBridgeTask(task, { repeat: opts.repeat, logsDir: logRoot })
     const start = await withWorkspace(task, (ws) =>
-      runTaskVerifier(task, ws, { logFile: path.join(logs, 'start.log') }),
+      runTaskVerifier(task, ws, { logFile: path.join(logs, 'start.log'), sandbox: opts.sandbox }),
     )
     const out: TaskVerification = { id: task.id, start: start.status, solution: 'missing' }
     if (start.status !== 'fail') {
@@ -79,7 +86,7 @@ export async function verifyTask(task: Task, opts: VerifyOptions = {}): Promise<
     const seen = new Set<string>()
     let why: string | null = null
     for (let i = 0; i < Math.max(1, opts.repeat ?? 1); i++) {
-      const r = await withWorkspace(task, (ws) => solveAndGrade(task, ws, logs))
+      const r = await withWorkspace(task, (ws) => solveAndGrade(task, ws, logs, opts.sandbox))
       seen.add(r.status)
       why ??= r.note
     }
@@ -99,24 +106,47 @@ async function solveAndGrade(
   task: Task,
   ws: string,
   logs: string,
+  sandbox: SandboxBackend | undefined,
 ): Promise<{ status: VerifierStatus; note: string | null }> {
   const solveLog = path.join(logs, 'solve.log')
-  for (const pass of ['first', 'second'] as const) {
-    const run = await runProcessGroup('bash', [task.paths.solveScript ?? ''], {
-      cwd: ws,
-      extendEnv: false,
-      env: { ...verifierBaseEnv(process.env), HW_WORKSPACE: ws },
-      timeoutMs: task.agentTimeoutS * 1000,
-      logFile: solveLog,
-    })
-    if (run.timedOut) return { status: 'error', note: `solve.sh timed out after ${task.agentTimeoutS} s` }
-    if (run.exitCode !== 0) {
-      const how = run.spawnError ?? (run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`)
-      const idem = pass === 'second' ? ' on its second run (it must be idempotent)' : ''
-      return { status: 'error', note: `solve.sh ${how}${idem}` }
+  const script = task.paths.solveScript ?? ''
+  // In an isolating sandbox the runner's home and temporary folder are hidden: a fresh HOME instead.
+  const home = await mkdtemp(path.join(os.tmpdir(), 'hw-solve-home-'))
+  try {
+    for (const pass of ['first', 'second'] as const) {
+      const [run] = await runSandboxJob(
+        sandbox,
+        { writable: [ws, home], readOnly: [path.dirname(script)] },
+        [
+          {
+            command: 'bash',
+            args: [script],
+            cwd: ws,
+            env: {
+              ...verifierBaseEnv(process.env),
+              ...(isolates(sandbox) ? { HOME: home, TMPDIR: '/tmp' } : {}),
+              HW_WORKSPACE: ws,
+            },
+          },
+        ],
+        { timeoutMs: task.agentTimeoutS * 1000, logFile: solveLog },
+      )
+      if (!run) return { status: 'error', note: 'solve.sh did not start' }
+      if (run.timedOut) return { status: 'error', note: `solve.sh timed out after ${task.agentTimeoutS} s` }
+      if (run.exitCode !== 0) {
+        const how = run.spawnError
+          ? `bash: ${run.spawnError}`
+          : run.signal
+            ? `ended by ${run.signal}`
+            : `exited ${run.exitCode}`
+        const idem = pass === 'second' ? ' on its second run (it must be idempotent)' : ''
+        return { status: 'error', note: `solve.sh ${how}${idem}` }
+      }
     }
+  } finally {
+    await rm(home, { recursive: true, force: true })
   }
-  const graded = await runTaskVerifier(task, ws, { logFile: path.join(logs, 'solution.log') })
+  const graded = await runTaskVerifier(task, ws, { logFile: path.join(logs, 'solution.log'), sandbox })
   return { status: graded.status, note: graded.reason }
 }
 

@@ -141,9 +141,12 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
     async answer(session: AnalystSession): Promise<AnalystReply> {
       tries++
       await mkdir(dir, { recursive: true })
+      const sandbox = await chooseSandbox(m.sandbox, workRoot)
+      isolation = sandbox.backend.kind
       installed ??= await adapter.install(cell.version, {
         cacheDir: opts.cacheDir ?? defaultCacheDir(env),
         log: opts.log ?? (() => {}),
+        sandbox: sandbox.backend,
       })
       telemetry ??= await openRunTelemetry({
         manifest: m,
@@ -152,8 +155,6 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
         journalFile: path.join(dir, 'ledger.jsonl'),
         env,
       })
-      const sandbox = await chooseSandbox(m.sandbox, workRoot)
-      isolation = sandbox.backend.kind
       const attribution: Attribution = {
         experiment_id: m.experiment.id,
         run_id: opts.runId,

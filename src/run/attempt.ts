@@ -273,7 +273,7 @@ export async function runAttempt(
       )
       const deliverable: Deliverable =
         dirs && baseCommit
-          ? await collectDeliverable(dirs.workspace, baseCommit)
+          ? await collectDeliverable(dirs.workspace, baseCommit, leg.sandbox.backend)
           : { patch: '', bytes: 0, sha256: null, files_changed: 0, error: null }
       const patchFile = path.join(logs, 'patch.diff')
       await writeFile(patchFile, deliverable.patch)

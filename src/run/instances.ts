@@ -1,4 +1,5 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import type { CallSummary } from '../bridge/calls.js'
 import { HwError } from '../errors.js'
@@ -7,10 +8,13 @@ import { type BridgeTask, loadBridgeTask } from '../panel/bridge-task.js'
 import { expandTemplate, writePredictions } from '../panel/idlist.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { isolates, type JobLimits, type JobRun, runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
 import type { VerifierStatus } from './outcome.js'
-import { runProcessGroup } from './process.js'
+import { toolEnv } from './process.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
 
 /** The verifier's verdict on one attempt. */
@@ -71,6 +75,18 @@ export interface SourceOptions {
   setupTimeoutS: number
   /** Folder for cached starting states of task folders (one per instance, built on first use). */
   templatesDir: string
+  /**
+   * The run's sandbox backend: setup scripts and verifiers run in a sandbox of it opened for each job
+   * (as the attempts do). Absent: as the action's user with an allowlisted environment.
+   */
+  sandbox?: SandboxBackend
+  /** Extra folders jobs may read in the sandbox (the manifest's `sandbox.read_only`, absolute). */
+  readOnly?: string[]
+  /**
+   * `sandbox.host_commands`: `benchmark.setup` and `benchmark.verifier.command` run as the action's
+   * user (allowlisted environment) outside the sandbox, e.g. for a grader that needs Docker.
+   */
+  hostCommands?: boolean
 }
 
 /**
@@ -130,6 +146,8 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
           const r = await runTaskVerifier(task, dirs.workspace, {
             logFile: path.join(dirs.logsDir, 'verifier.log'),
             signal,
+            sandbox: opts.sandbox,
+            readOnly: opts.readOnly,
           })
           return {
             status: r.status,
@@ -175,19 +193,22 @@ async function runSetup(
     { instance, workspace: dirs.workspace, out: dirs.scratch, run_id: opts.runId },
     'benchmark.setup',
   )
-  const run = await runProcessGroup('bash', ['-c', script], {
-    cwd: process.cwd(),
+  const run = await runCommandJob(script, dirs, [], {}, opts, {
     timeoutMs: opts.setupTimeoutS * 1000,
     logFile: path.join(dirs.logsDir, 'setup.log'),
     signal,
   })
   if (run.timedOut) throw new Error(`setup timed out after ${opts.setupTimeoutS} s`)
+  if (run.aborted) throw new Error('setup stopped')
   if (run.exitCode !== 0) {
-    throw new Error(
-      `setup ${run.spawnError ?? (run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`)}`,
-    )
+    const how = run.spawnError
+      ? `bash: ${run.spawnError}`
+      : run.signal
+        ? `ended by ${run.signal}`
+        : `exited ${run.exitCode}`
+    throw new Error(`setup ${how}`)
   }
-  const prompt = await readFile(path.join(dirs.scratch, 'instruction.md'), 'utf8').catch(() => null)
+  const prompt = await readBack(path.join(dirs.scratch, 'instruction.md')).catch(() => null)
   if (prompt === null || prompt.trim() === '') {
     throw new Error('setup wrote no prompt: it must write the instruction to {out}/instruction.md')
   }
@@ -225,17 +246,19 @@ async function runCommandVerifier(
     'benchmark.verifier.command',
   )
   await mkdir(out, { recursive: true })
-  const run = await runProcessGroup('bash', ['-c', script], {
-    cwd: process.cwd(),
-    env: { HW_REWARD_FILE: rewardFile, HW_PATCH_FILE: patchFile, HW_WORKSPACE: dirs.workspace },
-    timeoutMs: v.timeout_s * 1000,
-    logFile: path.join(dirs.logsDir, 'verifier.log'),
-    signal,
-  })
+  const run = await runCommandJob(
+    script,
+    dirs,
+    [path.dirname(patchFile)],
+    { HW_REWARD_FILE: rewardFile, HW_PATCH_FILE: patchFile, HW_WORKSPACE: dirs.workspace },
+    opts,
+    { timeoutMs: v.timeout_s * 1000, logFile: path.join(dirs.logsDir, 'verifier.log'), signal },
+  )
   const base = { exitCode: run.exitCode, durationMs: run.durationMs }
   if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: `over ${v.timeout_s} s` }
-  if (run.spawnError) return { ...base, status: 'error', reward: null, reason: run.spawnError }
-  const written = await readFile(rewardFile, 'utf8').catch(() => null)
+  if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
+  if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
+  const written = await readBack(rewardFile).catch(() => null)
   if (written !== null) {
     const reward = parseReward(written)
     if (reward === null)
@@ -273,6 +296,62 @@ async function runCommandVerifier(
 }
 
 /**
+ * Run an id-list command (`benchmark.setup` or `benchmark.verifier.command`, already expanded) with
+ * `bash -c` from the current working directory, as a job of the run's sandbox: the attempt's workspace
+ * and scratch folder writable; the working directory (minus its `.git`, which may hold a checkout
+ * token), `readOnly` and the manifest's `sandbox.read_only` readable. The environment is the tool
+ * allowlist (toolEnv) plus `env`; in an isolating sandbox HOME is a fresh folder in the scratch folder
+ * and TMPDIR the sandbox's /tmp. The working directory is not exposed when it is `/`, a home folder
+ * or a temporary folder itself (that would show other attempts' files). With `opts.hostCommands` the
+ * command runs as the action's user (allowlisted environment).
+ */
+async function runCommandJob(
+  script: string,
+  dirs: SourceDirs,
+  readOnly: string[],
+  env: Record<string, string>,
+  opts: SourceOptions,
+  limits: JobLimits,
+): Promise<JobRun> {
+  const cwd = process.cwd()
+  const home = path.join(dirs.scratch, '.job-home')
+  await mkdir(home, { recursive: true })
+  const exposeCwd = ![
+    '/',
+    '/home',
+    '/root',
+    os.homedir(),
+    '/tmp',
+    '/var/tmp',
+    '/dev/shm',
+    os.tmpdir(),
+  ].includes(cwd)
+  const sandbox = opts.hostCommands ? undefined : opts.sandbox
+  const [run] = await runSandboxJob(
+    sandbox,
+    {
+      writable: [dirs.workspace, dirs.scratch],
+      readOnly: [...(exposeCwd ? [cwd] : []), ...readOnly, ...(opts.readOnly ?? [])],
+      masked: exposeCwd ? [path.join(cwd, '.git')] : [],
+    },
+    [
+      {
+        command: 'bash',
+        args: ['-c', script],
+        cwd,
+        env: toolEnv(process.env, {
+          ...(isolates(sandbox) ? { HOME: home, TMPDIR: '/tmp' } : {}),
+          ...env,
+        }),
+      },
+    ],
+    limits,
+  )
+  if (!run) throw new Error('the command did not start')
+  return run
+}
+
+/**
  * The instance's verdict in a SWE-bench run report (`*.json` with `resolved_ids`) under `dir`, or null
  * when no report names it. Source: swebench.harness.run_evaluation's make_run_report fields.
  */
@@ -287,7 +366,7 @@ export async function sweBenchVerdict(
     if (!(await stat(file)).isFile()) continue
     let report: Record<string, unknown>
     try {
-      report = JSON.parse(await readFile(file, 'utf8')) as Record<string, unknown>
+      report = JSON.parse(await readBack(file, dir)) as Record<string, unknown>
     } catch {
       continue
     }

@@ -97,6 +97,11 @@ export interface RunLegOptions {
   sandbox?: SandboxChoice
 }
 
+/** Where a leg's attempt folders go: `workRoot` (absolute), default `<tmpdir>/hw`; also the sandbox choice's key. */
+export function legWorkRoot(workRoot?: string): string {
+  return path.resolve(workRoot ?? path.join(os.tmpdir(), 'hw'))
+}
+
 /**
  * Run one leg (one cell on one shard) into `outDir`: attempts.jsonl, ledger.jsonl, leg.json and
  * logs/<instance>/<trial>-<attempt>/. Instances run in the plan's seeded order, each `trials` times
@@ -118,7 +123,13 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   const sel = selectLeg(loaded, opts.plan, opts.leg)
   const { plan, leg, cell, configHash } = sel
   const panel = await resolvePanel(m, loaded.dir, loaded.file, loaded.locate)
-  const workRoot = path.resolve(opts.workRoot ?? path.join(os.tmpdir(), 'hw'))
+  const workRoot = legWorkRoot(opts.workRoot)
+  const adapter = adapterFor(cell.harness)
+  const planCell = plan.cells.find((c) => c.id === cell.id)
+  const log = opts.log ?? (() => {})
+  // Chosen (and canary-checked) once per run, before anything of the leg starts.
+  const sandbox = opts.sandbox ?? (await chooseSandbox(m.sandbox, workRoot))
+  const readOnly = m.sandbox.read_only.map((p) => path.resolve(loaded.dir, p))
   const source = instanceSource({
     manifest: m,
     tasksDir: panel.tasksDir,
@@ -126,14 +137,17 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     label: cell.id,
     setupTimeoutS: Math.max(m.budgets.timeout_s, m.benchmark.verifier.timeout_s),
     templatesDir: path.join(workRoot, 't', randomBytes(6).toString('hex')),
+    // Setup scripts and verifiers run in the run's sandbox, like the attempts.
+    sandbox: sandbox.backend,
+    readOnly,
+    hostCommands: m.sandbox.host_commands === true,
   })
-  const adapter = adapterFor(cell.harness)
-  const planCell = plan.cells.find((c) => c.id === cell.id)
-  const log = opts.log ?? (() => {})
-  // Chosen (and canary-checked) once per run, before anything of the leg starts.
-  const sandbox = opts.sandbox ?? (await chooseSandbox(m.sandbox, workRoot))
-  const readOnly = m.sandbox.read_only.map((p) => path.resolve(loaded.dir, p))
   for (const note of sandbox.notes) log(`sandbox: ${note}`)
+  if (m.sandbox.host_commands && !isUnisolated(sandbox.backend.kind) && !panel.tasksDir) {
+    log(
+      "warning: sandbox.host_commands: benchmark.setup and benchmark.verifier.command run as the action's own user, outside the sandbox; code they run could read the action's secrets",
+    )
+  }
   if (isUnisolated(sandbox.backend.kind)) {
     if (!sandbox.notes.some((n) => n.includes(UNISOLATED_WARNING))) {
       log(`warning: sandbox ${sandbox.backend.kind}: ${UNISOLATED_WARNING}`)
@@ -227,8 +241,16 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     try {
       // Nothing left to run: no install (the loop below skips every pair).
       if (!nothingToRun) {
-        installed = await adapter.install(cell.version, { cacheDir: opts.cacheDir ?? defaultCacheDir(), log })
-        legRecord.harness_version_observed = await adapter.probeVersion(installed).catch(() => null)
+        // Install scripts and the version probe run in the run's sandbox, like the attempts.
+        installed = await adapter.install(cell.version, {
+          cacheDir: opts.cacheDir ?? defaultCacheDir(),
+          log,
+          sandbox: sandbox.backend,
+          signal: opts.signal,
+        })
+        legRecord.harness_version_observed = await adapter
+          .probeVersion(installed, sandbox.backend)
+          .catch(() => null)
       }
     } catch (e) {
       error = `install of ${cell.harness}@${cell.version} failed: ${messageOf(e).split('\n')[0]}`

@@ -1,8 +1,12 @@
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
-import { appendFile, mkdir, rm } from 'node:fs/promises'
+import { appendFile, mkdir, mkdtemp, rm } from 'node:fs/promises'
+import os from 'node:os'
 import path from 'node:path'
 import { promisify } from 'node:util'
+import type { SandboxBackend } from '../sandbox/contract.js'
+import { runSandboxJob } from '../sandbox/job.js'
+import { readBack } from '../sandbox/read-back.js'
 import { sha256 } from '../util/json.js'
 import type { IsolationDirs } from './env.js'
 
@@ -150,23 +154,39 @@ export interface Deliverable {
  * The deliverable as `git diff` against the baseline: `git add -A -f` first, so new and ignored files
  * count too, then `diff --cached --binary <base>` (commits the harness made are included, since the
  * index is compared with the baseline). Excludes nothing the harness wrote in the workspace.
+ * git runs as a job of `sandbox` (the run's backend): the harness could have set repository config
+ * that makes git run commands (`core.fsmonitor`, filter drivers), so under an isolating backend they
+ * run as the sandbox user, never as the action's. Without a backend, as the action's user.
  * Never throws: a failing git gives an empty deliverable with `error`.
  */
-export async function collectDeliverable(workspace: string, base: string): Promise<Deliverable> {
-  const opts = { cwd: workspace, env: gitEnv(), maxBuffer: 512 * 1024 * 1024, encoding: 'utf8' as const }
+export async function collectDeliverable(
+  workspace: string,
+  base: string,
+  sandbox?: SandboxBackend,
+): Promise<Deliverable> {
+  const outDir = await mkdtemp(path.join(os.tmpdir(), 'hw-diff-'))
+  const patchFile = path.join(outDir, 'patch.diff')
+  const flags = GIT_FLAGS.join(' ')
+  const diff = `-c core.quotepath=false diff --cached --binary --no-color --no-ext-diff ${base}`
   try {
-    await execFileP('git', [...GIT_FLAGS, 'add', '-A', '-f'], opts)
-    const diff = [
-      '-c',
-      'core.quotepath=false',
-      'diff',
-      '--cached',
-      '--binary',
-      '--no-color',
-      '--no-ext-diff',
-      base,
-    ]
-    const { stdout } = await execFileP('git', [...GIT_FLAGS, ...diff], opts)
+    if (!/^[0-9a-f]{4,64}$/.test(base)) throw new Error(`not a commit id: ${JSON.stringify(base)}`)
+    const [run] = await runSandboxJob(
+      sandbox,
+      { writable: [workspace, outDir], readOnly: [] },
+      [
+        {
+          command: 'sh',
+          args: ['-c', `git ${flags} add -A -f && git ${flags} ${diff} > "$1"`, 'hw-diff', patchFile],
+          cwd: workspace,
+          env: gitEnv(),
+        },
+      ],
+      { timeoutMs: 10 * 60_000 },
+    )
+    if (run?.exitCode !== 0) {
+      throw new Error(run?.output.trim().split('\n')[0] || run?.spawnError || 'git failed')
+    }
+    const stdout = await readBack(patchFile)
     const bytes = Buffer.byteLength(stdout)
     return {
       patch: stdout,
@@ -176,8 +196,9 @@ export async function collectDeliverable(workspace: string, base: string): Promi
       error: null,
     }
   } catch (e) {
-    const msg =
-      ((e as { stderr?: string }).stderr || (e as Error).message).trim().split('\n')[0] ?? 'git failed'
+    const msg = (e as Error).message.trim().split('\n')[0] || 'git failed'
     return { patch: '', bytes: 0, sha256: null, files_changed: 0, error: `git diff failed: ${msg}` }
+  } finally {
+    await rm(outDir, { recursive: true, force: true })
   }
 }

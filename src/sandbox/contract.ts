@@ -43,6 +43,11 @@ export interface SandboxSpec {
   writable: string[]
   /** Folders the processes may read (installed harness, tools); exposed read-only. */
   readOnly: string[]
+  /**
+   * Folders inside exposed ones to cover with an empty read-only folder (e.g. a checkout's `.git`,
+   * which may hold a token). Only isolating backends can; others ignore it.
+   */
+  masked?: string[]
 }
 
 /** Limits and output files of one exec (see HarnessRunOptions). */

@@ -3,9 +3,10 @@
  * HW_SB_* variables (the shell's environment is root's: the sandbox user cannot read it) and the
  * harness's complete environment and command line in "$@". It parks the folders to expose on a private
  * tmpfs, makes every real mount read-only, puts empty tmpfs over /tmp, /var/tmp, /dev/shm and the
- * hidden homes, puts the parked folders back (read-only ones read-only), then starts the harness as
- * the slot's user with no capabilities and no new privileges under `timeout -k`, and waits: when it
- * returns, the namespace ends and the kernel kills whatever the harness left.
+ * hidden homes, puts the parked folders back (read-only ones read-only), covers the masked folders
+ * (HW_SB_MASK, e.g. a checkout's .git inside an exposed folder) with an empty read-only tmpfs, then
+ * starts the harness as the slot's user with no capabilities and no new privileges under `timeout -k`,
+ * and waits: when it returns, the namespace ends and the kernel kills whatever the harness left.
  *
  * Every step refuses to run on an empty variable (`${X:?}`): this script must only ever run inside a
  * fresh mount namespace with its inputs set.
@@ -46,6 +47,10 @@ while IFS= read -r e; do
   mount --bind "$S/$n" "$p"
   case "$e" in ro:*) mount -o remount,bind,ro "$p";; esac
 done < "$S/expose"
+printf '%s\\n' "\${HW_SB_MASK:-}" > "$S/mask"
+while IFS= read -r h; do
+  if [ -n "$h" ] && [ -d "$h" ]; then mount -t tmpfs -o mode=0755,nosuid,nodev,ro hw "$h"; fi
+done < "$S/mask"
 umount -l "$S"
 cd "$HW_SB_CWD"
 set +e

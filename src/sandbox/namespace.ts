@@ -1,11 +1,11 @@
 import { existsSync } from 'node:fs'
-import { mkdir, open, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { killGroup, runHarnessProcess } from '../run/process.js'
 import type { ExecCommand, ExecLimits, Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
 import { NAMESPACE_SCRIPT } from './namespace-script.js'
 import { PRIV_ENV, type Privilege, runAsRoot, runAsRootSync } from './privileged.js'
+import { claimSlot, releaseSlot } from './slots.js'
 
 /** Tools recipe (a) needs (util-linux, coreutils, procps, passwd). */
 const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk']
@@ -24,49 +24,6 @@ interface SlotUser {
   name: string
   uid: number
   gid: number
-}
-
-/**
- * Slots in use by this process; a slot is also claimed on disk (`<tmp>/harness-watch-slots/<n>.pid`
- * holding our pid) so two Harness Watch processes on one machine never share a sandbox user (the
- * sweep of one would kill the other's harness).
- */
-const taken = new Set<number>()
-const slotDir = (): string => path.join(os.tmpdir(), 'harness-watch-slots')
-
-async function claimSlot(): Promise<number> {
-  await mkdir(slotDir(), { recursive: true })
-  for (let slot = 0; slot < 256; slot++) {
-    if (taken.has(slot)) continue
-    const file = path.join(slotDir(), `${slot}.pid`)
-    const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim())
-    if (holder && holder !== process.pid && alive(holder)) continue
-    await rm(file, { force: true })
-    try {
-      const fh = await open(file, 'wx')
-      await fh.writeFile(String(process.pid))
-      await fh.close()
-    } catch {
-      continue // another process took it between the read and the write
-    }
-    taken.add(slot)
-    return slot
-  }
-  throw new Error('no free sandbox slot (256 in use)')
-}
-
-async function releaseSlot(slot: number): Promise<void> {
-  taken.delete(slot)
-  await rm(path.join(slotDir(), `${slot}.pid`), { force: true })
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /** Users already looked up or made by this process, by slot. */
@@ -169,6 +126,7 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       const p = await priv()
       if (!p) throw new Error('the namespace sandbox needs root or passwordless sudo')
       const writable = spec.writable.map(checkPath)
+      const masked = (spec.masked ?? []).map(checkPath)
       const slot = await claimSlot()
       let user: SlotUser
       try {
@@ -193,7 +151,7 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
         kind: 'namespace+uid',
         root: writable[0] ?? '/',
         exec(cmd: ExecCommand, limits: ExecLimits) {
-          return runHarnessProcess(wrap(p, u, expose, cmd, limits), {
+          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits), {
             ...limits,
             // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
@@ -224,6 +182,7 @@ function wrap(
   p: Priv,
   user: SlotUser,
   expose: { mode: string; dir: string }[],
+  masked: string[],
   cmd: ExecCommand,
   limits: ExecLimits,
 ): ExecCommand {
@@ -232,6 +191,7 @@ function wrap(
     HW_SB_STASH: STASH,
     HW_SB_EXPOSE: expose.map((e) => `${e.mode}:${e.dir}`).join('\n'),
     HW_SB_HIDE: hiddenRoots().join('\n'),
+    HW_SB_MASK: masked.join('\n'),
     HW_SB_UID: String(user.uid),
     HW_SB_GID: String(user.gid),
     HW_SB_CWD: checkPath(cmd.cwd),

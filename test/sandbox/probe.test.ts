@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto'
-import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { execa } from 'execa'
@@ -60,15 +60,31 @@ function probeScript(checkout: string): string {
 interface ProbeRun {
   exitCode: number | undefined
   stdout: string
+  /** setup.log and verifier.log of the attempt (id-list runs: both hunt too). */
+  setupLog: string
+  verifierLog: string
+  stderr: string
   artifactHits: string[]
   isolation: unknown
   canary: unknown
   legIsolation: unknown
 }
 
-async function runProbe(backend: Isolation): Promise<ProbeRun> {
-  const checkout = path.join(fx.root, `checkout-${backend.replace('+', '-')}`)
+/**
+ * Run the probe harness through the real `run` command from a checkout holding a token. `idList`: an
+ * id-list panel whose `benchmark.setup` and `benchmark.verifier.command` (scripts of the checkout,
+ * named relative to it) run the same probe before and after the harness.
+ */
+async function runProbe(backend: Isolation, idList = false, hostCommands = false): Promise<ProbeRun> {
+  const tag = `${backend.replace('+', '-')}${idList ? '-ids' : ''}${hostCommands ? '-host' : ''}`
+  const checkout = path.join(fx.root, `checkout-${tag}`)
   mkdirSync(path.join(checkout, '.git'), { recursive: true })
+  writeFileSync(path.join(checkout, 'hunt.sh'), probeScript(checkout))
+  writeFileSync(
+    path.join(checkout, 'setup.sh'),
+    'bash ./hunt.sh\nprintf "hello\\n" > "$1/greet.txt"\nprintf "Greet.\\n" > "$2/instruction.md"\n',
+  )
+  writeFileSync(path.join(checkout, 'verify.sh'), 'bash ./hunt.sh\n')
   writeFileSync(
     path.join(checkout, '.git', 'config'),
     `[http "https://github.com/"]\n\textraheader = AUTHORIZATION: basic ${gitToken}\n`,
@@ -79,19 +95,34 @@ async function runProbe(backend: Isolation): Promise<ProbeRun> {
     version: '1.0.0',
     config: { command: 'bash "$HOME/probe.sh"', files: { 'probe.sh': probeScript(checkout) } },
   }
+  const panel = idList
+    ? {
+        panel: { source: 'inline', instances: ['probe-1'] },
+        benchmark: {
+          family: 'probe-ids',
+          revision: 'r1',
+          setup: 'bash setup.sh {workspace} {out}',
+          verifier: { kind: 'command', command: 'bash verify.sh', timeout_s: 30 },
+        },
+      }
+    : { panel: { source: 'tasks', path: './panel', instances: ['txt-greet'] } }
   const { file, plan } = await manifestAndPlan(
     fx,
     [cell],
     {
-      panel: { source: 'tasks', path: './panel', instances: ['txt-greet'] },
+      ...panel,
       retries: { max: 0, on: ['infra'], backoff_s: 0 },
-      sandbox: { backend, allow_unisolated: backend !== 'namespace+uid' },
+      sandbox: {
+        backend,
+        allow_unisolated: backend !== 'namespace+uid',
+        ...(hostCommands ? { host_commands: true } : {}),
+      },
     },
-    `probe-${backend.replace('+', '-')}.yml`,
+    `probe-${tag}.yml`,
   )
-  const planFile = path.join(fx.root, `plan-${backend.replace('+', '-')}.json`)
+  const planFile = path.join(fx.root, `plan-${tag}.json`)
   writeFileSync(planFile, JSON.stringify(plan))
-  const out = path.join(fx.root, 'out', `probe-${backend.replace('+', '-')}`)
+  const out = path.join(fx.root, 'out', `probe-${tag}`)
   const r = await execa(
     tsx,
     [entry, 'run', file, '--plan', planFile, '--leg', 'probe-s0', '--out', out, '--work-root', fx.work],
@@ -105,7 +136,10 @@ async function runProbe(backend: Isolation): Promise<ProbeRun> {
   )
   expect(r.stderr).not.toMatch(/^error:/m)
   const [record] = readAttempts(out)
-  const stdout = readFileSync(path.join(out, record?.logs_dir ?? 'missing', 'stdout.txt'), 'utf8')
+  const logs = path.join(out, record?.logs_dir ?? 'missing')
+  const stdout = readFileSync(path.join(logs, 'stdout.txt'), 'utf8')
+  const log = (name: string): string =>
+    existsSync(path.join(logs, name)) ? readFileSync(path.join(logs, name), 'utf8') : ''
   const artifactHits: string[] = []
   for (const rel of walk(out)) {
     let text: string
@@ -119,6 +153,9 @@ async function runProbe(backend: Isolation): Promise<ProbeRun> {
   return {
     exitCode: r.exitCode,
     stdout,
+    stderr: r.stderr,
+    setupLog: log('setup.log'),
+    verifierLog: log('verifier.log'),
     artifactHits,
     isolation: record?.isolation,
     canary: record?.canary,
@@ -171,4 +208,58 @@ describe('probe harness: no secret reaches third-party code', () => {
       expect(r.canary).toBe(backend === 'none' ? 'skipped' : 'exposed')
     }, 120_000)
   }
+
+  it('namespace+uid: an id-list setup and command verifier (scripts of the checkout) read none of the sentinels', async (ctx) => {
+    if (!nsProbe.ok) {
+      ctx.skip(`namespace+uid is not available here: ${nsProbe.reason}`)
+      return
+    }
+    const r = await runProbe('namespace+uid', true)
+    expect(r.exitCode).toBe(0)
+    for (const [name, text] of [
+      ['setup', r.setupLog],
+      ['verifier', r.verifierLog],
+      ['harness', r.stdout],
+    ] as const) {
+      expect(text, name).toContain('PROBE-END')
+      expect(text, name).not.toContain('uid=0')
+      expect(Number(/PROBE-READ (\d+)/.exec(text)?.[1]), name).toBeGreaterThanOrEqual(2)
+      expect(text, name).not.toMatch(/PARENT (?!1\b)\d{3,}/)
+      for (const s of all) expect(text, name).not.toContain(s)
+    }
+    // The setup ran from the checkout (its scripts named relative to it) and prepared the workspace.
+    expect(r.stdout).toContain('PROBE-START')
+    expect(r.artifactHits).toEqual([])
+    expect(r).toMatchObject({ isolation: 'namespace+uid', legIsolation: 'namespace+uid' })
+  }, 120_000)
+
+  it('env-only: the same id-list setup and verifier find the sentinels (the probe works there)', async () => {
+    const r = await runProbe('env-only', true)
+    expect(r.exitCode).toBe(0)
+    for (const [name, text] of [
+      ['setup', r.setupLog],
+      ['verifier', r.verifierLog],
+    ] as const) {
+      expect(text, name).toContain('PROBE-END')
+      for (const s of Object.values(secrets)) expect(text, name).toContain(s)
+      expect(text, name).toContain(gitToken)
+      expect(text, name).toContain(homeSecret)
+    }
+  }, 120_000)
+
+  it('namespace+uid with sandbox.host_commands: setup and verifier run as the action user (and say so); the harness stays isolated', async (ctx) => {
+    if (!nsProbe.ok) {
+      ctx.skip(`namespace+uid is not available here: ${nsProbe.reason}`)
+      return
+    }
+    const r = await runProbe('namespace+uid', true, true)
+    expect(r.exitCode).toBe(0)
+    expect(r.stderr).toContain('warning: sandbox.host_commands')
+    for (const text of [r.setupLog, r.verifierLog]) {
+      expect(text).toContain(`uid=${process.getuid?.()}`)
+      for (const s of Object.values(secrets)) expect(text).toContain(s)
+    }
+    expect(r.stdout).toContain('PROBE-END')
+    for (const s of all) expect(r.stdout).not.toContain(s)
+  }, 120_000)
 })

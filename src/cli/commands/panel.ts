@@ -1,7 +1,11 @@
+import os from 'node:os'
+import path from 'node:path'
 import type { Command } from 'commander'
 import { EXIT, HwError } from '../../errors.js'
+import { SandboxSettingSchema } from '../../manifest/schema.js'
 import { importBfcl } from '../../panel/import/write.js'
 import { badTasks, isGood, type PanelVerification, resolvePanelDir, verifyPanel } from '../../panel/verify.js'
+import { chooseSandbox, type SandboxChoice } from '../../sandbox/select.js'
 
 interface VerifyFlags {
   json?: boolean
@@ -9,6 +13,7 @@ interface VerifyFlags {
   repeat: number
   concurrency: number
   logs?: string
+  sandbox: string
 }
 
 /** `harness-watch panel verify <panel-dir>`: every task must start failing and pass with its solution. */
@@ -25,8 +30,15 @@ export function registerPanel(program: Command): void {
     .option('--repeat <k>', 'apply and grade each solution k times; disagreement = flaky', positiveInt, 1)
     .option('--concurrency <n>', 'tasks checked at once', positiveInt, 2)
     .option('--logs <dir>', 'keep each task’s start/solve/solution logs in <dir>/<id>/')
+    .option(
+      '--sandbox <backend>',
+      'where solve.sh and the verifiers run: auto (namespace+uid when it works here, else env-only), namespace+uid (or fail), env-only, none',
+      'auto',
+    )
     .action(async (dirArg: string, flags: VerifyFlags) => {
       const dir = await resolvePanelDir(dirArg)
+      const sandbox = await verifySandbox(flags.sandbox)
+      process.stderr.write(`sandbox: ${sandbox.backend.kind}${sandbox.notes.map((n) => `; ${n}`).join('')}\n`)
       const only = flags.only
         ?.split(',')
         .map((s) => s.trim())
@@ -36,6 +48,7 @@ export function registerPanel(program: Command): void {
         repeat: flags.repeat,
         concurrency: flags.concurrency,
         logsDir: flags.logs,
+        sandbox: sandbox.backend,
         onTask: (t, done, total, ms) => {
           const mark = isGood(t) ? 'ok' : `BAD: ${t.note ?? ''}`
           process.stderr.write(
@@ -88,4 +101,23 @@ function positiveInt(v: string): number {
   const n = Number(v)
   if (!Number.isInteger(n) || n < 1) throw new HwError('usage', `expected a positive integer, got "${v}"`)
   return n
+}
+
+/**
+ * The sandbox of `panel verify --sandbox <backend>`: `auto` takes namespace+uid when it probes ok and
+ * passes its canary, else env-only (a panel author's own scripts; the line printed says which);
+ * `namespace+uid` fails closed. Throws HwError `bad_option` for an unknown name.
+ */
+async function verifySandbox(name: string): Promise<SandboxChoice> {
+  const parsed = SandboxSettingSchema.shape.backend.unwrap().safeParse(name)
+  if (!parsed.success) {
+    throw new HwError('bad_option', `--sandbox: unknown backend "${name}"`, {
+      help: 'use auto, namespace+uid, env-only or none',
+    })
+  }
+  const workRoot = path.join(os.tmpdir(), 'hw-verify')
+  return chooseSandbox(
+    { backend: parsed.data, allow_unisolated: parsed.data !== 'namespace+uid', read_only: [] },
+    workRoot,
+  )
 }
