@@ -4,7 +4,7 @@ import path from 'node:path'
 import pLimit from 'p-limit'
 import { HwError } from '../errors.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
-import { isolates, runSandboxJob } from '../sandbox/job.js'
+import { describeExit, isolates, runSandboxJob } from '../sandbox/job.js'
 import { builtinPanelsDir } from '../util/paths.js'
 import { verifyBridgeTask } from './bridge-verify.js'
 import { listTaskFolders } from './resolve.js'
@@ -134,11 +134,7 @@ async function solveAndGrade(
       if (!run) return { status: 'error', note: 'solve.sh did not start' }
       if (run.timedOut) return { status: 'error', note: `solve.sh timed out after ${task.agentTimeoutS} s` }
       if (run.exitCode !== 0) {
-        const how = run.spawnError
-          ? `bash: ${run.spawnError}`
-          : run.signal
-            ? `ended by ${run.signal}`
-            : `exited ${run.exitCode}`
+        const how = describeExit(run)
         const idem = pass === 'second' ? ' on its second run (it must be idempotent)' : ''
         return { status: 'error', note: `solve.sh ${how}${idem}` }
       }

@@ -9,7 +9,7 @@ import { expandTemplate, writePredictions } from '../panel/idlist.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
-import { isolates, type JobLimits, type JobRun, runSandboxJob } from '../sandbox/job.js'
+import { describeExit, isolates, type JobLimits, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { readBack } from '../sandbox/read-back.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
@@ -201,12 +201,7 @@ async function runSetup(
   if (run.timedOut) throw new Error(`setup timed out after ${opts.setupTimeoutS} s`)
   if (run.aborted) throw new Error('setup stopped')
   if (run.exitCode !== 0) {
-    const how = run.spawnError
-      ? `bash: ${run.spawnError}`
-      : run.signal
-        ? `ended by ${run.signal}`
-        : `exited ${run.exitCode}`
-    throw new Error(`setup ${how}`)
+    throw new Error(`setup ${describeExit(run)}`)
   }
   const prompt = await readBack(path.join(dirs.scratch, 'instruction.md')).catch(() => null)
   if (prompt === null || prompt.trim() === '') {

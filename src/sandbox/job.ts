@@ -27,6 +27,12 @@ export interface JobRun extends ExecResult {
   output: string
 }
 
+/** How a job's command failed, for a reason line: "bash: <spawn error>", "ended by SIGKILL" or "exited 3". */
+export function describeExit(run: Pick<ExecResult, 'spawnError' | 'signal' | 'exitCode'>): string {
+  if (run.spawnError) return `bash: ${run.spawnError}`
+  return run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`
+}
+
 /**
  * Run `cmds` one after another in one sandbox opened for this job with `spec`'s folders (writable
  * ones are handed to the sandbox user for the job and given back when it closes), stopping at the

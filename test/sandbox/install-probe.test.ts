@@ -17,6 +17,7 @@ import { installNpm, MARKER } from '../../src/harnesses/install.js'
 import type { Isolation } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 import { pidsWithCmdline } from '../run/fixture.js'
+import { sentinelHuntScript } from '../support/sentinel-hunt.js'
 import { type LocalRegistry, startRegistry } from './npm-registry.js'
 
 // Issue 11 point 1 for installs, version probes, reference solutions and verifiers: a probe npm
@@ -55,28 +56,7 @@ let task = ''
 
 /** The hunt, as a shell script: everything it reads goes to stdout. */
 function huntScript(): string {
-  return [
-    'echo "HUNT-START uid=$(id -u)"',
-    'n=0',
-    'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do',
-    '  if tr "\\0" "\\n" < "$f" 2>/dev/null; then n=$((n+1)); fi',
-    'done',
-    'echo "HUNT-READ $n"',
-    'p=$$',
-    'while [ "$p" -gt 1 ]; do',
-    '  echo "PARENT $p"',
-    '  tr "\\0" "\\n" < /proc/$p/environ 2>/dev/null',
-    '  tr "\\0" " " < /proc/$p/cmdline 2>/dev/null; echo',
-    "  p=$(awk '/^PPid:/{print $2}' /proc/$p/status 2>/dev/null || echo 0)",
-    '  [ -n "$p" ] || p=0',
-    'done',
-    `cat ${JSON.stringify(path.join(checkout, '.git', 'config'))} 2>/dev/null`,
-    `cat ${JSON.stringify(homeFile)} 2>/dev/null`,
-    `ls -la ${JSON.stringify(os.homedir())} /home 2>/dev/null`,
-    'env | sed "s/^/OWN /"',
-    'echo HUNT-END',
-    '',
-  ].join('\n')
+  return `${sentinelHuntScript('HUNT', { checkout, homeFile })}\n`
 }
 
 /** `--version` of the probe harness: 1.0.0 when its hunt saw no sentinel, 0.0.<distinct seen> otherwise. */

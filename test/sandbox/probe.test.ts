@@ -7,6 +7,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Isolation } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 import { manifestAndPlan, readAttempts, readLegJson, useRunFixture, walk } from '../run/fixture.js'
+import { sentinelHuntScript } from '../support/sentinel-hunt.js'
 
 // The sentinel-secret conformance suite (issue 11 point 1, design/sandbox.md §1): a probe "harness"
 // (a real `command` cell, run by the real `run` command in a child process whose environment holds
@@ -34,27 +35,7 @@ const all = [...Object.values(secrets), gitToken, homeSecret]
 
 /** The probe, written into the attempt's home by the cell (config.files) and run with bash. */
 function probeScript(checkout: string): string {
-  return [
-    'echo "PROBE-START uid=$(id -u)"',
-    'n=0',
-    'for f in /proc/[0-9]*/environ /proc/[0-9]*/cmdline; do',
-    '  if tr "\\0" "\\n" < "$f" 2>/dev/null; then n=$((n+1)); fi',
-    'done',
-    'echo "PROBE-READ $n"',
-    'p=$$',
-    'while [ "$p" -gt 1 ]; do',
-    '  echo "PARENT $p"',
-    '  tr "\\0" "\\n" < /proc/$p/environ 2>/dev/null',
-    '  tr "\\0" " " < /proc/$p/cmdline 2>/dev/null; echo',
-    "  p=$(awk '/^PPid:/{print $2}' /proc/$p/status 2>/dev/null || echo 0)",
-    '  [ -n "$p" ] || p=0',
-    'done',
-    `cat ${JSON.stringify(path.join(checkout, '.git', 'config'))} 2>/dev/null`,
-    `cat ${JSON.stringify(homeFile)} 2>/dev/null`,
-    `ls -la ${JSON.stringify(os.homedir())} /home 2>/dev/null`,
-    'env | sed "s/^/OWN /"',
-    'echo PROBE-END',
-  ].join('\n')
+  return sentinelHuntScript('PROBE', { checkout, homeFile })
 }
 
 interface ProbeRun {
