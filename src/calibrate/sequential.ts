@@ -1,4 +1,4 @@
-import { deficitAlternative, discordantLikelihoodRatio } from '../compare/stats/evalue.js'
+import { adaptiveAlternative, discordantLikelihoodRatio } from '../compare/stats/evalue.js'
 import { createRng, type SeededRng } from '../compare/stats/rng.js'
 import { fixedMcNemarPower } from './fixed-power.js'
 
@@ -6,8 +6,9 @@ import { fixedMcNemarPower } from './fixed-power.js'
  * Weeks, blocks and dollars the weekly e-value rule (detect/evidence.ts) needs compared with a
  * fixed-size test for the same α and power, by seeded simulation. A week runs the panel's n blocks
  * once; each block's two cells resolve independently with probabilities p and p − deficit.
- * - sequential: multiply the weeks' one-sided likelihood-ratio e-values at θ₁ of the declared
- *   threshold and stop when the product reaches 1/α. For a power target P the rule is truncated at
+ * - sequential: multiply the weeks' one-sided likelihood-ratio e-values, each at the θ₁ that the
+ *   declared threshold and the earlier weeks' discordance give (adaptiveAlternative), and stop when
+ *   the product reaches 1/α. For a power target P the rule is truncated at
  *   the first week K by which a share P of sequences has stopped; its cost is the mean of
  *   min(stopping week, K) — the expected sample size of a truncated sequential test.
  * - fixed: one exact one-sided McNemar at α on N weeks of blocks run once, N the smallest number of
@@ -70,16 +71,22 @@ function discordance(p: number, q: number): { pb: number; pc: number } {
 }
 
 /** Stopping week of each simulated sequence (Infinity: not within the horizon). */
-function stoppingWeeks(rng: SeededRng, o: SequentialOptions, q: number, theta1: number): number[] {
+function stoppingWeeks(rng: SeededRng, o: SequentialOptions, q: number): number[] {
   const { pb, pc } = discordance(o.resolveRate, q)
   const need = Math.log(1 / o.alpha) - 1e-12
   const out: number[] = []
   for (let s = 0; s < o.sims; s++) {
     let logE = 0
+    let discordant = 0
+    let blocks = 0
     let stop = Number.POSITIVE_INFINITY
     for (let w = 1; w <= o.horizonWeeks; w++) {
+      // The week's θ₁ from the earlier weeks only, as detect/evidence.ts sets it.
+      const theta1 = adaptiveAlternative(o.designDeficitPp, { discordant, blocks })
       const { b, c } = week(rng, o.blocksPerWeek, pb, pc)
       logE += discordantLikelihoodRatio(b, c, theta1).logE
+      discordant += b + c
+      blocks += o.blocksPerWeek
       if (logE >= need) {
         stop = w
         break
@@ -99,10 +106,9 @@ export function compareSequential(o: SequentialOptions): SequentialRow[] {
   if (!(q >= 0 && q <= 1)) throw new RangeError(`compareSequential: p − deficit = ${q} is not a rate`)
   for (const p of o.powers)
     if (!(p > 0 && p < 1)) throw new RangeError(`compareSequential: power target ${p} is not in (0, 1)`)
-  const theta1 = deficitAlternative(o.designDeficitPp)
   const rng = createRng(o.seed)
-  const h1 = stoppingWeeks(rng, o, q, theta1)
-  const h0 = stoppingWeeks(rng, o, o.resolveRate, theta1)
+  const h1 = stoppingWeeks(rng, o, q)
+  const h0 = stoppingWeeks(rng, o, o.resolveRate)
   const share = (xs: number[], k: number) => xs.filter((t) => t <= k).length / xs.length
   const dollars = (blocks: number) => (o.costPerBlock === null ? null : blocks * o.costPerBlock)
   // Fixed: powers of 1, 2, … weeks until every target is reached (or the horizon).

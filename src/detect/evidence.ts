@@ -1,5 +1,9 @@
 import type { Comparison } from '../compare/schema.js'
-import { discordantLikelihoodRatio } from '../compare/stats/evalue.js'
+import {
+  adaptiveAlternative,
+  deficitAlternative,
+  discordantLikelihoodRatio,
+} from '../compare/stats/evalue.js'
 import { comparisonKey } from './keys.js'
 import type { Decision, Evidence } from './schema.js'
 
@@ -7,7 +11,8 @@ import type { Decision, Evidence } from './schema.js'
  * Evidence accumulated across the weekly runs of one experiment (same panel, same cells) that the
  * treatment resolves fewer instances than the baseline. Each run contributes the one-sided
  * likelihood-ratio e-value of its own discordant pairs at the alternative θ₁ declared before that run
- * (compare/stats/evalue.ts: E = (2θ₁)^b·(2(1 − θ₁))^c, θ₁ from thresholds.resolved_deficit_pp). Under
+ * (compare/stats/evalue.ts: E = (2θ₁)^b·(2(1 − θ₁))^c; θ₁ from thresholds.resolved_deficit_pp and the
+ * earlier runs' discordance only, adaptiveAlternative — so it is fixed before the run's data). Under
  * H0 (no difference: every discordant pair is a fair coin) each run's e-value has expectation 1 given
  * the runs before, so the running product is a test martingale and, by Ville's inequality,
  * P(the product ever reaches 1/α) ≤ α — valid whenever one stops or continues. Weeks are never pooled:
@@ -23,6 +28,8 @@ export interface RunEvidence {
   c: number
   /** The alternative θ₁ in force when that run was made; absent in older records (then the current one). */
   theta?: number
+  /** Outcome-complete blocks of that run (the discordance that sets later runs' θ₁); absent in older records. */
+  blocks?: number
 }
 
 export interface EvidenceSoFar {
@@ -55,7 +62,14 @@ export function combineEvidence(runs: readonly RunEvidence[], alpha: number, the
     seen.add(r.run_id)
     const theta = r.theta ?? theta1
     const e = discordantLikelihoodRatio(r.b, r.c, theta)
-    out.push({ run_id: r.run_id, b: r.b, c: r.c, theta, log_e: e.logE })
+    out.push({
+      run_id: r.run_id,
+      b: r.b,
+      c: r.c,
+      theta,
+      ...(r.blocks === undefined ? {} : { blocks: r.blocks }),
+      log_e: e.logE,
+    })
     logE += e.logE
   }
   const threshold = 1 / alpha
@@ -70,15 +84,18 @@ export function combineEvidence(runs: readonly RunEvidence[], alpha: number, the
 
 /**
  * The decision's evidence so far: for each competitive comparison of `current`, the previous
- * decision's runs of that key (when given) followed by this run at `theta1`, counted once with the
- * counts of `current`: a recorded run of the same id is replaced, never counted twice. Pure.
+ * decision's runs of that key (when given) followed by this run, counted once with the counts of
+ * `current` (a recorded run of the same id is replaced, never counted twice), at the θ₁ that the
+ * threshold `deficitPp` and the earlier runs give (runs without recorded blocks, or with fewer blocks
+ * than discordant pairs, do not inform it). Pure.
  */
 export function evidenceFor(
   current: Comparison,
   previous: Decision | null,
   alpha: number,
-  theta1: number,
+  deficitPp: number,
 ): Evidence[] {
+  const floor = deficitAlternative(deficitPp)
   return current.comparisons.map((e) => {
     const key = comparisonKey(current.experiment_id, e.baseline, e.treatment)
     const recorded = previous?.evidence?.find((x) => x.key === key)?.runs ?? []
@@ -86,10 +103,22 @@ export function evidenceFor(
     // This run's counts always come from its own comparison: a record of the same run id (the run
     // passed as its own previous run, or a forged entry) is replaced, never trusted in its place.
     const before = recorded.filter((r) => r.run_id !== id)
+    // This run's θ₁ from the earlier runs' discordance only (runs that recorded their blocks).
+    const known = before.filter((r) => r.blocks !== undefined && r.b + r.c <= r.blocks)
+    const theta = adaptiveAlternative(deficitPp, {
+      discordant: known.reduce((s, r) => s + r.b + r.c, 0),
+      blocks: known.reduce((s, r) => s + r.blocks!, 0),
+    })
     const runs: RunEvidence[] = [
-      ...before.map(({ run_id, b, c, theta }) => ({ run_id, b, c, theta })),
-      { run_id: id, b: e.outcome.losses, c: e.outcome.wins, theta: theta1 },
+      ...before.map(({ run_id, b, c, theta, blocks }) => ({
+        run_id,
+        b,
+        c,
+        theta,
+        ...(blocks === undefined ? {} : { blocks }),
+      })),
+      { run_id: id, b: e.outcome.losses, c: e.outcome.wins, theta, blocks: e.outcome.n },
     ]
-    return { key, ...combineEvidence(runs, alpha, theta1) }
+    return { key, ...combineEvidence(runs, alpha, floor) }
   })
 }

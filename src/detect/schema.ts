@@ -226,6 +226,7 @@ export const EvidenceSchema = z.strictObject({
         .lt(1)
         .optional()
         .describe('the alternative θ₁ (share of discordant pairs baseline-only) declared for that run'),
+      blocks: Count.optional().describe('outcome-complete blocks of that run (sets later runs’ θ₁)'),
       log_e: z.number(),
     }),
   ),

@@ -2,7 +2,6 @@ import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
 import { type Comparison, ComparisonSchema } from '../compare/schema.js'
-import { deficitAlternative } from '../compare/stats/evalue.js'
 import { HwError } from '../errors.js'
 import { ManifestSchema } from '../manifest/schema.js'
 import { type Plan, PlanSchema } from '../plan/schema.js'
@@ -65,7 +64,7 @@ async function previousDecision(
 }
 /**
  * The previous decision must belong to the comparison beside it: same run id, and its evidence for
- * that run must hold the comparison's own discordant counts (b = losses, c = wins). Throws an Error
+ * that run must hold the comparison's own discordant counts (b = losses, c = wins) and blocks (n). Throws an Error
  * naming the first mismatch. Earlier runs cannot be checked here (their comparisons are not given).
  */
 function checkOwnRun(prev: Decision, cmp: Comparison): void {
@@ -81,6 +80,10 @@ function checkOwnRun(prev: Decision, cmp: Comparison): void {
     if (own.b !== e.outcome.losses || own.c !== e.outcome.wins)
       throw new Error(
         `its ${ev.key} counts for run ${quoted(cmp.run_id)} (b = ${own.b}, c = ${own.c}) are not the comparison's (b = ${e.outcome.losses}, c = ${e.outcome.wins})`,
+      )
+    if (own.blocks !== undefined && own.blocks !== e.outcome.n)
+      throw new Error(
+        `its ${ev.key} blocks for run ${quoted(cmp.run_id)} (${own.blocks}) are not the comparison's (${e.outcome.n})`,
       )
   }
 }
@@ -173,7 +176,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
     current.comparison,
     await previousDecision(opts.previous, decision, previous?.comparison),
     manifest.confirmation.alpha,
-    deficitAlternative(manifest.thresholds.resolved_deficit_pp),
+    manifest.thresholds.resolved_deficit_pp,
   )
   let confirmPlan: Plan | null = null
   let confirmPlanPath: string | null = null

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { fixedMcNemarPower, mcnemarCriticalB } from '../../src/calibrate/fixed-power.js'
 import { compareSequential, formatSequential } from '../../src/calibrate/sequential.js'
+import { adaptiveAlternative, deficitAlternative } from '../../src/compare/stats/evalue.js'
 import { mcnemarPOneSided } from '../../src/compare/stats/mcnemar.js'
 
 const base = {
@@ -86,19 +87,33 @@ describe('calibrate: weekly e-value rule vs a fixed-size test at the same α and
     expect(rows[0]!.saving).toBeNull()
   })
 
-  it('far from resolve rate ½ the declared θ₁ is conservative: the weekly rule needs more blocks than the fixed test', () => {
-    // at p = 0.12 a 10-point deficit makes θ = 0.12·0.98/(0.12·0.98 + 0.02·0.88) = 0.870, far above θ₁ = 0.599
+  it('far from resolve rate ½, θ₁ follows the earlier weeks’ discordance: the weekly rule saves at 90–95% power', () => {
+    // At p = 0.12 a 10-point deficit makes θ = 0.12·0.98/(0.12·0.98 + 0.02·0.88) = 0.870; the floor θ₁ 0.599
+    // needed 26–83% more blocks than the fixed test here. After the first week θ₁ comes from the
+    // discordance seen so far (about 0.75–0.8), so the rule needs fewer blocks at 90% and 95% power,
+    // still more at 80% (whole weeks: the fixed test needs only 6).
     const rows = compareSequential({
       ...base,
       blocksPerWeek: 16,
       resolveRate: 0.12,
       deficitPp: 10,
-      sims: 400,
     })
-    for (const r of rows) {
-      expect(r.fixed).not.toBeNull()
-      expect(r.saving).toBeLessThan(0)
-    }
+    expect(rows.map((r) => r.fixed!.weeks)).toEqual([6, 8, 9])
+    expect(rows[0]!.saving!).toBeLessThan(0)
+    expect(rows[1]!.saving!).toBeGreaterThan(0.03)
+    expect(rows[2]!.saving!).toBeGreaterThan(0.1)
+    for (const r of rows) expect(r.false_alarm!).toBeLessThanOrEqual(0.05)
+  })
+
+  it('the adaptive θ₁: the floor before any block, Wilson’s upper discordance after, capped at 0.95', () => {
+    expect(adaptiveAlternative(10, { discordant: 0, blocks: 0 })).toBe(deficitAlternative(10))
+    expect(adaptiveAlternative(10, { discordant: 60, blocks: 400 })).toBeCloseTo(0.7655145308, 9)
+    // half the blocks discordant (independent cells at p = ½): never below the floor
+    expect(adaptiveAlternative(10, { discordant: 200, blocks: 400 })).toBe(deficitAlternative(10))
+    // almost no discordance: capped
+    expect(adaptiveAlternative(10, { discordant: 1, blocks: 4000 })).toBe(0.95)
+    expect(() => adaptiveAlternative(10, { discordant: 5, blocks: 4 })).toThrow(RangeError)
+    expect(() => adaptiveAlternative(10, { discordant: -1, blocks: 4 })).toThrow(RangeError)
   })
 
   it('without a pilot the table names no dollars and says once how to get them', () => {

@@ -2,7 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { Comparison } from '../../src/compare/schema.js'
-import { deficitAlternative } from '../../src/compare/stats/evalue.js'
+import { adaptiveAlternative, deficitAlternative } from '../../src/compare/stats/evalue.js'
 import { detect } from '../../src/detect/decide.js'
 import { combineEvidence, evidenceFor } from '../../src/detect/evidence.js'
 import { detectStep } from '../../src/detect/step.js'
@@ -266,7 +266,7 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
       c: 0,
       theta: 0.51 + i * 4e-5,
     }))
-    const ev = evidenceFor(c, null, 0.05, 0.6)
+    const ev = evidenceFor(c, null, 0.05, 20)
     ev[0] = { ...ev[0]!, ...combineEvidence(runs, 0.05, 0.6) }
     const md = decisionMarkdown({ decision: { ...decisionFixture(c), evidence: ev } })
     const line = md.split('\n').find((l) => l.startsWith('Evidence across weekly runs'))!
@@ -276,9 +276,74 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     expect(line.length).toBeLessThan(1500)
   })
 
+  it('a later run’s θ₁ comes from the earlier runs’ discordance, never from its own', () => {
+    const floor = deficitAlternative(10)
+    // two earlier runs with 30 discordant blocks of 200 each: Wilson upper 0.18831 → θ₁ 0.76551
+    const previous = {
+      ...decisionFixture(week('w2')),
+      evidence: [
+        {
+          key: 'exp/a-vs-b',
+          ...combineEvidence(
+            [
+              { run_id: 'w1', b: 30, c: 0, theta: floor, blocks: 200 },
+              { run_id: 'w2', b: 25, c: 5, theta: floor, blocks: 200 },
+            ],
+            0.05,
+            floor,
+          ),
+        },
+      ],
+    }
+    const ev = evidenceFor(week('w3'), previous, 0.05, 10).find((x) => x.key === 'exp/a-vs-b')!
+    const theta = adaptiveAlternative(10, { discordant: 60, blocks: 400 })
+    expect(theta).toBeCloseTo(0.7655145308, 9)
+    expect(ev.runs.map((r) => [r.run_id, r.theta, r.blocks])).toEqual([
+      ['w1', floor, 200],
+      ['w2', floor, 200],
+      ['w3', theta, 30],
+    ])
+    expect(ev.runs[2]!.log_e).toBeCloseTo(10 * Math.log(2 * theta), 12)
+    // a record whose blocks cannot hold its discordant pairs does not set θ₁
+    const broken = structuredClone(previous)
+    broken.evidence[0]!.runs[1]!.blocks = 3
+    const again = evidenceFor(week('w3'), broken, 0.05, 10).find((x) => x.key === 'exp/a-vs-b')!
+    expect(again.runs[2]!.theta).toBeCloseTo(adaptiveAlternative(10, { discordant: 30, blocks: 200 }), 12)
+    // without any earlier blocks (a first run, or an older record) the floor
+    expect(evidenceFor(week('w1'), null, 0.05, 10)[0]!.runs[0]!.theta).toBe(floor)
+  })
+
+  it('a previous decision.json whose blocks for its own run differ from its comparison is not extended', async () => {
+    const { dir, planPath } = await writeThreeCellPlan(30)
+    const w1 = path.join(dir, 'w1')
+    const w2 = path.join(dir, 'w2')
+    await mkdir(w1)
+    await mkdir(w2)
+    await writeFile(path.join(w1, 'comparison.json'), strictJson(week('w1')))
+    await writeFile(path.join(w2, 'comparison.json'), strictJson(week('w2')))
+    await detectStep({ comparison: path.join(w1, 'comparison.json'), plan: planPath })
+    const file = path.join(w1, 'decision.json')
+    const d = JSON.parse(await readFile(file, 'utf8'))
+    expect(d.evidence[0].runs[0].blocks).toBe(30)
+    // fewer blocks claimed would raise the next run's θ₁
+    for (const ev of d.evidence) ev.runs[0].blocks = 12
+    await writeFile(file, JSON.stringify(d))
+    const second = await detectStep({
+      comparison: path.join(w2, 'comparison.json'),
+      plan: planPath,
+      previous: path.join(w1, 'comparison.json'),
+    })
+    expect(second.decision.evidence!.find((x) => x.key === 'exp/a-vs-b')!.runs.map((x) => x.run_id)).toEqual([
+      'w2',
+    ])
+    expect(second.decision.notes.join('\n')).toMatch(
+      /blocks for run "w1" \(12\) are not the comparison's \(30\)/,
+    )
+  })
+
   it('a forged run id is escaped in report.md', () => {
     const c = week('w1')
-    const ev = evidenceFor(c, null, 0.05, 0.6)
+    const ev = evidenceFor(c, null, 0.05, 20)
     ev[0]!.runs[0]!.run_id = '<img src=x> @team'
     const d = { ...decisionFixture(c), evidence: ev }
     const md = decisionMarkdown({ decision: d })

@@ -73,3 +73,35 @@ export function deficitAlternative(deficitPp: number): number {
   const d = deficitPp / 100
   return Math.min((1 + d) ** 2 / ((1 + d) ** 2 + (1 - d) ** 2), 0.95)
 }
+
+/**
+ * The alternative θ₁ for the next run, from the discordance the earlier runs of the experiment
+ * showed. A deficit of d points means P(b) − P(c) = d; with r = P(b) + P(c) the share of discordant
+ * blocks, θ = P(b)/r = ½ + d/(2r). r is taken at the Wilson 95% upper bound of the earlier runs'
+ * discordant blocks over their blocks (a larger r gives a smaller, safer θ₁: an alternative above the
+ * truth makes the e-value shrink), floored at deficitAlternative(d) (independent cells at any resolve
+ * rate) and capped at 0.95. With no earlier blocks it is deficitAlternative(d). Because it uses only
+ * earlier runs, the product of the runs' e-values stays a test martingale. Counts in; throws a
+ * RangeError for negative or non-integer counts, discordant > blocks, or a deficit not in (0, 100).
+ * Example: 10 points after 60 discordant of 400 blocks (r̂ 0.15, Wilson upper 0.18831) → 0.76551.
+ */
+export function adaptiveAlternative(
+  deficitPp: number,
+  earlier: { discordant: number; blocks: number },
+): number {
+  const floor = deficitAlternative(deficitPp)
+  assertCount('adaptiveAlternative', 'discordant', earlier.discordant)
+  assertCount('adaptiveAlternative', 'blocks', earlier.blocks)
+  if (earlier.discordant > earlier.blocks)
+    throw new RangeError(
+      `adaptiveAlternative: ${earlier.discordant} discordant blocks of ${earlier.blocks} blocks`,
+    )
+  if (earlier.blocks === 0) return floor
+  const z = 1.959963984540054
+  const n = earlier.blocks
+  const p = earlier.discordant / n
+  const upper =
+    (p + (z * z) / (2 * n) + z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n)
+  const theta = 0.5 + deficitPp / 100 / (2 * upper)
+  return Math.min(0.95, Math.max(floor, theta))
+}

@@ -53,6 +53,7 @@ export {
   resolveRateDifference,
 } from './difference.js'
 export {
+  adaptiveAlternative,
   type DiscordantEValue,
   deficitAlternative,
   discordantEValue,
