@@ -1,4 +1,4 @@
-import { logChoose } from '../compare/stats/special.js'
+import { logChoose, regularizedIncompleteBeta } from '../compare/stats/special.js'
 
 /**
  * Exact power of the fixed-size one-sided McNemar test (treatment worse) on N blocks whose two cells
@@ -8,24 +8,17 @@ import { logChoose } from '../compare/stats/special.js'
  * below 1e-300 relative weight are skipped. Probabilities in, a probability out. Pure.
  */
 
-/** ln Σ exp(xs), −Infinity for no terms. */
-function logSumExp(xs: number[]): number {
-  const m = Math.max(...xs)
-  if (m === Number.NEGATIVE_INFINITY) return m
-  let s = 0
-  for (const x of xs) s += Math.exp(x - m)
-  return m + Math.log(s)
+/** ln(eᵃ + eᵇ), exact when either is −Infinity. */
+function logAddExp(a: number, b: number): number {
+  const m = Math.max(a, b)
+  return m === Number.NEGATIVE_INFINITY ? m : m + Math.log(Math.exp(a - m) + Math.exp(b - m))
 }
 
-/** ln P(Bin(n, p) ≥ k) by summing the upper tail in log space. */
-function logUpperTail(n: number, p: number, k: number): number {
-  if (k <= 0) return 0
-  if (k > n) return Number.NEGATIVE_INFINITY
-  const lp = Math.log(p)
-  const lq = Math.log1p(-p)
-  const terms: number[] = []
-  for (let i = k; i <= n; i++) terms.push(logChoose(n, i) + i * lp + (n - i) * lq)
-  return logSumExp(terms)
+/** P(Bin(n, p) ≥ k) = I_p(k, n − k + 1) (the regularized incomplete beta). */
+function upperTail(n: number, p: number, k: number): number {
+  if (k <= 0) return 1
+  if (k > n) return 0
+  return regularizedIncompleteBeta(p, k, n - k + 1)
 }
 
 /**
@@ -41,7 +34,7 @@ export function mcnemarCriticalB(n: number, alpha: number): number {
   let b = n + 1
   let tail = Number.NEGATIVE_INFINITY
   while (b > 0) {
-    const next = logSumExp([tail, logChoose(n, b - 1) - n * Math.LN2])
+    const next = logAddExp(tail, logChoose(n, b - 1) - n * Math.LN2)
     if (next > la) break
     tail = next
     b--
@@ -58,14 +51,6 @@ export function fixedMcNemarPower(blocks: number, pb: number, pc: number, alpha:
     throw new RangeError(`fixedMcNemarPower: pb = ${pb}, pc = ${pc} are not discordance probabilities`)
   const r = pb + pc
   if (r === 0) return 0
-  if (pc === 0) {
-    // every discordant pair is baseline-only: rejects once n reaches its critical value
-    let power = 0
-    for (let n = 0; n <= blocks; n++)
-      if (mcnemarCriticalB(n, alpha) <= n)
-        power += Math.exp(logChoose(blocks, n) + n * Math.log(r) + (blocks - n) * Math.log1p(-r))
-    return Math.min(1, power)
-  }
   const theta = pb / r
   const lr = Math.log(r)
   const l1r = r === 1 ? Number.NEGATIVE_INFINITY : Math.log1p(-r)
@@ -73,7 +58,7 @@ export function fixedMcNemarPower(blocks: number, pb: number, pc: number, alpha:
   for (let n = 0; n <= blocks; n++) {
     const lw = logChoose(blocks, n) + n * lr + (blocks - n === 0 ? 0 : (blocks - n) * l1r)
     if (lw < -700) continue
-    power += Math.exp(lw + logUpperTail(n, theta, mcnemarCriticalB(n, alpha)))
+    power += Math.exp(lw) * upperTail(n, theta, mcnemarCriticalB(n, alpha))
   }
   return Math.min(1, power)
 }

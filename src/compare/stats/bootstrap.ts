@@ -378,11 +378,24 @@ export function bootstrapRatioOfMeans(
   const p = prepareSums(stat, r)
   if (!isPrepared(p)) return withStudentized(r, p, null)
   const [t, b] = stat.columns as [Float64Array, Float64Array]
-  const out = [new Float64Array(r.B), new Float64Array(r.B)]
+  // One pass over the plan sums t and b and the moment columns of the studentized interval.
+  const moments = ratioMomentColumns(t, b)
+  const out = Array.from({ length: 5 }, () => new Float64Array(r.B))
   forEachReplicateChunk(planOf(r, n), (idx, firstRow, rowCount) => {
-    sumRows2(idx, n, firstRow, rowCount, t, b, out[0]!, out[1]!)
+    sumRows4(idx, n, firstRow, rowCount, [t, b, moments[0], moments[1]], out)
+    sumRows1(idx, n, firstRow, rowCount, moments[2], out[4]!)
   })
-  return withStudentized(r, completeSums(stat, r, p, out), { t, b, st: out[0]!, sb: out[1]! })
+  const pb = completeSums(stat, r, p, [out[0]!, out[1]!])
+  return withStudentized(r, pb, {
+    t,
+    b,
+    moments,
+    st: out[0]!,
+    sb: out[1]!,
+    stt: out[2]!,
+    sbb: out[3]!,
+    stb: out[4]!,
+  })
 }
 
 /** The columns t², b², t·b of a ratio of means, block-aligned (the joint bootstrap registers the same). */
@@ -409,15 +422,24 @@ function total(col: Float64Array): number {
   return s
 }
 
+/** A ratio of means' columns and per-replicate sums; the moment sums when already summed. */
+interface RatioSums {
+  t: Float64Array
+  b: Float64Array
+  st: Float64Array
+  sb: Float64Array
+  moments?: [Float64Array, Float64Array, Float64Array]
+  stt?: Float64Array
+  sbb?: Float64Array
+  stb?: Float64Array
+}
+
 /**
- * Adds the studentized interval to a ratio-of-means result: a second pass over the same plan sums
- * t², b² and t·b per replicate. `sums` is null when no interval can be computed (the result's reason).
+ * Adds the studentized interval to a ratio-of-means result, from the replicate sums of t, b, t², b²
+ * and t·b (the moment sums are summed over the same plan when not given). `sums` is null when no
+ * interval can be computed (the result's reason).
  */
-function withStudentized(
-  r: Resolved,
-  pb: PairedBootstrap,
-  sums: { t: Float64Array; b: Float64Array; st: Float64Array; sb: Float64Array } | null,
-): PairedBootstrap {
+function withStudentized(r: Resolved, pb: PairedBootstrap, sums: RatioSums | null): PairedBootstrap {
   const estimate = pb.percentile.estimate
   if (sums === null || pb.percentile.ci === null) {
     const reason = pb.percentile.reason ?? 'interval undefined'
@@ -425,14 +447,16 @@ function withStudentized(
   }
   const { t, b } = sums
   const n = t.length
-  const [tt, bb, tb] = ratioMomentColumns(t, b)
-  const stt = new Float64Array(r.B)
-  const sbb = new Float64Array(r.B)
-  const stb = new Float64Array(r.B)
-  forEachReplicateChunk(planOf(r, n), (idx, firstRow, rowCount) => {
-    sumRows2(idx, n, firstRow, rowCount, tt, bb, stt, sbb)
-    sumRows1(idx, n, firstRow, rowCount, tb, stb)
-  })
+  const [tt, bb, tb] = sums.moments ?? ratioMomentColumns(t, b)
+  let { stt, sbb, stb } = sums
+  if (!stt || !sbb || !stb) {
+    const [ott, obb, otb] = [new Float64Array(r.B), new Float64Array(r.B), new Float64Array(r.B)]
+    forEachReplicateChunk(planOf(r, n), (idx, firstRow, rowCount) => {
+      sumRows2(idx, n, firstRow, rowCount, tt, bb, ott, obb)
+      sumRows1(idx, n, firstRow, rowCount, tb, otb)
+    })
+    ;[stt, sbb, stb] = [ott, obb, otb]
+  }
   const interval = studentizedRatioInterval(
     { st: total(t), sb: total(b), stt: total(tt), sbb: total(bb), stb: total(tb) },
     n,

@@ -45,7 +45,7 @@ export interface ResolveRateDifference {
 }
 
 /** Wilson (1927) score interval for x successes in n trials, z the normal quantile. */
-function wilson(x: number, n: number, z: number): [number, number] {
+export function wilson(x: number, n: number, z: number): [number, number] {
   const p = x / n
   const z2 = z * z
   const denominator = 1 + z2 / n

@@ -10,6 +10,8 @@
  * Reference: (1,7) → 3.5556; (0,7) → 16; (0,8) → 28.444; (2,12) → 12.003; (5,20) → 24.291.
  */
 
+import { wilson } from './difference.js'
+import { normalQuantile } from './normal.js'
 import { logFactorial } from './special.js'
 import { assertCount } from './types.js'
 
@@ -97,11 +99,7 @@ export function adaptiveAlternative(
       `adaptiveAlternative: ${earlier.discordant} discordant blocks of ${earlier.blocks} blocks`,
     )
   if (earlier.blocks === 0) return floor
-  const z = 1.959963984540054
-  const n = earlier.blocks
-  const p = earlier.discordant / n
-  const upper =
-    (p + (z * z) / (2 * n) + z * Math.sqrt((p * (1 - p)) / n + (z * z) / (4 * n * n))) / (1 + (z * z) / n)
+  const upper = wilson(earlier.discordant, earlier.blocks, normalQuantile(0.975))[1]
   const theta = 0.5 + deficitPp / 100 / (2 * upper)
   return Math.min(0.95, Math.max(floor, theta))
 }
