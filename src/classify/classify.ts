@@ -160,14 +160,23 @@ function outcomeClass(
         'budget_exceeded at the proxy with no per-attempt limit declared: the key budget ran out (infrastructure, not a loss)',
     }
   }
-  // 3. stopped by quota or auth at the end, even after editing files
-  if (r.outcome !== 'resolved' && r.exit.class !== 'clean') {
+  // 3. stopped by quota or auth at the end, even after editing files; a harness that swallowed the
+  // gateway's refusal of its request and exited clean was stopped all the same.
+  const refused = r.telemetry.flags.some((f) => f.startsWith('gateway_refused_'))
+  if (r.outcome !== 'resolved' && (r.exit.class !== 'clean' || refused)) {
     const last = lastRows(r)
     const end = last.at(-1)
     if (end && end.status === 'failure') {
       const what = `${end.error_class ?? ''} ${end.http_status ?? ''}`
+      const by = refused ? ' by the gateway' : ''
       if (AUTH.test(what))
-        return { class: 'auth', reason: `the last model request was refused (${what.trim()})` }
+        return { class: 'auth', reason: `the last model request was refused${by} (${what.trim()})` }
+      // A rate limit is never the attempt's own budget: infrastructure whatever limits are declared.
+      if (RATE.test(what))
+        return {
+          class: 'quota',
+          reason: `stopped by a rate limit${by} (last request: ${what.trim()}) after ${r.deliverable.bytes} bytes of work: not the agent's failure`,
+        }
       if (QUOTA.test(what) && !opts.declaredLimits)
         return {
           class: 'quota',
@@ -236,6 +245,7 @@ function lastRows(r: AttemptRecord): LedgerCheck['last'] {
   return r.ledger_check?.last ?? []
 }
 
+const RATE = /rate.?limit|\b429\b|too many requests/i
 const QUOTA = /budget|quota|rate.?limit|\b429\b|insufficient_quota|too many requests/i
 const AUTH = /auth|unauthori[sz]ed|forbidden|invalid.?api.?key|\b40[13]\b/i
 const ROUTE =
