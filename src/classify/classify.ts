@@ -21,6 +21,8 @@ import { clusteredTimeouts } from './timeouts.js'
  *  1. **contradictory** — the verifier's verdict and the recorded outcome disagree (verifier pass or
  *     reward 1 with outcome unresolved; verifier fail or reward below 1 with outcome resolved): an
  *     input error named with file:line; the row is not counted.
+ *     **contradictory** too: a resolved verdict on an empty or test-only diff, unless the benchmark
+ *     declares `gradeable_without_diff` (or the task is graded on tool calls, a bridge task).
  *  2. **infrastructure from the exit** — exit class `infra`: `auth` (key refused), `quota` (budget
  *     exhausted, rate limited), `route` (upstream 5xx, unreachable, unknown model), `grader_error`
  *     (the verifier crashed), `harness_startup` (the harness could not be prepared or spawned), else
@@ -133,6 +135,19 @@ function outcomeClass(
       class: 'contradictory',
       reason: `verifier ${v.status}${v.reward !== null ? ` (reward ${v.reward})` : ''} but outcome resolved`,
     }
+  }
+  // 1b. a resolved verdict on nothing delivered: the grader did not grade a change
+  if (r.outcome === 'resolved' && !opts.gradeableWithoutDiff && r.tools === undefined) {
+    if (r.deliverable.bytes === 0)
+      return {
+        class: 'contradictory',
+        reason: `verifier ${v.status} but the diff is empty: a resolved verdict on an empty deliverable (declare benchmark.gradeable_without_diff if tasks can be solved without a change)`,
+      }
+    if (r.deliverable.test_only === true)
+      return {
+        class: 'contradictory',
+        reason: `verifier ${v.status} but the diff changes only test files (${r.deliverable.files_changed}): suspect, the fix itself is absent (declare benchmark.gradeable_without_diff if that is expected)`,
+      }
   }
   // 2. infrastructure named by the exit
   if (r.exit.class === 'infra') {
