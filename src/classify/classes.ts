@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../run/records.js'
+import type { AttemptRecord } from '../records/attempt.js'
 
 /**
  * Failure classes: what every attempt is before any comparison (the rules are in `classify.ts`, the

@@ -1,12 +1,12 @@
-import type { Coverage } from '../telemetry/ledger.js'
-import type { ComparisonInput, Observation } from './observations.js'
+import type { ComparisonInput, Observation } from '../ingest/observations.js'
 import {
   type BlockReason,
   type BlockReasonCode,
   METRIC_NAMES,
   type MetricName,
   TELEMETRY_REASONS,
-} from './schema.js'
+} from '../records/comparison.js'
+import type { Coverage } from '../records/ledger.js'
 
 /**
  * Blocks: one instance with all cells (statistics.md, "The unit: complete blocks").

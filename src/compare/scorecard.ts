@@ -1,5 +1,5 @@
-import type { Observation } from './observations.js'
-import type { Scorecard, ScorecardDiff } from './scorecard-schema.js'
+import type { Observation } from '../ingest/observations.js'
+import type { Scorecard, ScorecardDiff } from '../records/scorecard.js'
 
 /**
  * The scorecard: per-cell metrics of the agentic-evaluation tradition, as pure functions over trials

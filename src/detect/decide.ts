@@ -1,6 +1,6 @@
-import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import type { Manifest } from '../manifest/schema.js'
-import { fmtPoints, fmtPointsBound } from '../report/format.js'
+import type { Comparison, ComparisonEntry } from '../records/comparison.js'
+import { fmtPoints, fmtPointsBound } from '../util/format.js'
 import { freshInputNotComparable } from './comparable.js'
 import { type BootstrapSettings, entryEffect, none, type Thresholds } from './effects.js'
 import { coverageShare, evaluationHealth } from './health.js'

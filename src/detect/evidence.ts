@@ -1,9 +1,5 @@
-import type { Comparison } from '../compare/schema.js'
-import {
-  adaptiveAlternative,
-  deficitAlternative,
-  discordantLikelihoodRatio,
-} from '../compare/stats/evalue.js'
+import type { Comparison } from '../records/comparison.js'
+import { adaptiveAlternative, deficitAlternative, discordantLikelihoodRatio } from '../stats/index.js'
 import { comparisonKey } from './keys.js'
 import type { Decision, Evidence } from './schema.js'
 

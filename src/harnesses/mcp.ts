@@ -1,9 +1,9 @@
 import path from 'node:path'
 import { parse as parseToml, stringify as toToml } from 'smol-toml'
+import type { HarnessName } from '../manifest/harness-names.js'
 import { readBack } from '../sandbox/read-back.js'
 import type { AttemptContext, Invocation } from './contract.js'
 import { jsonFile, writeInside } from './files.js'
-import type { HarnessName } from './names.js'
 import { writePiBridgeExtension } from './pi-bridge.js'
 
 /** The MCP server name every recipe registers; the model sees it inside each harness's tool names. */

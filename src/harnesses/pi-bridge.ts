@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 import { writeInside } from './files.js'
 import type { BridgeEndpoint } from './mcp.js'
 

@@ -1,8 +1,8 @@
 import { z } from 'zod'
-import { HwError } from '../errors.js'
-import { HARNESS_NAMES, HARNESSES, isHarnessName } from '../harnesses/names.js'
 import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duration.js'
+import { HwError } from '../util/errors.js'
 import { templatePlaceholders } from '../util/template.js'
+import { HARNESS_NAMES, HARNESSES, isHarnessName } from './harness-names.js'
 import { COMMAND_PLACEHOLDERS, ID_LIST_PLACEHOLDERS } from './templates.js'
 
 /**

@@ -1,5 +1,5 @@
 import type { z } from 'zod'
-import type { WireApi } from '../harnesses/names.js'
+import type { WireApi } from '../manifest/harness-names.js'
 import type { ScriptedModelSchema } from '../manifest/schema.js'
 import type { ReferenceCall } from './calls.js'
 

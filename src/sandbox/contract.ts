@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { HarnessRunResult, HarnessSpawn } from '../run/process.js'
+import type { HarnessRunResult, HarnessSpawn } from '../process/exec.js'
 
 /**
  * How an attempt's processes were isolated, strongest first (design/sandbox.md §3, §5):

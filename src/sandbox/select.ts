@@ -1,5 +1,5 @@
-import { HwError } from '../errors.js'
 import type { SandboxSetting } from '../manifest/schema.js'
+import { HwError } from '../util/errors.js'
 import { type CanaryCheck, runCanary } from './canary.js'
 import {
   type CanaryResult,

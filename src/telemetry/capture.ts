@@ -1,4 +1,4 @@
-import type { Attribution, LedgerRow, TelemetrySummary } from './ledger.js'
+import type { Attribution, LedgerRow, TelemetrySummary } from '../records/ledger.js'
 
 /**
  * Where one attempt's harness must send its model requests. `origin` is a bare origin (scheme, host,

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import type { Observation } from '../../src/compare/observations.js'
 import {
   buildScorecard,
   choiceRatio,
@@ -10,8 +9,9 @@ import {
   passHatK,
   toolCallErrorRate,
 } from '../../src/compare/scorecard.js'
-import { createRng } from '../../src/compare/stats/rng.js'
+import type { Observation } from '../../src/ingest/observations.js'
 import { scorecardMarkdown } from '../../src/report/scorecard.js'
+import { createRng } from '../../src/stats/rng.js'
 import { strictJson } from '../../src/util/json.js'
 
 function obs(

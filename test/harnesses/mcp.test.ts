@@ -10,9 +10,9 @@ import {
   wireBridge,
   withLeadingFlags,
 } from '../../src/harnesses/mcp.js'
-import { HARNESS_NAMES, type HarnessName } from '../../src/harnesses/names.js'
 import { piBridgeSource } from '../../src/harnesses/pi-bridge.js'
 import { adapterFor } from '../../src/harnesses/registry.js'
+import { HARNESS_NAMES, type HarnessName } from '../../src/manifest/harness-names.js'
 import { fakeInstalled, leaks, makeCtx, useAttemptDirs } from './helpers.js'
 
 const STDIO: BridgeEndpoint = {

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import type { ComparisonInput } from '../compare/observations.js'
-import { CLASS_GROUP, isAgentOutcome, OUTCOME_CLASSES, type OutcomeClass } from './classes.js'
+import { CLASS_GROUP, isAgentOutcome, OUTCOME_CLASSES, type OutcomeClass } from '../classify/classes.js'
+import type { ComparisonInput } from '../ingest/observations.js'
 
 const Count = z.number().int().nonnegative()
 const ClassCounts = z.record(z.string(), Count)

@@ -1,9 +1,9 @@
 import { z } from 'zod'
-import { LedgerCheckSchema } from '../classify/ledger-check.js'
 import { ExitClassSchema } from '../manifest/schema.js'
 import { CanaryResultSchema, IsolationSchema } from '../sandbox/contract.js'
-import { TelemetrySummarySchema } from '../telemetry/ledger.js'
-import { MAX_LEDGER_MS } from '../telemetry/limits.js'
+import { TelemetrySummarySchema } from './ledger.js'
+import { LedgerCheckSchema } from './ledger-check.js'
+import { MAX_LEDGER_MS } from './limits.js'
 
 export const ATTEMPT_SCHEMA_VERSION = 1
 export const LEG_SCHEMA_VERSION = 1

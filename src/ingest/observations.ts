@@ -1,7 +1,7 @@
 import type { AnomalyKind, ClassFinding, OutcomeClass, TelemetryClass } from '../classify/classes.js'
-import type { Coverage } from '../telemetry/ledger.js'
+import type { BlockReason, MetricName } from '../records/comparison.js'
+import type { Coverage } from '../records/ledger.js'
 import type { InputError } from './jsonl.js'
-import type { BlockReason, MetricName } from './schema.js'
 
 /**
  * The one shape both front doors reduce their input to before any statistic: experiment artifacts

@@ -3,13 +3,13 @@ import { classifyAttempts } from '../classify/classify.js'
 import { classifyOptions } from '../classify/options.js'
 import { type Manifest, ManifestSchema } from '../manifest/schema.js'
 import type { Plan } from '../plan/schema.js'
-import type { AttemptRecord } from '../run/records.js'
-import type { Coverage } from '../telemetry/ledger.js'
+import type { AttemptRecord } from '../records/attempt.js'
+import type { BlockReason, BlockReasonCode } from '../records/comparison.js'
+import type { Coverage } from '../records/ledger.js'
 import { issuesSummary } from '../util/zod-message.js'
 import { attemptKey, type LegArtifact, type ReadArtifacts } from './artifacts.js'
 import type { InputError, Numbered } from './jsonl.js'
 import type { CellInput, ComparisonInput, FinalOutcome, LegDrift, Observation } from './observations.js'
-import type { BlockReason, BlockReasonCode } from './schema.js'
 
 export interface ArtifactOptions {
   /** Bootstrap replicates; default manifest.reporting.bootstrap_resamples (10,000). */

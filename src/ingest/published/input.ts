@@ -1,5 +1,5 @@
-import { HwError } from '../../errors.js'
-import type { Coverage } from '../../telemetry/ledger.js'
+import type { Coverage } from '../../records/ledger.js'
+import { HwError } from '../../util/errors.js'
 import { clip, oneLine } from '../../util/text.js'
 import { type CellInput, type ComparisonInput, emptyMetrics, type Observation } from '../observations.js'
 import type { PublishedSystem } from './formats.js'
