@@ -1,9 +1,9 @@
 import type { ComparisonInput } from '../ingest/observations.js'
-import { classificationSummary } from '../records/classification.js'
 import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from '../records/comparison.js'
 import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD, ratioIntervalCoverageNote } from '../stats/index.js'
 import { buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
+import { classificationSummary } from './classification.js'
 import { SharedBootstraps } from './joint-bootstrap.js'
 import {
   ASSUMED_DISCORDANCE,

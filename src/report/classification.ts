@@ -1,4 +1,4 @@
-import { fmtCounts } from '../records/classification.js'
+import { fmtCounts } from '../compare/classification.js'
 import type { Comparison, ComparisonEntry } from '../records/comparison.js'
 import { codeSpan, escapeHtml, escapeMarkdown } from './escape.js'
 

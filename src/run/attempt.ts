@@ -28,9 +28,10 @@ import {
   finishUserSimulation,
 } from './dialogue-attempt.js'
 import { harnessEnv } from './env.js'
-import type { InstanceSource, Verdict } from './instances.js'
+import type { InstanceSource } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
 import { emptyTelemetry } from './telemetry.js'
+import type { Verdict } from './verdict.js'
 import {
   type AttemptDirs,
   collectDeliverable,

@@ -1,5 +1,4 @@
-import type { ExitClass } from '../manifest/schema.js'
-import type { Outcome } from '../records/attempt.js'
+import type { ExitClass, Outcome } from '../records/attempt.js'
 import type { LedgerRow } from '../records/ledger.js'
 
 /** The verifier's verdict as the attempt record keeps it. */

@@ -43,6 +43,3 @@ export interface TelemetryCapture {
   begin(attribution: Attribution, budget: AttemptBudget): Promise<AttemptTelemetry>
   close(): Promise<void>
 }
-
-export { type LedgerCapture, type LedgerCaptureOptions, openLedgerCapture } from './ledger-capture.js'
-export { type LiteLLMCapture, type LiteLLMCaptureOptions, openLiteLLMCapture } from './litellm/capture.js'
