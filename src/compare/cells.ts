@@ -1,4 +1,4 @@
-import type { CellInput, Observation } from '../ingest/observations.js'
+import type { CellInput, TrialObservation } from '../ingest/observations.js'
 import { type CellSummary, type InstanceRow, METRIC_NAMES, type MetricName } from '../records/comparison.js'
 import type { Coverage } from '../records/ledger.js'
 import { meanPassAtK, meanPassHatK } from '../stats/index.js'
@@ -85,7 +85,7 @@ export function cellSummary(cell: CellInput, blocks: Block[]): CellSummary {
     }
     if (cb.costComplete && cb.trials.length > 0) {
       const trials = cb.trials
-      const mean = (f: (o: Observation) => number | null) => {
+      const mean = (f: (o: TrialObservation) => number | null) => {
         let s = 0
         for (const o of trials) {
           const v = f(o)

@@ -12,7 +12,7 @@ import type { InputError } from './jsonl.js'
 export type FinalOutcome = 'resolved' | 'unresolved' | 'infra_error' | 'ungraded'
 
 /** What is known about one cell's one trial on one instance: the final attempt's outcome, resources summed. */
-export interface Observation {
+export interface TrialObservation {
   cell: string
   instance: string
   trial: number
@@ -94,7 +94,7 @@ export interface ComparisonInput {
   /** Planned instances (the panel), quarantined ones included. */
   instances: string[]
   quarantine: string[]
-  observations: Observation[]
+  observations: TrialObservation[]
   /** Reasons known before reading rows, e.g. a missing leg: every (cell, instance) it covered. */
   preReasons: Array<{ instance: string; reason: BlockReason }>
   missingLegs: Array<{ leg: string; cell: string; shard: number; artifact: string; reason: string }>
