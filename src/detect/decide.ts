@@ -388,7 +388,7 @@ export function intervalLabel(e: Signal['effect']): string {
 /** "−12.0 pp [−20.1, −3.9]" or "1.62× [1.31, 2.05]". */
 export function formatEffect(e: Signal['effect']): string {
   if (e.estimate === null) return `n/a (${e.reason ?? 'undefined'})`
-  // Points print one way everywhere (report/format.ts): one decimal, half away from zero, U+2212.
+  // Points print one way everywhere (util/format.ts): one decimal, half away from zero, U+2212.
   const f = (x: number) => (e.unit === 'pp' ? fmtPoints(x, { unit: false }) : `${x.toFixed(2)}`)
   const bound = (x: number) => (e.unit === 'pp' ? fmtPointsBound(x) : `${x.toFixed(2)}`)
   const unit = e.unit === 'pp' ? ' pp' : '×'
