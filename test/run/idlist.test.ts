@@ -128,7 +128,11 @@ describe('id-list panels', () => {
           family: 'fixture-ids',
           revision: 'r1',
           setup: `bash ${bin}/setup.sh {instance} {workspace} {out}`,
-          verifier: { kind: 'command', command: `bash ${bin}/grade-crash.sh {instance} {patch}`, timeout_s: 30 },
+          verifier: {
+            kind: 'command',
+            command: `bash ${bin}/grade-crash.sh {instance} {patch}`,
+            timeout_s: 30,
+          },
         },
         retries: { max: 1, on: ['infra'], backoff_s: 0 },
       },
@@ -143,7 +147,9 @@ describe('id-list panels', () => {
       [1, 'ungraded', 'error', 1],
       [2, 'ungraded', 'error', 1],
     ])
-    expect(crash[0]!.exit.reason).toMatch(/wrote no reward \(exited 1\): grader error, never read as a failure/)
+    expect(crash[0]!.exit.reason).toMatch(
+      /wrote no reward \(exited 1\): grader error, never read as a failure/,
+    )
     const ok = attempts.filter((a) => a.instance_id === 'ok-1')
     expect(ok.map((a) => [a.outcome, a.verifier.reward])).toEqual([['resolved', 1]])
   })

@@ -1,8 +1,8 @@
 // Two kinds: identity by placeholder (rows merged on a request id that identifies nothing) and absent
 // usage taken as measured (figures computed from nothing, presented as complete).
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { checkLedger } from '../../src/classify/ledger-check.js'
-import { isRealRequestId, requestIdentity } from '../../src/telemetry/identity.js'
+import { isRealRequestId, requestIdentity } from '../../src/records/identity.js'
+import { checkLedger } from '../../src/records/ledger-check.js'
 import { LiteLLMClient } from '../../src/telemetry/litellm/client.js'
 import { mapSpendLogRow, REQUEST_ID_MISSING_FLAG } from '../../src/telemetry/litellm/map-row.js'
 import { summarizeAttempt } from '../../src/telemetry/summary.js'

@@ -1,4 +1,4 @@
-import { requestIdentity } from '../identity.js'
+import { requestIdentity } from '../../records/identity.js'
 import { rowAttemptId } from './map-row.js'
 import { LiteLLMError, type RetryOptions, withRetry } from './retry.js'
 

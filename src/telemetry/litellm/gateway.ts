@@ -1,4 +1,4 @@
-import type { LedgerRow } from '../ledger.js'
+import type { LedgerRow } from '../../records/ledger.js'
 import { toIsoUtc } from './dates.js'
 import { HW_METADATA_KEYS } from './map-row.js'
 

@@ -2,7 +2,7 @@
  * When two telemetry rows are one request: only on a real identity. A request id that is missing,
  * empty, or a placeholder string a logger writes when it has none (`None`, `null`, `unknown`, `0`,
  * `-`, `n/a`, `undefined`, a run of zeros, a bare uuid of zeros) is no identity: rows carrying one
- * are kept apart, and the duplicate check (classify/ledger-check.ts) names the ones that look alike.
+ * are kept apart, and the duplicate check (records/ledger-check.ts) names the ones that look alike.
  * Pure.
  */
 
