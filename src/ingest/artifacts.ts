@@ -1,6 +1,7 @@
 import { isAscii } from 'node:buffer'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
+import { planIdentity } from '../plan/identity.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
 import {
   type AttemptRecord,
@@ -35,7 +36,14 @@ export interface LegArtifact {
   /** Valid ledger rows per attribution key `cell\u0000instance\u0000trial\u0000attempt`. */
   ledgerRows: Map<string, number>
   /** attempts.jsonl lines that are JSON but not valid records, with what they name (to mark their block). */
-  invalidRows: Array<{ line: number; cell: string | null; instance: string | null; trial: number | null }>
+  invalidRows: Array<{
+    line: number
+    cell: string | null
+    instance: string | null
+    trial: number | null
+    /** Why the row is set aside, when not the schema (e.g. another run's row). */
+    detail?: string
+  }>
 }
 
 export interface ReadArtifacts {
@@ -119,6 +127,7 @@ export async function readLegArtifacts(
     })
   }
   const out: ReadArtifacts = { legs: [], missingLegs: [], inputErrors: [], inputs: [] }
+  const planSha = planIdentity(plan)
   // A re-uploaded leg replaces an earlier one only by an explicit attempt number: `<artifact>-a<N>`,
   // the highest N winning; any other folder name is not read.
   const planned = new Set(plan.legs.map((l) => l.artifact))
@@ -253,11 +262,23 @@ export async function readLegArtifacts(
       out.inputs.push({ path: ledgerFile, sha256: ledger.sha256 })
       out.inputErrors.push(...ledger.errors)
     }
+    // One run per leg artifact: rows of another run (or plan) are input errors, their blocks incomplete.
+    const mixed = mixedRuns(
+      record,
+      legFile,
+      attempts.rows,
+      attemptsFile,
+      ledger?.runs ?? null,
+      ledgerFile,
+      planSha,
+    )
+    out.inputErrors.push(...mixed.errors)
+    invalidRows.push(...mixed.invalid)
     out.legs.push({
       leg,
       folder: rel,
       record,
-      attempts: attempts.rows,
+      attempts: attempts.rows.filter((r) => !mixed.dropped.has(r.line)),
       attemptsFile,
       ledgerRows: ledger?.rows ?? new Map(),
       invalidRows,
@@ -304,6 +325,8 @@ const FALLBACK: unique symbol = Symbol('fallback')
 interface LedgerRead {
   sha256: string
   rows: Map<string, number>
+  /** Run ids the rows' attribution names, with the first line naming each. */
+  runs: Map<string, number>
   errors: InputError[]
 }
 
@@ -321,8 +344,10 @@ async function readLedger(
   const r = answer === 'taken' ? FALLBACK : answer
   if (r === null) return null
   const rows = new Map<string, number>()
-  const count = (row: LedgerRow) => {
+  const runs = new Map<string, number>()
+  const count = (row: LedgerRow, line = 0) => {
     const a = row.attribution
+    if (a && !runs.has(a.run_id)) runs.set(a.run_id, line)
     // The simulated user's rows are not the harness's: never counted against its attempt.
     if (!a || a.role === 'user_simulation') return
     const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
@@ -341,12 +366,14 @@ async function readLedger(
         errors.push({ file: name, line: item.line, message: e.message })
     }
     for (const [key, n] of r.counts) rows.set(key, (rows.get(key) ?? 0) + n)
-    return { sha256: r.sha256, rows, errors }
+    for (const [run, line] of r.runs ?? [])
+      if (!runs.has(run) || (runs.get(run) ?? 0) > line) runs.set(run, line)
+    return { sha256: r.sha256, rows, runs, errors }
   }
   const own = text ?? loaded(await readFile(file).catch(() => null))
   if (own === null) return null
   const errors = forEachJsonl(own.text, name, LedgerRowSchema, count).map(({ json: _json, ...e }) => e)
-  return { sha256: own.sha256, rows, errors }
+  return { sha256: own.sha256, rows, runs, errors }
 }
 
 /** Total size in bytes of the files that exist. */
@@ -397,4 +424,78 @@ async function legFolder(dir: string, artifact: string): Promise<string | null> 
     if (inner.includes('attempts.jsonl') || inner.includes('leg.json')) return sub
   }
   return root
+}
+
+/**
+ * Rows of a leg artifact that belong to another run than its leg.json (pure): an attempt row whose
+ * run id the leg does not name (`runs`, else its `run_id`), whose plan differs, or whose leg attempt
+ * differs from the leg's for the same run; ledger rows naming another run; a leg.json of another
+ * plan. Each is an input error at file:line, and the blocks it touches are marked incomplete.
+ * Records without identity fields (written before them) are checked on what they carry.
+ */
+export function mixedRuns(
+  record: LegRecord | null,
+  legFile: string,
+  attempts: readonly Numbered<AttemptRecord>[],
+  attemptsFile: string,
+  ledgerRuns: Map<string, number> | null,
+  ledgerFile: string,
+  planSha: string | null,
+): { errors: InputError[]; invalid: LegArtifact['invalidRows']; dropped: Set<number> } {
+  const errors: InputError[] = []
+  const invalid: LegArtifact['invalidRows'] = []
+  const dropped = new Set<number>()
+  if (!record) return { errors, invalid, dropped }
+  const runs = new Set(record.runs ?? [record.run_id])
+  const legIdent = `run ${record.run_id}${record.leg_attempt ? ` (leg attempt ${record.leg_attempt})` : ''}`
+  if (record.plan_sha256 && planSha && record.plan_sha256 !== planSha) {
+    errors.push({
+      file: legFile,
+      line: null,
+      message: `leg.json was written under plan ${record.plan_sha256.slice(0, 12)}, the plan read is ${planSha.slice(0, 12)}: the leg's blocks are not compared`,
+    })
+    for (const a of attempts) {
+      dropped.add(a.line)
+      invalid.push(invalidOf(a, `${legFile} belongs to another plan`))
+    }
+    return { errors, invalid, dropped }
+  }
+  for (const a of attempts) {
+    const r = a.value
+    let why: string | null = null
+    if (!runs.has(r.run_id)) why = `is from run ${r.run_id}`
+    else if (r.plan_sha256 && record.plan_sha256 && r.plan_sha256 !== record.plan_sha256)
+      why = `is from plan ${r.plan_sha256.slice(0, 12)}`
+    else if (
+      r.run_id === record.run_id &&
+      r.leg_attempt !== undefined &&
+      record.leg_attempt !== undefined &&
+      r.leg_attempt !== record.leg_attempt
+    )
+      why = `is from leg attempt ${r.leg_attempt}`
+    if (why === null) continue
+    const message = `attempt row ${why}, but leg.json is ${legIdent}: one leg artifact mixes runs; the block is not compared`
+    errors.push({ file: attemptsFile, line: a.line, message })
+    dropped.add(a.line)
+    invalid.push(invalidOf(a, `${attemptsFile}:${a.line} ${why} (a mixture of runs, see input errors)`))
+  }
+  for (const [run, line] of ledgerRuns ?? []) {
+    if (runs.has(run)) continue
+    errors.push({
+      file: ledgerFile,
+      line: line || null,
+      message: `ledger rows are from run ${run}, but leg.json is ${legIdent}: one leg artifact mixes runs`,
+    })
+    // The leg's telemetry cannot be trusted: every block it holds is incomplete.
+    for (const a of attempts) {
+      if (dropped.has(a.line)) continue
+      dropped.add(a.line)
+      invalid.push(invalidOf(a, `${ledgerFile} holds rows of run ${run} (a mixture of runs)`))
+    }
+  }
+  return { errors, invalid, dropped }
+}
+
+function invalidOf(a: Numbered<AttemptRecord>, detail: string): LegArtifact['invalidRows'][number] {
+  return { line: a.line, cell: a.value.cell_id, instance: a.value.instance_id, trial: a.value.trial, detail }
 }

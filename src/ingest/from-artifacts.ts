@@ -125,7 +125,9 @@ export function observationsFromArtifacts(
           cell: leg.leg.cell,
           trial: bad.trial,
           attempt: null,
-          detail: `${leg.attemptsFile}:${bad.line} does not match the attempt schema (see input errors)`,
+          detail:
+            bad.detail ??
+            `${leg.attemptsFile}:${bad.line} does not match the attempt schema (see input errors)`,
         },
       })
     }

@@ -98,6 +98,16 @@ export const AttemptRecordSchema = z.strictObject({
   self_report: SelfReportSchema.nullable(),
   final_message: z.string().nullable().describe("the harness's final answer, truncated to 2,000 characters"),
   logs_dir: z.string().describe('relative to the leg folder: logs/<instance>/<trial>-<attempt>'),
+  plan_sha256: z
+    .string()
+    .optional()
+    .describe("run identity: sha256 of the plan's canonical JSON (absent in records written before it)"),
+  leg_attempt: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('run identity: the run attempt that ran the leg (GITHUB_RUN_ATTEMPT; 1 locally)'),
   transport: z
     .enum(['mcp-stdio', 'mcp-http', 'pi-extension'])
     .optional()
@@ -174,5 +184,16 @@ export const LegRecordSchema = z.strictObject({
   error: z.string().nullable(),
   isolation: IsolationSchema.optional().describe('sandbox backend of the leg (absent before sandboxes)'),
   canary: CanaryResultSchema.optional(),
+  plan_sha256: z.string().optional().describe("run identity: sha256 of the plan's canonical JSON"),
+  leg_attempt: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('run identity: the run attempt that ran the leg (GITHUB_RUN_ATTEMPT; 1 locally)'),
+  runs: z
+    .array(z.string())
+    .optional()
+    .describe("run ids whose attempt and ledger rows the leg's files hold (more than one after a resume)"),
 })
 export type LegRecord = z.infer<typeof LegRecordSchema>

@@ -44,6 +44,9 @@ import {
 export interface LegContext {
   experimentId: string
   runId: string
+  /** Run identity stamped on every record (see run/leg.ts planIdentity, runAttempt). */
+  planSha256?: string
+  legAttempt?: number
   round: number
   leg: string
   cell: Cell
@@ -366,6 +369,8 @@ export async function runAttempt(
       self_report: parsed.selfReport,
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,
+      ...(leg.planSha256 ? { plan_sha256: leg.planSha256 } : {}),
+      ...(leg.legAttempt ? { leg_attempt: leg.legAttempt } : {}),
       ...(transport ? { transport } : {}),
       ...(dialogue ? { dialogue: dialogueRecord(dialogue, userSpend) } : {}),
       ...(verdict?.tools ? { tools: verdict.tools } : {}),

@@ -10,6 +10,7 @@ import { defaultCacheDir } from '../harnesses/install.js'
 import { adapterFor } from '../harnesses/registry.js'
 import type { LoadedManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
+import { planIdentity } from '../plan/identity.js'
 import type { Plan } from '../plan/schema.js'
 import type { AttemptRecord, LegRecord } from '../records/attempt.js'
 import { isUnisolated, UNISOLATED_WARNING } from '../sandbox/contract.js'
@@ -193,6 +194,9 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   let attemptsWritten = existing.length
   const resolvedCount = (): number => [...finals.values()].filter((r) => r.outcome === 'resolved').length
 
+  // Run identity: the plan (canonical JSON), the run and the run attempt that ran the leg.
+  const planSha256 = planIdentity(plan)
+  const legAttempt = legRunAttempt(opts.runnerEnv ?? process.env)
   const legRecord: LegRecord = {
     schema_version: 1,
     experiment_id: m.experiment.id,
@@ -213,6 +217,8 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     started_at: previous?.started_at ?? new Date().toISOString(),
     ended_at: null,
     planned_instances: leg.instances,
+    plan_sha256: planSha256,
+    leg_attempt: legAttempt,
     attempts: attemptsWritten,
     status: 'partial',
     error: null,
@@ -260,6 +266,8 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     const ctx: LegContext | null = installed && {
       experimentId: m.experiment.id,
       runId: opts.runId,
+      planSha256,
+      legAttempt,
       round: plan.round,
       leg: leg.leg,
       cell,
@@ -397,6 +405,10 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   } else {
     legRecord.ended_at = new Date().toISOString()
   }
+  // A resumed leg holds the rows of earlier runs too: named, so a mixture from elsewhere still shows.
+  legRecord.runs = [
+    ...new Set([...existing.map((r) => r.run_id), ...(previous?.runs ?? []), legRecord.run_id]),
+  ]
   const unchanged =
     previous !== null &&
     previous.status === legRecord.status &&
@@ -474,6 +486,8 @@ function notRunRecord(
     self_report: null,
     final_message: null,
     logs_dir: logsRel,
+    ...(leg.plan_sha256 ? { plan_sha256: leg.plan_sha256 } : {}),
+    ...(leg.leg_attempt ? { leg_attempt: leg.leg_attempt } : {}),
   }
 }
 
@@ -511,4 +525,10 @@ function runnerInfo(env: NodeJS.ProcessEnv): LegRecord['runner'] {
     ci: env.CI === 'true' || env.CI === '1',
     runner_name: env.RUNNER_NAME ?? null,
   }
+}
+
+/** The run attempt (GITHUB_RUN_ATTEMPT, a positive integer), 1 when absent or not one. */
+export function legRunAttempt(env: NodeJS.ProcessEnv): number {
+  const n = Number(env.GITHUB_RUN_ATTEMPT)
+  return Number.isInteger(n) && n >= 1 ? n : 1
 }
