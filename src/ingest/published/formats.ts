@@ -16,8 +16,11 @@ export type PublishedFormat =
   | 'openhands-instance-results'
   | 'terminal-bench-per-task'
 
-/** Outcome of one published trial; `ungraded` is a null grade in the source. */
-export type PublishedTrial = 'resolved' | 'unresolved' | 'ungraded'
+/**
+ * Outcome of one published trial; `ungraded` is a null grade in the source; `contradictory` a row
+ * whose own fields disagree (its `resolved` flag against its verifier's verdict): never a loss.
+ */
+export type PublishedTrial = 'resolved' | 'unresolved' | 'ungraded' | 'contradictory'
 
 export interface PublishedInstance {
   trials: PublishedTrial[]
@@ -198,12 +201,15 @@ export function fromOpenHands(
   benchmark: string | null,
 ): PublishedSystem {
   const instances = new Map<string, PublishedInstance>()
+  const contradictions: string[] = []
   for (const [id, r] of Object.entries(v)) {
-    instances.set(id, {
-      trials: [r.resolved === null ? 'ungraded' : r.resolved ? 'resolved' : 'unresolved'],
-      costUsd: r.cost ?? null,
-      requests: null,
-    })
+    const verdict = ownVerdict(r)
+    let trial: PublishedTrial = r.resolved === null ? 'ungraded' : r.resolved ? 'resolved' : 'unresolved'
+    if (r.resolved !== null && verdict && verdict.pass !== r.resolved) {
+      trial = 'contradictory'
+      contradictions.push(`${id} (resolved ${r.resolved}, ${verdict.said})`)
+    }
+    instances.set(id, { trials: [trial], costUsd: r.cost ?? null, requests: null })
   }
   const agent = meta?.agent_name ?? fallbackName
   return {
@@ -220,9 +226,16 @@ export function fromOpenHands(
     instances,
     declaredTotal: null,
     absentIsUnresolved: false,
-    notes: meta
-      ? []
-      : [`${fallbackName}: no metadata.json beside instance_results/; harness and model unknown`],
+    notes: [
+      ...(meta
+        ? []
+        : [`${fallbackName}: no metadata.json beside instance_results/; harness and model unknown`]),
+      ...(contradictions.length > 0
+        ? [
+            `${contradictions.length} contradictory row(s), their own fields disagree (not counted, never a loss): ${contradictions.slice(0, 10).join('; ')}${contradictions.length > 10 ? '; …' : ''}`,
+          ]
+        : []),
+    ],
   }
 }
 
@@ -266,4 +279,19 @@ export function fromTerminalBench(
     absentIsUnresolved: false,
     notes,
   }
+}
+
+/**
+ * The verdict a published row's own verifier fields give, when it has any: `report.resolved`,
+ * `test_result.report.resolved` (SWE-bench-style evaluation reports), or a `reward` in [0, 1].
+ */
+function ownVerdict(r: Record<string, unknown>): { pass: boolean; said: string } | null {
+  const obj = (x: unknown) =>
+    x && typeof x === 'object' && !Array.isArray(x) ? (x as Record<string, unknown>) : null
+  const report = obj(r.report) ?? obj(obj(r.test_result)?.report)
+  if (report && typeof report.resolved === 'boolean')
+    return { pass: report.resolved, said: `its report says resolved ${report.resolved}` }
+  if (typeof r.reward === 'number' && Number.isFinite(r.reward) && r.reward >= 0 && r.reward <= 1)
+    return { pass: r.reward >= 1, said: `its reward is ${r.reward}` }
+  return null
 }

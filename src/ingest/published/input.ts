@@ -168,7 +168,15 @@ export function publishedInput(
       }
       x.trials.forEach((t, trial) => {
         if (t === 'ungraded') nulls++
-        const outcome = t === 'ungraded' ? (ungraded === 'unresolved' ? 'unresolved' : 'ungraded') : t
+        // A contradictory row is never a loss, whatever the policy for null grades.
+        const outcome =
+          t === 'contradictory'
+            ? 'ungraded'
+            : t === 'ungraded'
+              ? ungraded === 'unresolved'
+                ? 'unresolved'
+                : 'ungraded'
+              : t
         const perTrial = x.trials.length
         const coverage: Coverage = x.costUsd === null ? 'missing' : 'complete'
         const metrics = emptyMetrics()
