@@ -1,0 +1,299 @@
+// Faults of the gateway and the grader, by kind, each with more than one manifestation: a refusal is
+// infrastructure or budget, a grader that crashes is not a verdict, an empty deliverable is flagged,
+// one leg artifact holds one run, published rows that contradict themselves are never losses.
+import { describe, expect, it } from 'vitest'
+import type { AttemptInput } from '../../src/classify/classes.js'
+import { classifyAttempts } from '../../src/classify/classify.js'
+import { DEFAULT_CLASSIFY } from '../../src/classify/options.js'
+import { mixedRuns } from '../../src/ingest/artifacts.js'
+import { fromOpenHands } from '../../src/ingest/published/formats.js'
+import { ManifestSchema } from '../../src/manifest/schema.js'
+import { describeContract, readByContract, verifierContract } from '../../src/panel/contract.js'
+import type { AttemptRecord, LegRecord } from '../../src/records/attempt.js'
+import { checkLedger } from '../../src/records/ledger-check.js'
+import { diffPaths, testOnlyDiff } from '../../src/run/diff-paths.js'
+import { decodeUtf8 } from '../../src/util/utf8.js'
+import { attempt, ids, ledgerFor, makePlan } from '../compare/fixtures.js'
+
+const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
+const classify = (records: AttemptRecord[], opts = DEFAULT_CLASSIFY) => {
+  const k = classifyAttempts(
+    records.map(
+      (record, i): AttemptInput => ({ record, file: 'leg/attempts.jsonl', line: i + 1, ledgerRows: null }),
+    ),
+    opts,
+  )
+  return { classes: [...k.byKey.values()], inputErrors: k.inputErrors }
+}
+
+/** An unresolved attempt whose last request the gateway refused with `errorClass` / `status`, exit clean. */
+function refusedAtEnd(instance: string, errorClass: string, status: number, flag: string): AttemptRecord {
+  const a = attempt(plan, { cell: 'b', instance, outcome: 'unresolved' })
+  a.exit = { class: 'clean', code: 0, signal: null, reason: null }
+  const rows = ledgerFor(a)
+  rows[rows.length - 1] = {
+    ...rows.at(-1)!,
+    status: 'failure',
+    http_status: status,
+    error: { class: errorClass, code: String(status), message: null },
+  }
+  a.ledger_check = checkLedger(rows, null)
+  a.telemetry = { ...a.telemetry, flags: [...a.telemetry.flags, flag] }
+  return a
+}
+
+describe('a gateway refusal of the harness’s request is infrastructure, never the agent’s failure', () => {
+  it('a rate refusal the harness swallowed (clean exit) is quota, even with per-attempt limits declared', () => {
+    const a = refusedAtEnd('t-001', 'rate_limited', 429, 'gateway_refused_rate')
+    const { classes } = classify([a], { ...DEFAULT_CLASSIFY, declaredLimits: true })
+    expect(classes[0]).toMatchObject({ outcome_class: 'quota', group: 'infrastructure' })
+    expect(classes[0]?.reason).toMatch(
+      /stopped by a rate limit by the gateway \(last request: rate_limited 429\)/,
+    )
+  })
+
+  it('an auth refusal at the gateway (key blocked) is auth', () => {
+    const a = refusedAtEnd('t-002', 'upstream_auth', 401, 'gateway_refused_auth')
+    const { classes } = classify([a])
+    expect(classes[0]).toMatchObject({ outcome_class: 'auth', group: 'infrastructure' })
+    expect(classes[0]?.reason).toContain(
+      'the last model request was refused by the gateway (upstream_auth 401)',
+    )
+  })
+
+  it('without a gateway refusal a clean unresolved attempt stays the agent’s', () => {
+    const a = refusedAtEnd('t-003', 'upstream_5xx', 500, 'none')
+    expect(classify([a]).classes[0]?.outcome_class).toBe('unresolved')
+  })
+})
+
+describe('a grader that crashes is not a verdict', () => {
+  const command = (over: Record<string, unknown>) =>
+    verifierContract({ kind: 'command', command: 'grade', timeout_s: 60, ...over } as never)
+
+  it('default command contract: a traceback exit 1 or a decode error exit 1 with no reward is grader error', () => {
+    const c = command({})
+    expect(c).toEqual({ kind: 'reward_file' })
+    for (const exitCode of [1, 2]) {
+      const v = readByContract(c, { exitCode, signal: null, reward: null, report: null })
+      expect(v.status).toBe('error')
+      expect(v.reason).toContain(
+        `wrote no reward (exited ${exitCode}): grader error, never read as a failure`,
+      )
+    }
+    const failed = readByContract(c, {
+      exitCode: 1,
+      signal: null,
+      reward: { status: 'fail', reward: 0, reason: null },
+      report: null,
+    })
+    expect(failed).toEqual({ status: 'fail', reward: 0, reason: null })
+  })
+
+  it('exit_codes: pytest 1 is a failure, 2–5 and signals are grader errors', () => {
+    const c = command({ contract: 'exit_codes', exit_codes: { pass: [0], fail: [1] } })
+    const at = (exitCode: number | null, signal: string | null = null) =>
+      readByContract(c, { exitCode, signal, reward: null, report: null }).status
+    expect([at(0), at(1), at(2), at(3), at(4), at(5), at(null, 'SIGSEGV')]).toEqual([
+      'pass',
+      'fail',
+      'error',
+      'error',
+      'error',
+      'error',
+      'error',
+    ])
+    expect(describeContract(c, 'command')).toBe(
+      'exit_codes: pass 0, fail 1; any other exit or a signal is grader_error',
+    )
+  })
+
+  it('report contract: no report naming the instance is a grader error whatever the exit', () => {
+    const c = command({ reports: true })
+    expect(c).toEqual({ kind: 'report' })
+    expect(
+      readByContract(c, { exitCode: 0, signal: null, reward: null, report: null }, 'verifier', 'i-9').reason,
+    ).toBe('the grader wrote no report naming i-9 (exit 0): grader error, no exit-code fallback')
+  })
+
+  it('the manifest refuses a contract that cannot tell a crash from a failure', () => {
+    const base = (verifier: Record<string, unknown>) => ({
+      schema_version: 1,
+      experiment: { id: 'e' },
+      model: { id: 'm', provider: 'openai', api: 'chat', base_url: 'http://127.0.0.1:9' },
+      benchmark: { family: 'f', revision: 'r', setup: 'prep {instance} {workspace} {out}', verifier },
+      panel: { source: 'inline', instances: ['i-1'] },
+      cells: [{ id: 'a', harness: 'command', version: '1', config: { command: 'true' } }],
+      baseline: 'a',
+    })
+    const problems = (verifier: Record<string, unknown>) => {
+      const r = ManifestSchema.safeParse(base(verifier))
+      return r.success
+        ? []
+        : r.error.issues
+            .map((i) => `${i.path.join('.')}: ${i.message}`)
+            .filter((p) => p.startsWith('benchmark.'))
+    }
+    expect(problems({ kind: 'command', command: 'g', contract: 'exit_codes' })).toEqual([
+      'benchmark.verifier.exit_codes: contract exit_codes needs exit_codes: { pass: [0], fail: [...] } — the codes that mean "tests failed", so that any other exit is a grader error',
+    ])
+    expect(
+      problems({
+        kind: 'command',
+        command: 'g',
+        contract: 'exit_codes',
+        exit_codes: { pass: [0, 1], fail: [1] },
+      }),
+    ).toEqual(['benchmark.verifier.exit_codes.fail: exit code 1 cannot mean both pass and fail'])
+    expect(problems({ kind: 'command', command: 'g', reports: true, contract: 'reward_file' })).toEqual([
+      'benchmark.verifier.reports: reports: true is contract report; it contradicts contract reward_file',
+    ])
+  })
+
+  it('published rows whose own fields disagree are contradictory, listed, never a loss', () => {
+    const sys = fromOpenHands(
+      {
+        'a-1': { resolved: false, cost: 0.1, report: { resolved: true } },
+        'a-2': { resolved: true, cost: 0.1, test_result: { report: { resolved: false } } },
+        'a-3': { resolved: false, cost: 0.1, reward: 1 },
+        'a-4': { resolved: false, cost: 0.1, reward: 0 },
+      },
+      null,
+      'x.json',
+      'sys',
+      null,
+    )
+    expect([...sys.instances].map(([id, x]) => [id, x.trials[0]])).toEqual([
+      ['a-1', 'contradictory'],
+      ['a-2', 'contradictory'],
+      ['a-3', 'contradictory'],
+      ['a-4', 'unresolved'],
+    ])
+    expect(sys.notes.at(-1)).toMatch(
+      /^3 contradictory row\(s\), their own fields disagree \(not counted, never a loss\): a-1 \(resolved false, its report says resolved true\); a-2/,
+    )
+  })
+
+  it('bytes that are not UTF-8 are replaced and counted, never dropped; a spelled U+FFFD is not counted', () => {
+    const latin1 = Buffer.concat([Buffer.from('+caf'), Buffer.from([0xe9]), Buffer.from(' ok\n')])
+    expect(decodeUtf8(latin1)).toEqual({ text: '+caf\uFFFD ok\n', malformed: 1 })
+    const mixed = Buffer.concat([Buffer.from('\uFFFD'), Buffer.from([0xff, 0xfe, 0x41])])
+    expect(decodeUtf8(mixed)).toEqual({ text: '\uFFFD\uFFFD\uFFFDA', malformed: 2 })
+  })
+})
+
+describe('an empty deliverable is flagged', () => {
+  const resolvedWith = (instance: string, bytes: number, testOnly?: boolean) => {
+    const a = attempt(plan, { cell: 'b', instance, outcome: 'resolved' })
+    a.deliverable = {
+      bytes,
+      sha256: bytes ? 'x' : null,
+      files_changed: bytes ? 1 : 0,
+      ...(testOnly ? { test_only: true } : {}),
+    }
+    return a
+  }
+
+  it('resolved on an empty diff, and on a test-only diff: contradictory with the reason, listed', () => {
+    const { classes, inputErrors } = classify([resolvedWith('t-001', 0), resolvedWith('t-002', 300, true)])
+    expect(classes.map((c) => c.outcome_class)).toEqual(['contradictory', 'contradictory'])
+    expect(inputErrors[0]?.message).toMatch(/^contradictory row: verifier pass but the diff is empty/)
+    expect(inputErrors[1]).toMatchObject({ file: 'leg/attempts.jsonl', line: 2 })
+    expect(inputErrors[1]?.message).toContain('the diff changes only test files (1): suspect')
+  })
+
+  it('a benchmark declared gradeable without a diff keeps the verdict', () => {
+    const { classes } = classify([resolvedWith('t-003', 0), resolvedWith('t-004', 300, true)], {
+      ...DEFAULT_CLASSIFY,
+      gradeableWithoutDiff: true,
+    })
+    expect(classes.map((c) => c.outcome_class)).toEqual(['resolved', 'resolved'])
+  })
+
+  it('test files by convention; a diff touching source too is not test-only', () => {
+    const diff = (...files: string[]) => files.map((f) => `diff --git a/${f} b/${f}\n+x\n`).join('')
+    expect(diffPaths(diff('src/a.py', 'tests/test_a.py'))).toEqual(['src/a.py', 'tests/test_a.py'])
+    expect(testOnlyDiff(diff('tests/test_a.py', 'pkg/b_test.go', 'web/c.spec.ts', 'conftest.py'))).toBe(true)
+    expect(testOnlyDiff(diff('tests/test_a.py', 'src/a.py'))).toBe(false)
+    expect(testOnlyDiff('')).toBe(false)
+  })
+})
+
+describe('one run per leg artifact', () => {
+  const leg = (over: Partial<LegRecord> = {}): LegRecord =>
+    ({ run_id: 'run-5', leg_attempt: 2, plan_sha256: 'p'.repeat(64), ...over }) as LegRecord
+  const row = (line: number, over: Partial<AttemptRecord>) => ({
+    line,
+    value: { ...attempt(plan, { cell: 'b', instance: `t-00${line}` }), run_id: 'run-5', ...over },
+  })
+
+  it('an attempt row of another run and one of another leg attempt: input errors at file:line, blocks set aside', () => {
+    const r = mixedRuns(
+      leg(),
+      'b-s0/leg.json',
+      [row(1, {}), row(2, { run_id: 'run-4' }), row(3, { leg_attempt: 1 })],
+      'b-s0/attempts.jsonl',
+      new Map([['run-5', 1]]),
+      'b-s0/ledger.jsonl',
+      'p'.repeat(64),
+    )
+    expect(r.errors).toEqual([
+      {
+        file: 'b-s0/attempts.jsonl',
+        line: 2,
+        message:
+          'attempt row is from run run-4, but leg.json is run run-5 (leg attempt 2): one leg artifact mixes runs; the block is not compared',
+      },
+      {
+        file: 'b-s0/attempts.jsonl',
+        line: 3,
+        message:
+          'attempt row is from leg attempt 1, but leg.json is run run-5 (leg attempt 2): one leg artifact mixes runs; the block is not compared',
+      },
+    ])
+    expect([...r.dropped].sort()).toEqual([2, 3])
+    expect(r.invalid.map((x) => [x.instance, x.trial])).toEqual([
+      ['t-002', 0],
+      ['t-003', 0],
+    ])
+  })
+
+  it('a ledger of another run, and a leg.json of another plan, mark every block of the leg', () => {
+    const ledger = mixedRuns(
+      leg(),
+      'l',
+      [row(1, {}), row(2, {})],
+      'a',
+      new Map([
+        ['run-5', 1],
+        ['run-3', 7],
+      ]),
+      'b-s0/ledger.jsonl',
+      'p'.repeat(64),
+    )
+    expect(ledger.errors).toEqual([
+      {
+        file: 'b-s0/ledger.jsonl',
+        line: 7,
+        message:
+          'ledger rows are from run run-3, but leg.json is run run-5 (leg attempt 2): one leg artifact mixes runs',
+      },
+    ])
+    expect(ledger.dropped.size).toBe(2)
+    const plan2 = mixedRuns(leg(), 'b-s0/leg.json', [row(1, {})], 'a', null, 'l', 'q'.repeat(64))
+    expect(plan2.errors[0]?.message).toMatch(
+      /^leg\.json was written under plan pppppppppppp, the plan read is qqqqqqqqqqqq/,
+    )
+    // A resumed leg names every run its files hold: no mixture.
+    const resumed = mixedRuns(
+      leg({ runs: ['run-4', 'run-5'] }),
+      'l',
+      [row(1, { run_id: 'run-4' })],
+      'a',
+      new Map([['run-4', 1]]),
+      'l',
+      'p'.repeat(64),
+    )
+    expect(resumed.errors).toEqual([])
+  })
+})
