@@ -1,6 +1,9 @@
 // Faults of the gateway and the grader, by kind, each with more than one manifestation: a refusal is
 // infrastructure or budget, a grader that crashes is not a verdict, an empty deliverable is flagged,
 // one leg artifact holds one run, published rows that contradict themselves are never losses.
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { AttemptInput } from '../../src/classify/classes.js'
 import { classifyAttempts } from '../../src/classify/classify.js'
@@ -9,11 +12,22 @@ import { mixedRuns } from '../../src/ingest/artifacts.js'
 import { fromOpenHands } from '../../src/ingest/published/formats.js'
 import { ManifestSchema } from '../../src/manifest/schema.js'
 import { describeContract, readByContract, verifierContract } from '../../src/panel/contract.js'
+import { aggregate } from '../../src/pipeline/aggregate.js'
 import type { AttemptRecord, LegRecord } from '../../src/records/attempt.js'
+import { ComparisonSchema } from '../../src/records/comparison.js'
 import { checkLedger } from '../../src/records/ledger-check.js'
+import { renderMarkdownReport } from '../../src/report/markdown.js'
 import { diffPaths, testOnlyDiff } from '../../src/run/diff-paths.js'
 import { decodeUtf8 } from '../../src/util/utf8.js'
-import { attempt, ids, ledgerFor, makePlan } from '../compare/fixtures.js'
+import {
+  attempt,
+  ids,
+  ledgerFor,
+  makePlan,
+  pairedOutcomes,
+  writeArtifacts,
+  writePlan,
+} from '../compare/fixtures.js'
 
 const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
 const classify = (records: AttemptRecord[], opts = DEFAULT_CLASSIFY) => {
@@ -295,5 +309,24 @@ describe('one run per leg artifact', () => {
       'p'.repeat(64),
     )
     expect(resumed.errors).toEqual([])
+  })
+})
+
+describe('the report’s first lines give each harness’s evaluated share', () => {
+  it('a harness with a grader error shows its gap at a glance; the other its full share', async () => {
+    const p = await makePlan({ panel: { source: 'inline', instances: ids(5) } })
+    const atts = pairedOutcomes(p, { both: 3, bOnly: 1, cOnly: 1, neither: 0 }, ['a', 'b'], () => 0.1)
+    const crashed = atts.find((x) => x.cell_id === 'b' && x.instance_id === 't-002')!
+    crashed.outcome = 'ungraded'
+    crashed.verifier = { ...crashed.verifier, status: 'error', reward: null }
+    crashed.outcome_reason = 'the verifier wrote no reward (exited 1)'
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-share-'))
+    const r = await aggregate({ plan: writePlan(p), artifacts: writeArtifacts(p, atts), out, resamples: 200 })
+    const c = ComparisonSchema.parse(JSON.parse(readFileSync(r.comparisonPath, 'utf8')))
+    const md = renderMarkdownReport(c)
+    const head = md.split('\n').slice(0, 6).join('\n')
+    const harness = (id: string) => c.cells.find((x) => x.id === id)!.harness
+    const name = (id: string) => (harness('a') === harness('b') ? id : harness(id))
+    expect(head).toContain(`**Evaluated:** ${name('a')}: 5 of 5 evaluated · ${name('b')}: 4 of 5 evaluated ⚠`)
   })
 })
