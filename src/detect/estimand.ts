@@ -38,8 +38,8 @@ export function estimandNull(e: Estimand, threshold: number): string {
  * What a claim about the estimand covers, for `n` blocks: the claim is about the expected totals or
  * rates of these instances under these harnesses, not about the benchmark these instances come from.
  */
-export function estimandScope(e: Estimand, n: number): string {
+export function estimandScope(e: Estimand, n: number, what = METRIC_RULES[e.metric].label): string {
   return e.kind === 'ratio_of_totals'
-    ? `covers the ${METRIC_RULES[e.metric].label} of these ${n} instances, summed (a budget statement for this panel); it says nothing of a typical single instance, nor of instances outside the panel`
+    ? `covers the ${what} summed over these ${n} instances (a budget statement for this panel); it says nothing of a typical single instance, nor of instances outside the panel`
     : `covers these ${n} instances (the test's null is exchangeability of the two cells on each of them), not the benchmark they were drawn from`
 }

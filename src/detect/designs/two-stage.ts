@@ -37,7 +37,7 @@ export const twoStageSplit: ConfirmationDesign = {
   name: NAME,
   version: VERSION,
   statement: (alpha) =>
-    `Confirmation reruns a seeded random sample of the panel (up to max_blocks) split at random into a decision half and an estimation half. A signal is confirmed when the inverse-normal combination (weights √n fixed before the rerun) of the first run's one-sided p and the decision half's rejects at α = ${alpha}: exact McNemar for the resolve rate; for a ratio, the studentized test of the ratio of totals Σtreatment ≤ threshold × Σbaseline. The figure shown after a confirmation is estimated on the estimation half alone, which the decision never used.`,
+    `Confirmation reruns a seeded random sample of the panel (up to max_blocks) split at random into a decision half and an estimation half. A signal is confirmed when the inverse-normal combination (weights √n fixed before the rerun) of the first run's one-sided p and the decision half's rejects at α = ${alpha}: exact McNemar for the resolve rate; for a ratio, Student's t test of the ratio of totals, H0 Σtreatment ≤ threshold × Σbaseline. The figure shown after a confirmation is estimated on the estimation half alone, which the decision never used.`,
   select,
   decide,
 }
