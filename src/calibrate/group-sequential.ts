@@ -13,7 +13,7 @@ import { normal } from './scenario.js'
  *    week allowed), rejecting at look k when Z_k = (b − c − 1)/√(b + c) (continuity-corrected) ≥ C·√(N_max/N_k) (O'Brien &
  *    Fleming 1979). C makes the crossing probability α for a Brownian motion observed at the
  *    information fractions N_k/N_max (found by bisection on seeded paths); N_max is the fewest blocks
- *    whose simulated power reaches the target. Its measured H0 crossing rate is reported beside it;
+ *    whose simulated power reaches the target (bisection). Its measured H0 crossing rate is reported beside it;
  *  - e-value: the weekly likelihood-ratio e-values (detect/evidence.ts) multiplied, stopping at 1/α,
  *    truncated at the first week by which the target share of H1 sequences has stopped.
  * Expected blocks are means over simulated sequences of the blocks run until the design stops (H0:
@@ -233,14 +233,21 @@ export function compareDesigns(o: DesignsOptions): DesignsComparison {
         ? `power ${o.power} not reached within ${cap} blocks`
         : `one exact McNemar on ${fixedN} blocks`,
   })
-  // Group-sequential: the fewest N_max (steps of an eighth of a week) whose power reaches the target.
-  const step = Math.max(1, Math.round(o.blocksPerWeek / 8))
+  // Group-sequential: the fewest N_max whose simulated power reaches the target (bisection between
+  // the fixed N and 1.4 N; power grows with N_max up to simulation noise).
   let gs: ReturnType<typeof gsMeasure> | null = null
-  for (let nMax = fixedN; nMax <= Math.min(cap, Math.ceil(fixedN * 1.4)); nMax += step) {
-    const m = gsMeasure(o, nMax, pb, pc, h0, o.seed + 17)
-    if (m.power >= o.power) {
-      gs = m
-      break
+  let lo = fixedN
+  let hi = Math.min(cap, Math.ceil(fixedN * 1.4))
+  const top = gsMeasure(o, hi, pb, pc, h0, o.seed + 17)
+  if (top.power >= o.power) {
+    gs = top
+    while (hi - lo > 2) {
+      const mid = (lo + hi) >> 1
+      const m = gsMeasure(o, mid, pb, pc, h0, o.seed + 17)
+      if (m.power >= o.power) {
+        hi = mid
+        gs = m
+      } else lo = mid
     }
   }
   if (gs) {

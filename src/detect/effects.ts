@@ -31,7 +31,8 @@ export const METRIC_RULES: Record<
   input_fresh_tokens: {
     field: 'fresh_input_ratio',
     label: 'fresh input tokens',
-    rule: (t) => `fresh-input-token ratio of totals Σtreatment/Σbaseline > ${t}× without a resolved advantage`,
+    rule: (t) =>
+      `fresh-input-token ratio of totals Σtreatment/Σbaseline > ${t}× without a resolved advantage`,
   },
   proxy_requests: {
     field: 'request_ratio',

@@ -7,6 +7,7 @@ import { DESIGNS } from '../../src/detect/designs/registry.js'
 // These cases pin the rerun-exact design (decisions recorded before two-stage-split); the default
 // design is exercised in confirm-two-stage.test.ts.
 const DEFAULT_DESIGN = DESIGNS['rerun-exact']
+
 import { competitivePairs } from '../../src/detect/pairs.js'
 import { type Decision, DecisionSchema } from '../../src/detect/schema.js'
 import { decisionMarkdown } from '../../src/report/decision.js'

@@ -124,7 +124,7 @@ export function registerCalibrate(program: Command): void {
         alpha: m.confirmation.alpha,
         power: 0.9,
         horizonWeeks: 52,
-        sims: Math.max(opts.sims, 2000),
+        sims: Math.max(opts.sims, 200),
         seed,
         costPerBlock: pilot?.spendPerBlock ?? null,
       })
