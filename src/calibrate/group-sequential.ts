@@ -1,6 +1,10 @@
-import { adaptiveAlternative, discordantLikelihoodRatio } from '../compare/stats/evalue.js'
-import { normalQuantile } from '../compare/stats/normal.js'
-import { createRng, type SeededRng } from '../compare/stats/rng.js'
+import {
+  adaptiveAlternative,
+  createRng,
+  discordantLikelihoodRatio,
+  normalQuantile,
+  type SeededRng,
+} from '../stats/index.js'
 import { fixedMcNemarPower } from './fixed-power.js'
 import { normal } from './scenario.js'
 

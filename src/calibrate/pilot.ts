@@ -1,7 +1,7 @@
-import type { Comparison } from '../compare/schema.js'
-import type { SeededRng } from '../compare/stats/rng.js'
 import type { RatioMetric } from '../detect/effects.js'
 import { competitivePairs, metricValue, type PairedBlock, resolvedValue } from '../detect/pairs.js'
+import type { Comparison } from '../records/comparison.js'
+import type { SeededRng } from '../stats/index.js'
 import { applyEffects, RATIO_KEYS, simId, type TrueEffects, type World } from './scenario.js'
 
 /** One pilot block as calibration resamples it: a resolve propensity and a cost level per resource. */

@@ -1,4 +1,3 @@
-import { createRng, type SeededRng } from '../compare/stats/rng.js'
 import { concentration } from '../detect/concentration.js'
 import type { ConfirmationDesign } from '../detect/designs/contract.js'
 import { DEFAULT_DESIGN } from '../detect/designs/registry.js'
@@ -6,6 +5,7 @@ import { none, RATIO_METRICS, type RatioMetric, type Thresholds } from '../detec
 import { metricColumns, outcomeColumns, type PairedBlock } from '../detect/pairs.js'
 import type { Effect, SignalMetric } from '../detect/schema.js'
 import { crossings, type MetricEffects } from '../detect/signals.js'
+import { createRng, type SeededRng } from '../stats/index.js'
 import { drawRun, NO_EFFECT, type TrueEffects, trueDeficitPp, trueRatio, type World } from './scenario.js'
 
 const METRICS: SignalMetric[] = ['resolved', ...RATIO_METRICS]

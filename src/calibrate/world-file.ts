@@ -1,5 +1,5 @@
 import type { RatioMetric } from '../detect/effects.js'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 import { RATIO_KEYS, type World, type WorldInstance } from './scenario.js'
 
 /**

@@ -1,5 +1,5 @@
-import type { SeededRng } from '../compare/stats/rng.js'
 import type { RatioMetric } from '../detect/effects.js'
+import type { SeededRng } from '../stats/index.js'
 import {
   beta,
   NO_EFFECT,

@@ -6,7 +6,7 @@ import type { SignalMetric } from './schema.js'
  * drift apart: every place that shows or tests a rule's quantity takes its words from here.
  *  - `ratio_of_totals`: Σ treatment / Σ baseline of a resource over the blocks compared — what a user
  *    pays for the same work. The breach is its point estimate, the confirmation tests H0
- *    Σt ≤ θ·Σb (compare/stats/totals.ts), the figure and its interval are of Σt/Σb. Per-block ratios
+ *    Σt ≤ θ·Σb (stats/totals.ts), the figure and its interval are of Σt/Σb. Per-block ratios
  *    (median, geometric mean) are descriptive only, labelled as such, never tested.
  *  - `resolve_rate_difference`: treatment − baseline resolve rate on the same instances, in points.
  */

@@ -1,6 +1,9 @@
-import { mcnemarPOneSided } from '../../compare/stats/mcnemar.js'
-import type { SeededRng } from '../../compare/stats/rng.js'
-import { inverseNormalCombination, ratioOfTotalsTest } from '../../compare/stats/totals.js'
+import {
+  inverseNormalCombination,
+  mcnemarPOneSided,
+  ratioOfTotalsTest,
+  type SeededRng,
+} from '../../stats/index.js'
 import type { RatioMetric } from '../effects.js'
 import { estimandName, estimandNull, estimandOf } from '../estimand.js'
 import { metricColumns, type PairedBlock } from '../pairs.js'
@@ -21,7 +24,7 @@ const ID = `${NAME}@${VERSION}`
  * *decision half* and the *estimation half*. Room left under max_blocks is filled with the first
  * run's discordant blocks of resolve-rate signals (never unstable instances, F07); they join the
  * decision half. Inclusion in either half depends on no value.
- * Decide: an inverse-normal combination (compare/stats/totals.ts) of two independent one-sided
+ * Decide: an inverse-normal combination (stats/totals.ts) of two independent one-sided
  * p-values of the same null, with weights √n₁ and √n₂ fixed by the first run's complete blocks n₁ and
  * the planned decision half n₂ before the rerun:
  *  - stage 1, the first run (whole panel): exact one-sided McNemar for the resolve rate; for a ratio,

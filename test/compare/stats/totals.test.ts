@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { inverseNormalCombination, ratioOfTotalsTest } from '../../../src/compare/stats/totals.js'
+import { inverseNormalCombination, ratioOfTotalsTest } from '../../../src/stats/index.js'
 
 // Reference values: scipy 1.17 (numpy 2.4):
 //   stats.ttest_1samp(t − θ·b, 0, alternative='greater');
