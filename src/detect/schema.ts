@@ -265,7 +265,12 @@ export const EvidenceSchema = z.strictObject({
   log_e: z.number(),
   e: z.number().nullable(),
   threshold: z.number(),
-  sufficient: z.boolean(),
+  sufficient: z.boolean().describe('the running product reached 1/α at some run; never reset by a later run'),
+  crossed_at: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('the run at which the running product first reached 1/α'),
   statement: z.string(),
 })
 export type Evidence = z.infer<typeof EvidenceSchema>

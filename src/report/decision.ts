@@ -350,7 +350,25 @@ function formatEffect(e: Signal['effect']): string {
  * from the artifact: both are escaped, the numbers and interval brackets left as they are.
  */
 function formatRerunTest(r: NonNullable<Signal['rerun']>): string {
-  const safe = r.test ? { ...r, test: { ...r.test, method: escapeMarkdown(r.test.method) } } : r
+  // Every text field of the test and of the figure shown is read from the artifact: escaped.
+  const test = r.test
+    ? {
+        ...r.test,
+        method: escapeMarkdown(r.test.method),
+        ...(r.test.estimand === undefined ? {} : { estimand: escapeMarkdown(r.test.estimand) }),
+        ...(r.test.stages
+          ? { stages: r.test.stages.map((s) => ({ ...s, stage: escapeMarkdown(s.stage) })) }
+          : {}),
+      }
+    : undefined
+  const estimate = r.estimate
+    ? {
+        ...r.estimate,
+        method: escapeMarkdown(r.estimate.method),
+        reason: r.estimate.reason === null ? null : escapeMarkdown(r.estimate.reason),
+      }
+    : undefined
+  const safe = { ...r, ...(test ? { test } : {}), ...(estimate ? { estimate } : {}) }
   const text = formatRerunTestRaw(safe)
   return r.rerun_only.estimate === null || r.combined.estimate === null ? escapeMarkdown(text) : text
 }
