@@ -8,7 +8,7 @@ import { PRIV_ENV, type Privilege, runAsRoot, runAsRootSync } from './privileged
 import { claimSlot, releaseSlot } from './slots.js'
 
 /** Tools recipe (a) needs (util-linux, coreutils, procps, passwd). */
-const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk']
+const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk', 'ipcrm']
 
 /** An empty folder on the host where a namespace parks its bind mounts while /tmp and /home are replaced. */
 const STASH = '/run/harness-watch-stash'
@@ -110,7 +110,7 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
         // A throw-away namespace proves the kernel allows it (the tmpfs lives and dies in it).
         await runAsRoot(
           p,
-          ['unshare', '--pid', '--fork', '--mount-proc', '--propagation', 'private', '--'].concat([
+          ['unshare', '--pid', '--ipc', '--fork', '--mount-proc', '--propagation', 'private', '--'].concat([
             'sh',
             '-c',
             'test "$$" = 1 && mount -t tmpfs hw-probe /tmp',
@@ -204,6 +204,8 @@ function wrap(
     ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
     'unshare',
     '--pid',
+    // A private System V IPC namespace: queues, segments and semaphores die with the attempt.
+    '--ipc',
     '--fork',
     '--kill-child=SIGKILL',
     '--mount-proc',
@@ -238,7 +240,27 @@ function killNamespace(p: Priv, user: SlotUser, pid: number, signal: NodeJS.Sign
   if (signal === 'SIGKILL') runAsRootSync(p, ['kill', '-KILL', '--', `-${pid}`])
 }
 
-/** Kill every process of the slot's user (leftovers of an earlier, crashed run included). */
+/**
+ * Kill every process of the slot's user (leftovers of an earlier, crashed run included) and remove
+ * the System V IPC objects it owns or created on the host (an attempt's own live in its private IPC
+ * namespace and die with it; these are left by runs of versions without one), so nothing passes from
+ * one attempt to the next.
+ */
 async function sweep(p: Priv, user: SlotUser): Promise<void> {
   await runAsRoot(p, ['pkill', '-KILL', '-u', user.name]).catch(() => {}) // exit 1: nothing to kill
+  await runAsRoot(p, ['sh', '-c', IPC_SWEEP, 'hw-ipc-sweep', String(user.uid)])
 }
+
+/**
+ * Remove every message queue, shared-memory segment and semaphore set whose owner or creator is uid
+ * $1, read from /proc/sysvipc (columns found by name in its header line).
+ */
+const IPC_SWEEP = `u=$1
+for f in msg shm sem; do
+  [ -r /proc/sysvipc/$f ] || continue
+  awk -v u="$u" 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "uid") a = i; if ($i == "cuid") c = i; if ($i ~ /^(msqid|shmid|semid)$/) d = i }; next }
+    a && d && ($a == u || $c == u) { print $d }' /proc/sysvipc/$f |
+  while read -r id; do
+    case $f in msg) ipcrm -q "$id" ;; shm) ipcrm -m "$id" ;; sem) ipcrm -s "$id" ;; esac
+  done
+done`
