@@ -1,5 +1,8 @@
 import { execFileSync } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs'
+import dgram from 'node:dgram'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -7,7 +10,7 @@ import type { Sandbox } from '../../src/sandbox/contract.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 
 // Probes of a security review from inside the namespace+uid sandbox (issue 27): nothing shared
-// between attempts (System V IPC).
+// between attempts (System V IPC), and a network whose only way out is the proxy.
 
 let nsOk = false
 let reason = ''
@@ -101,5 +104,112 @@ describe('nothing shared between attempts: System V IPC', () => {
     expect(hostIpcOf(uid)).toHaveLength(2)
     await box.close()
     expect(hostIpcOf(uid)).toEqual([])
+  }, 60_000)
+})
+
+/** An HTTP server on `host` answering `name`. */
+async function serve(
+  host: string,
+  name: string,
+): Promise<{ port: number; hits: () => number; close: () => Promise<void> }> {
+  let hits = 0
+  const server = http.createServer((_req, res) => {
+    hits++
+    res.end(name)
+  })
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()))
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits: () => hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** This machine's own first non-loopback IPv4 address, if it has one. */
+function interfaceAddress(): string | null {
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address
+  return null
+}
+
+const PROBE_JS = `
+const fs = require('fs')
+const dns = require('dns')
+const [proxy, other, ip, iface, udp] = process.argv.slice(2)
+const get = (host, port) =>
+  fetch('http://' + host + ':' + port + '/', { signal: AbortSignal.timeout(3000) }).then(
+    (r) => r.text().then((t) => 'ok:' + t),
+    (e) => 'err:' + ((e.cause && e.cause.code) || e.name),
+  )
+;(async () => {
+  const out = { proxy: await get('127.0.0.1', proxy), other: await get('127.0.0.1', other) }
+  out.iface = ip ? await get(ip, iface) : 'no interface address'
+  const r = new dns.promises.Resolver({ timeout: 1000, tries: 1 })
+  r.setServers([(ip || '127.0.0.1') + ':' + udp])
+  out.dns = await r.resolve4('hw-probe.example').then(() => 'ok', (e) => 'err:' + e.code)
+  out.procnet = fs.readFileSync('/proc/net/tcp', 'utf8')
+  console.log(JSON.stringify(out))
+})()
+`
+
+describe('proxy-only network under namespace+uid', () => {
+  it('the proxy answers; another loopback port, the host interface address and DNS are refused; /proc/net shows nothing of the host', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    const ip = interfaceAddress()
+    const proxy = await serve('127.0.0.1', 'proxy')
+    const other = await serve('127.0.0.1', 'other')
+    const iface = ip ? await serve(ip, 'iface') : null
+    let udpPackets = 0
+    const udp = dgram.createSocket('udp4')
+    udp.on('message', () => udpPackets++)
+    await new Promise<void>((resolve) => udp.bind(0, ip ?? '127.0.0.1', () => resolve()))
+    const a = attemptDirs('net')
+    writeFileSync(path.join(a.ws, 'probe.js'), PROBE_JS)
+    const box = await BACKENDS['namespace+uid'].open({
+      writable: [a.ws, a.home],
+      readOnly: [],
+      loopbackPorts: [proxy.port],
+    })
+    try {
+      expect(box.network).toBe('proxy-only')
+      const args = [proxy.port, other.port, ip ?? '', iface?.port ?? 0, udp.address().port].map(String)
+      const r = await box.exec(
+        {
+          command: process.execPath,
+          args: ['probe.js', ...args],
+          cwd: a.ws,
+          env: { PATH: '/usr/bin:/bin', HOME: a.home },
+        },
+        {
+          timeoutMs: 30_000,
+          graceMs: 1000,
+          stdoutFile: path.join(a.out, 'o.txt'),
+          stderrFile: path.join(a.out, 'e.txt'),
+        },
+      )
+      expect(r.exitCode, readFileSync(path.join(a.out, 'e.txt'), 'utf8')).toBe(0)
+      const out = JSON.parse(readFileSync(path.join(a.out, 'o.txt'), 'utf8')) as Record<string, string>
+      expect(out.proxy).toBe('ok:proxy')
+      expect(out.other).toBe('err:ECONNREFUSED')
+      if (ip) expect(out.iface).toMatch(/^err:(ENETUNREACH|EHOSTUNREACH|ECONNREFUSED|TimeoutError)$/)
+      expect(out.dns).toMatch(/^err:/)
+      // Only the forwarder's own listener is in this namespace's table; no host socket is.
+      const hex = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')} `
+      expect(out.procnet).toContain(hex(proxy.port))
+      expect(out.procnet).not.toContain(hex(other.port))
+      if (iface) expect(out.procnet).not.toContain(hex(iface.port))
+      expect(other.hits()).toBe(0)
+      expect(iface?.hits() ?? 0).toBe(0)
+      expect(udpPackets).toBe(0)
+      expect(proxy.hits()).toBe(1)
+    } finally {
+      await box.close()
+      udp.close()
+      await Promise.all([proxy.close(), other.close(), iface?.close()])
+    }
   }, 60_000)
 })
