@@ -478,7 +478,7 @@ export class RecordingProxy {
       const recorded = (async () => {
         await reqDone
         await new Promise((resolve) => setImmediate(resolve))
-        let observation: Observation | null = null
+        let observation: ResponseObservation | null = null
         try {
           observation = await finishObservation()
         } catch {

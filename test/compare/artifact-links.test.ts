@@ -2,8 +2,8 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync }
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { aggregate } from '../../src/compare/aggregate.js'
-import { readLegArtifacts } from '../../src/compare/artifacts.js'
+import { readLegArtifacts } from '../../src/ingest/artifacts.js'
+import { aggregate } from '../../src/pipeline/aggregate.js'
 import { ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from './fixtures.js'
 
 // A forged artifact whose files are symbolic links out of the download folder (issue 27 point 8):
