@@ -112,6 +112,10 @@ function writeArtifacts(plan: Plan, dir: string): number {
         const input = requests * (8000 + Math.floor(r() * 4000))
         const cacheRead = Math.floor(input * 0.7)
         const spend = ((input * 0.25 + requests * 300 * 2) / 1e6) * (1 + ci * 0.05)
+        const harnessMs = 20_000 + Math.floor(r() * 200_000)
+        // The verifier's verdict agrees with the outcome (a disagreeing row is `contradictory` and
+        // leaves every block outcome-incomplete, so no outcome statistic would run).
+        const resolved = r() > difficulty * (1 - ci * 0.02)
         const a: AttemptRecord = {
           schema_version: ATTEMPT_SCHEMA_VERSION,
           experiment_id: 'bench',
@@ -130,11 +134,16 @@ function writeArtifacts(plan: Plan, dir: string): number {
           quarantined: false,
           started_at: '2026-11-01T10:00:00.000Z',
           ended_at: '2026-11-01T10:05:00.000Z',
-          phases_ms: { setup: 500, harness: 20_000 + Math.floor(r() * 200_000), verifier: 3000 },
+          phases_ms: { setup: 500, harness: harnessMs, verifier: 3000 },
           exit: { class: 'clean', code: 0, signal: null, reason: null },
           timed_out: false,
-          outcome: r() > difficulty * (1 - ci * 0.02) ? 'resolved' : 'unresolved',
-          verifier: { status: 'pass', exit_code: 0, reward: null, duration_ms: 3000 },
+          outcome: resolved ? 'resolved' : 'unresolved',
+          verifier: {
+            status: resolved ? 'pass' : 'fail',
+            exit_code: resolved ? 0 : 1,
+            reward: null,
+            duration_ms: 3000,
+          },
           deliverable: { bytes: 800, sha256: null, files_changed: 2 },
           telemetry: {
             source: 'ledger',
