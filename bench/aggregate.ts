@@ -5,6 +5,10 @@
 // and report.html. Exits non-zero when the target is missed. Each phase is printed with its wall and
 // CPU time (CPU time counts every thread, so it can exceed wall time). The artifacts are written by a
 // child process, so this process's heap and peak RSS are the aggregate's own (as in the CLI).
+// Reference: bench/aggregate_reference.py does the same workload with numpy and scipy (read and check
+// every row, exact McNemar, a joint block bootstrap of ratios of means over the 8 metrics) on the same
+// files, timed in the same run after this one; target: this aggregate ≤ 0.5× the reference's wall time
+// (skipped with a note when python3 with numpy and scipy is not available).
 // Run: npm run bench -- aggregate   (options: --cells N --instances N --trials N --resamples N --ledger-rows N)
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -36,6 +40,8 @@ const B = Number(values.resamples)
 const LEDGER_ROWS = Number(values['ledger-rows'])
 const TARGET_S = 2
 const TARGET_MB = 512
+/** This aggregate's wall time over the numpy/scipy reference's, on the same files in the same run. */
+const TARGET_RATIO = 0.5
 
 /** Deterministic pseudo-random numbers (mulberry32) so every run aggregates the same data. */
 function rng(seed: number): () => number {
@@ -322,9 +328,34 @@ try {
   console.log(
     `  outcome n ${r.comparison.blocks.outcome_complete}, MDE ${mde === null ? '—' : `${mde.toFixed(1)} pp`}`,
   )
-  const ok = seconds <= TARGET_S && peakMb <= TARGET_MB
+  const ref = reference(root)
+  let ratioOk = true
+  if ('reason' in ref) console.log(`  reference (numpy/scipy): skipped — ${ref.reason}`)
+  else {
+    const ratio = seconds / ref.wall
+    ratioOk = ratio <= TARGET_RATIO
+    console.log(
+      `  reference (numpy ${ref.numpy}, same files, same run)  ${ref.wall.toFixed(3)} s wall, ${ref.cpu.toFixed(3)} s CPU; ` +
+        `this aggregate / reference = ${ratio.toFixed(2)}× wall, ${(cpuSeconds / ref.cpu).toFixed(2)}× CPU (target ≤ ${TARGET_RATIO}× wall)`,
+    )
+  }
+  const ok = seconds <= TARGET_S && peakMb <= TARGET_MB && ratioOk
   console.log(`  ${ok ? 'targets met' : 'TARGET MISSED'}`)
   process.exitCode = ok ? 0 : 1
 } finally {
   rmSync(root, { recursive: true, force: true })
+}
+
+/** Runs bench/aggregate_reference.py on the same plan and artifacts; its own timing excludes imports. */
+function reference(dir: string): { wall: number; cpu: number; numpy: string } | { reason: string } {
+  const script = path.join(import.meta.dirname, 'aggregate_reference.py')
+  const r = spawnSync('python3', [script, dir, '--resamples', String(B)], { encoding: 'utf8' })
+  if (r.error) return { reason: `python3 not runnable (${r.error.message})` }
+  if (r.status !== 0) return { reason: `exit ${r.status}: ${(r.stderr || '').trim().split('\n').at(-1)}` }
+  const line = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as {
+    wall_s: number
+    cpu_s: number
+    numpy: string
+  }
+  return { wall: line.wall_s, cpu: line.cpu_s, numpy: line.numpy }
 }
