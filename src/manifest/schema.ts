@@ -346,7 +346,16 @@ export const ConfirmationSchema = z.strictObject({
     .gt(0)
     .lt(0.5)
     .default(0.05)
-    .describe('one-sided level of the exact test that confirms a breach on the rerun data'),
+    .describe('one-sided level of the test that confirms a breach (first run and rerun combined)'),
+  trials: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .optional()
+    .describe(
+      'attempts per block and cell in the rerun (default 1): more trials give the ratio rules power at high run noise (harness-watch calibrate recommends a value)',
+    ),
 })
 
 export const LiteLLMSettingsSchema = z.strictObject({

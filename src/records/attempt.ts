@@ -149,6 +149,12 @@ export const AttemptRecordSchema = z.strictObject({
     'sandbox backend the harness ran in (absent in records written before sandboxes)',
   ),
   canary: CanaryResultSchema.optional().describe("the sandbox's canary self-test before the first attempt"),
+  network: z
+    .enum(['proxy-only', 'host'])
+    .optional()
+    .describe(
+      "the harness's network: proxy-only (its only way out was the proxy) or host (it could reach a model around the proxy); absent in earlier records",
+    ),
 })
 export type AttemptRecord = z.infer<typeof AttemptRecordSchema>
 
