@@ -101,9 +101,13 @@ describe('gateway retries are not the harness’s requests', () => {
     expect(summary.spend_usd).toBeCloseTo(billed, 10)
     expect(summary.gateway).toMatchObject({ harness_rows: 2, retries: 4, fallbacks: 0, unmatched: 0 })
     expect(summary.gateway?.left_out).toEqual({ rows: 4, spend_usd: 0, input_tokens: 0, output_tokens: 0 })
-    expect(summary.gateway?.examples[0]?.evidence).toMatch(
-      /within harness request #1 .* not its answer; status failure; deployment deployment-primary/,
+    // Each request owns its own two retries (the spend-log order is newest first; compare as sets).
+    const owners = (summary.gateway?.examples ?? []).map(
+      (e) => /within harness request #(\d)/.exec(e.evidence)?.[1],
     )
+    expect(owners.sort()).toEqual(['1', '1', '2', '2'])
+    for (const e of summary.gateway?.examples ?? [])
+      expect(e.evidence).toMatch(/not its answer; status failure; deployment deployment-primary/)
     expect(summary.reason).toContain('left out of requests, spend and tokens: 4 gateway retries')
     expect(summary.flags).toContain('gateway_retries')
     expect(summary.coverage).toBe('complete')

@@ -214,7 +214,9 @@ export function classifyGatewayRows(
       const r = byStart[j]!
       if (r.a - slack <= s0 && e0 <= r.b + slack) out.push(r)
     }
-    return out.sort((x, y) => Math.abs(x.a - s0) - Math.abs(y.a - s0))
+    // A request whose own time holds the row comes before one that holds it only within the slack.
+    const inside = (r: (typeof reqs)[number]) => (r.a <= s0 && e0 <= r.b ? 0 : 1)
+    return out.sort((x, y) => inside(x) - inside(y) || Math.abs(x.a - s0) - Math.abs(y.a - s0))
   }
   const statusOk = (i: number, q: HarnessRequest) => (text(rows[i]!.status) ?? 'success') === q.status
   const tokensMatch = (i: number, q: HarnessRequest) => {
