@@ -9,7 +9,7 @@
  */
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
-import { TraceLog, type TracedCall } from '../../src/bridge/calls.js'
+import type { TracedCall, TraceLog } from '../../src/bridge/calls.js'
 import { Dispatcher } from '../../src/bridge/dispatch.js'
 import { gradeAll } from '../../src/grade/registry.js'
 import { type BridgeTask, loadBridgeTask } from '../../src/panel/bridge-task.js'
@@ -54,7 +54,13 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
   const calls: TracedCall[] = []
   const trace = { append: (row: TracedCall) => calls.push(row) } as unknown as TraceLog
   const provider = {
-    tools: () => bt.env.tools.map((t) => ({ name: t.name, description: '', inputSchema: t.parameters as Record<string, unknown> })),
+    validateArguments: bt.env.validate_arguments,
+    tools: () =>
+      bt.env.tools.map((t) => ({
+        name: t.name,
+        description: '',
+        inputSchema: ('parameters' in t ? t.parameters : {}) as Record<string, unknown>,
+      })),
     call: async () => ({ status: 'ok' as const, text: 'done' }),
   }
   const d = new Dispatcher(provider, null, trace)
@@ -81,7 +87,9 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
     s.agree++
     k.agree++
   } else if (examples.length < 40) {
-    examples.push(`${c.id} ${c.kind}: BFCL ${c.bfcl ? 'valid' : 'invalid'}, ours ${grade.code} (${grade.reason})`)
+    examples.push(
+      `${c.id} ${c.kind}: BFCL ${c.bfcl ? 'valid' : 'invalid'}, ours ${grade.code} (${grade.reason})`,
+    )
   }
 }
 let n = 0
@@ -95,6 +103,9 @@ for (const [cat, s] of [...per.entries()].sort()) {
     `${cat.padEnd(24)} ${String(s.n).padStart(6)} candidates  ${((100 * s.agree) / Math.max(1, s.n)).toFixed(2)}% agree${s.skipped ? `  (${s.skipped} on skipped rows)` : ''}\n`,
   )
 }
-process.stdout.write(`\nall ${n} candidates: ${((100 * agree) / Math.max(1, n)).toFixed(2)}% agree; ${skipped} on rows the import skipped\n`)
-for (const [k, s] of [...kinds.entries()].sort()) process.stdout.write(`  ${k.padEnd(16)} ${s.n} ${((100 * s.agree) / s.n).toFixed(2)}%\n`)
+process.stdout.write(
+  `\nall ${n} candidates: ${((100 * agree) / Math.max(1, n)).toFixed(2)}% agree; ${skipped} on rows the import skipped\n`,
+)
+for (const [k, s] of [...kinds.entries()].sort())
+  process.stdout.write(`  ${k.padEnd(16)} ${s.n} ${((100 * s.agree) / s.n).toFixed(2)}%\n`)
 process.stdout.write(`\nfirst disagreements:\n${examples.join('\n')}\n`)

@@ -165,7 +165,7 @@ export function reasonKind(reason: string): string {
   if (/ turns: only single-turn/.test(reason)) return 'more than one turn'
   if (/^"?.*:\d+"? not valid JSON/.test(reason) || /^"?[^ ]*:\d+"? /.test(reason)) return 'malformed row'
   if (reason.startsWith('ground truth call') && reason.includes('no allowed value'))
-    return 'no allowed value passes the schema and the check'
+    return "no allowed value passes BFCL's check"
   if (reason.startsWith('format sensitivity')) return 'format sensitivity (prompt-mode formats)'
   if (reason.startsWith('no answers file')) return 'no answers file'
   if (reason.startsWith('duplicate task id')) return 'duplicate task id'
