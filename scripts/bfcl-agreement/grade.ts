@@ -7,7 +7,7 @@
  * calls are `invalid_arguments`, as in a real attempt), then the task's graders grade them. A row the
  * import skipped counts apart. Prints agreement per category and overall; not part of the test suite.
  */
-import { readFileSync } from 'node:fs'
+import { appendFileSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import type { TracedCall, TraceLog } from '../../src/bridge/calls.js'
 import { Dispatcher } from '../../src/bridge/dispatch.js'
@@ -86,10 +86,12 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
   if (ours === c.bfcl) {
     s.agree++
     k.agree++
-  } else if (examples.length < 40) {
-    examples.push(
-      `${c.id} ${c.kind}: BFCL ${c.bfcl ? 'valid' : 'invalid'}, ours ${grade.code} (${grade.reason})`,
-    )
+  } else {
+    if (process.env.DISAGREEMENTS) appendFileSync(process.env.DISAGREEMENTS, `${line}\n`)
+    if (examples.length < 40)
+      examples.push(
+        `${c.id} ${c.kind}: BFCL ${c.bfcl ? 'valid' : 'invalid'}, ours ${grade.code} (${grade.reason})`,
+      )
   }
 }
 let n = 0
