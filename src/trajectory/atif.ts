@@ -1,4 +1,4 @@
-import type { LedgerRow } from '../telemetry/ledger.js'
+import type { LedgerRow } from '../records/ledger.js'
 import type { AtifStep, AtifTrajectory } from './atif-schema.js'
 import type { NormalizedTrajectory } from './read.js'
 import type { TrajectoryEvent } from './schema.js'

@@ -2,10 +2,10 @@ import { cpSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:f
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { comparePublished } from '../../src/compare/published/compare.js'
-import { fromHarborJob, harborSystems, readHarborJob } from '../../src/compare/published/harbor.js'
-import { readPublished } from '../../src/compare/published/read.js'
-import { HwError } from '../../src/errors.js'
+import { fromHarborJob, harborSystems, readHarborJob } from '../../src/ingest/published/harbor.js'
+import { readPublished } from '../../src/ingest/published/read.js'
+import { comparePublished } from '../../src/pipeline/published.js'
+import { HwError } from '../../src/util/errors.js'
 
 // A Harbor job folder in Harbor's layout: two agents on one model, three tasks, two trials each; one
 // trial raised (AgentTimeoutError), one result.json is truncated, one trial folder has none.

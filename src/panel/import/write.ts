@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../../errors.js'
+import { HwError } from '../../util/errors.js'
 import { quotePath } from '../../util/paths.js'
 import {
   type BfclAnswer,
