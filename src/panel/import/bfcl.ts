@@ -239,22 +239,51 @@ function markNulls(v: unknown): unknown {
 
 const ajv = new AjvJsonSchemaValidator()
 
+const CATEGORIES = [
+  'simple_python',
+  'simple_java',
+  'simple_javascript',
+  'parallel_multiple',
+  'multiple',
+  'parallel',
+  'live_simple',
+  'live_multiple',
+  'live_parallel_multiple',
+  'live_parallel',
+  'live_irrelevance',
+  'live_relevance',
+  'irrelevance',
+  'multi_turn_base',
+  'multi_turn_miss_func',
+  'multi_turn_miss_param',
+  'multi_turn_long_context',
+  'memory',
+  'web_search',
+]
+
+/** A row's category from its id, as BFCL reads it (`live_multiple_3-1-0` → live_multiple); else the file's. */
+export function rowCategory(id: string, fileCategory: string): string {
+  const hits = CATEGORIES.filter((c) => id.startsWith(`${c}_`))
+  return hits.sort((a, b) => b.length - a.length)[0] ?? fileCategory
+}
+
 /** Convert the rows of one category file (questions with their answers) into bridge tasks. */
 export function bfclToTasks(
   questions: BfclQuestion[],
   answers: Map<string, BfclAnswer> | null,
   category: string,
 ): ImportResult {
-  const kind = categoryKind(category)
   const tasks: ImportedTask[] = []
   const skipped: Skipped[] = []
   const seen = new Set<string>()
   for (const q of questions) {
+    const cat = rowCategory(q.id, category)
+    const kind = categoryKind(cat)
     if (kind.kind === 'unsupported') {
       skipped.push({ id: q.id, reason: kind.reason })
       continue
     }
-    const r = convertRow(q, answers, category, kind)
+    const r = convertRow(q, answers, cat, kind)
     if (typeof r === 'string') {
       skipped.push({ id: q.id, reason: r })
       continue

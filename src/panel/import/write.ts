@@ -10,6 +10,7 @@ import {
   categoryKind,
   type ImportedTask,
   parseJsonLines,
+  rowCategory,
   type Skipped,
 } from './bfcl.js'
 
@@ -112,9 +113,8 @@ async function importFile(
   const lines = parseJsonLines(text, file, BfclQuestionRow)
   const skipped: Skipped[] = lines.flatMap((l) => (l.ok ? [] : [{ id: l.id, reason: l.reason }]))
   const questions = lines.flatMap((l) => (l.ok ? [l.row] : []))
-  const kind = categoryKind(category)
   let answers: Map<string, BfclAnswer> | null = null
-  if (kind.kind === 'ast') {
+  if (questions.some((q) => categoryKind(rowCategory(q.id, category)).kind === 'ast')) {
     const answersPath = answersFile ?? path.join(path.dirname(file), 'possible_answer', path.basename(file))
     const answerText = await readFile(answersPath, 'utf8').catch(() => null)
     if (answerText === null) {
