@@ -148,12 +148,16 @@ export interface Deliverable {
   files_changed: number
   /** Why the diff could not be taken (e.g. the harness removed .git), or null. */
   error: string | null
+  /** What the patch leaves out: binary files and files the repository ignores (at most 1,000 listed). */
+  excluded?: { path: string; why: 'binary' | 'ignored' }[]
 }
 
 /**
- * The deliverable as `git diff` against the baseline: `git add -A -f` first, so new and ignored files
- * count too, then `diff --cached --binary <base>` (commits the harness made are included, since the
- * index is compared with the baseline). Excludes nothing the harness wrote in the workspace.
+ * The deliverable as `git diff` against the baseline: `git add -A` (never `-f`: files the repository
+ * ignores, such as compiled `.pyc`, stay out), binary files unstaged again, then `diff --cached
+ * --binary <base>` (commits the harness made are included, since the index is compared with the
+ * baseline). What was left out — binary files changed or added, ignored files present (ignored folders
+ * as one entry) — is listed in `excluded`, for a list beside the patch.
  * git runs as a job of `sandbox` (the run's backend): the harness could have set repository config
  * that makes git run commands (`core.fsmonitor`, filter drivers), so under an isolating backend they
  * run as the sandbox user, never as the action's. Without a backend, as the action's user.
@@ -166,17 +170,28 @@ export async function collectDeliverable(
 ): Promise<Deliverable> {
   const outDir = await mkdtemp(path.join(os.tmpdir(), 'hw-diff-'))
   const patchFile = path.join(outDir, 'patch.diff')
+  const binFile = path.join(outDir, 'binary.txt')
+  const ignFile = path.join(outDir, 'ignored.txt')
   const flags = GIT_FLAGS.join(' ')
   const diff = `-c core.quotepath=false diff --cached --binary --no-color --no-ext-diff ${base}`
   try {
     if (!/^[0-9a-f]{4,64}$/.test(base)) throw new Error(`not a commit id: ${JSON.stringify(base)}`)
+    // Binary files show as "-<TAB>-<TAB>path" in --numstat; each is reset to the baseline in the index.
+    const script = [
+      'set -e',
+      `git ${flags} add -A`,
+      `git ${flags} -c core.quotepath=false diff --cached --numstat --no-renames ${base} | awk -F '\t' '$1 == "-" && $2 == "-" { print $3 }' > "$2"`,
+      `while IFS= read -r p; do git ${flags} reset -q ${base} -- "$p"; done < "$2"`,
+      `git ${flags} -c core.quotepath=false ls-files --others --ignored --exclude-standard --directory | head -n 1000 > "$3"`,
+      `git ${flags} ${diff} > "$1"`,
+    ].join('\n')
     const [run] = await runSandboxJob(
       sandbox,
       { writable: [workspace, outDir], readOnly: [] },
       [
         {
           command: 'sh',
-          args: ['-c', `git ${flags} add -A -f && git ${flags} ${diff} > "$1"`, 'hw-diff', patchFile],
+          args: ['-c', script, 'hw-diff', patchFile, binFile, ignFile],
           cwd: workspace,
           env: gitEnv(),
         },
@@ -186,6 +201,12 @@ export async function collectDeliverable(
     if (run?.exitCode !== 0) {
       throw new Error(run?.output.trim().split('\n')[0] || run?.spawnError || 'git failed')
     }
+    const lines = async (f: string) =>
+      (await readBack(f).catch(() => '')).split('\n').filter((l) => l.trim() !== '')
+    const excluded = [
+      ...(await lines(binFile)).map((p) => ({ path: p, why: 'binary' as const })),
+      ...(await lines(ignFile)).map((p) => ({ path: p, why: 'ignored' as const })),
+    ]
     const stdout = await readBack(patchFile)
     const bytes = Buffer.byteLength(stdout)
     return {
@@ -194,6 +215,7 @@ export async function collectDeliverable(
       sha256: bytes > 0 ? sha256(stdout) : null,
       files_changed: stdout.match(/^diff --git /gm)?.length ?? 0,
       error: null,
+      excluded,
     }
   } catch (e) {
     const msg = (e as Error).message.trim().split('\n')[0] || 'git failed'
