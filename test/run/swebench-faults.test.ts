@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process'
 import { chmodSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
@@ -114,5 +115,41 @@ describe('SWE-bench through the official harness: its faults cannot change a ver
     expect(JSON.parse(readFileSync(path.join(state, written[0]!), 'utf8')).unresolved_ids).toEqual([
       'astropy__astropy-12907',
     ])
+  })
+
+  it('preparation refuses a dataset not at the pinned revision; grading refuses another swebench version', () => {
+    const rows = path.join(state, 'verified.jsonl')
+    writeFileSync(
+      rows,
+      `${JSON.stringify({ instance_id: 'x__y-1', repo: 'x/y', base_commit: 'abc', problem_statement: 'p' })}\n`,
+    )
+    const prepare = (extra: string[]) =>
+      spawnSync(
+        'python3',
+        [
+          'examples/swebench/prepare_instance.py',
+          ...['--instance', 'x__y-1', '--workspace', path.join(state, 'ws'), '--out', path.join(state, 'o')],
+          ...['--dataset-file', rows],
+          ...extra,
+        ],
+        { encoding: 'utf8' },
+      )
+    const none = prepare([])
+    expect(none.status).toBe(2)
+    expect(none.stderr).toMatch(/refusing: no --revision/)
+    const other = prepare(['--revision', 'c104f840', '--dataset-file-revision', 'deadbeef'])
+    expect(other.status).toBe(2)
+    expect(other.stderr).toMatch(/from revision deadbeef, the manifest pins c104f840/)
+    const grade = spawnSync(
+      'python3',
+      [
+        'examples/swebench/grade.py',
+        ...['--swebench-version', '0.0.0-pinned', '--dataset', rows, '--instance', 'x__y-1'],
+        ...['--predictions', rows, '--run-id', 'r-1', '--report-dir', path.join(state, 'rep')],
+      ],
+      { encoding: 'utf8' },
+    )
+    expect(grade.status).toBe(3)
+    expect(grade.stderr).toMatch(/refusing: swebench .* the manifest pins 0\.0\.0-pinned/)
   })
 })
