@@ -3,12 +3,14 @@
 
 Used as `benchmark.setup` in manifests/p0-openhands-vs-opencode.yml:
 
-    python3 examples/swebench/prepare_instance.py --instance {instance} --workspace {workspace} --out {out}
+    python3 examples/swebench/prepare_instance.py --instance {instance} --workspace {workspace} --out {out} --revision <rev>
 
-It looks the instance up in the SWE-bench dataset (Hugging Face `datasets`, or a local JSONL export
-with --dataset-file), clones the instance's repository at its base commit into the workspace, and
-writes the problem statement to <out>/instruction.md (the prompt Harness Watch gives the harness).
-Needs network access to GitHub and Hugging Face on the runner, plus `pip install datasets`.
+It looks the instance up in the SWE-bench dataset at the pinned revision (Hugging Face `datasets`
+with `revision=`, or a local JSONL export with --dataset-file, which must declare the same revision
+with --dataset-file-revision: anything else is refused), clones the instance's repository at its base
+commit into the workspace, writes the problem statement to <out>/instruction.md (the prompt Harness
+Watch gives the harness) and the instance's row to <out>/swebench-instance.jsonl, so grading reads the
+same revision. Needs network access to GitHub and Hugging Face on the runner, plus `pip install datasets`.
 """
 import argparse
 import json
@@ -17,7 +19,7 @@ import subprocess
 import sys
 
 
-def load_instance(instance_id, dataset, split, dataset_file):
+def load_instance(instance_id, dataset, split, dataset_file, revision):
     if dataset_file:
         with open(dataset_file, encoding="utf-8") as f:
             for line in f:
@@ -27,7 +29,7 @@ def load_instance(instance_id, dataset, split, dataset_file):
         return None
     from datasets import load_dataset  # imported late: only needed without --dataset-file
 
-    for row in load_dataset(dataset, split=split):
+    for row in load_dataset(dataset, split=split, revision=revision):
         if row["instance_id"] == instance_id:
             return row
     return None
@@ -44,10 +46,22 @@ def main():
     p.add_argument("--out", required=True)
     p.add_argument("--dataset", default="princeton-nlp/SWE-bench_Verified")
     p.add_argument("--split", default="test")
+    p.add_argument("--revision", help="the dataset revision the manifest pins (benchmark.revision)")
     p.add_argument("--dataset-file", help="local JSONL export of the dataset (one instance per line)")
+    p.add_argument("--dataset-file-revision", help="the revision the --dataset-file was exported from")
     a = p.parse_args()
 
-    row = load_instance(a.instance, a.dataset, a.split, a.dataset_file)
+    if not a.revision:
+        print("refusing: no --revision; the dataset must be read at the revision the manifest pins", file=sys.stderr)
+        return 2
+    if a.dataset_file and a.dataset_file_revision != a.revision:
+        print(
+            f"refusing: --dataset-file is from revision {a.dataset_file_revision or '(undeclared)'}, "
+            f"the manifest pins {a.revision}",
+            file=sys.stderr,
+        )
+        return 2
+    row = load_instance(a.instance, a.dataset, a.split, a.dataset_file, a.revision)
     if row is None:
         print(f"instance {a.instance} not found in {a.dataset_file or a.dataset}", file=sys.stderr)
         return 2
@@ -59,6 +73,8 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "instruction.md"), "w", encoding="utf-8") as f:
         f.write(row["problem_statement"].rstrip() + "\n")
+    with open(os.path.join(a.out, "swebench-instance.jsonl"), "w", encoding="utf-8") as f:
+        f.write(json.dumps(row, default=str) + "\n")
     return 0
 
 

@@ -57,8 +57,8 @@ export class Dispatcher {
       return { status: 'invalid_arguments', code: 'unknown_tool', text: `unknown tool "${name}"` }
     }
     const args = stripInjected(rawArgs ?? {}, spec)
-    const v = validate(args)
-    if (!v.valid) {
+    const v = this.provider.validateArguments === false ? null : validate(args)
+    if (v && !v.valid) {
       return {
         status: 'invalid_arguments',
         code: 'invalid_arguments',

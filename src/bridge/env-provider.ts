@@ -28,6 +28,7 @@ export class EnvProvider implements ToolProvider {
   private readonly specs: ToolSpec[]
   private readonly byName: Map<string, ToolDecl>
   private readonly worldFile: string
+  readonly validateArguments: boolean
 
   constructor(
     env: Environment,
@@ -35,6 +36,7 @@ export class EnvProvider implements ToolProvider {
     private readonly sandboxRoot: string,
   ) {
     this.worldFile = path.join(stateDir, WORLD_FILE)
+    this.validateArguments = env.validate_arguments
     this.world = existsSync(this.worldFile) ? readWorld(this.worldFile) : structuredClone(env.world)
     this.byName = new Map(env.tools.map((t) => [t.name, t]))
     this.specs = env.tools.map((t) =>

@@ -66,6 +66,11 @@ export const EnvironmentSchema = z.strictObject({
   version: z.literal(1),
   world: z.record(z.string(), z.unknown()).default({}),
   tools: z.array(ToolDeclSchema).min(1),
+  /**
+   * false: calls are not checked against the tools' schemas (every call to a known tool reaches its
+   * effect), for benchmarks whose grader judges the arguments itself (BFCL's checker never validates).
+   */
+  validate_arguments: z.boolean().default(true),
 })
 export type Environment = z.output<typeof EnvironmentSchema>
 

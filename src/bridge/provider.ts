@@ -22,4 +22,12 @@ export interface ToolOutcome {
   code?: string
 }
 
-export type ToolProvider = { tools(): ToolSpec[]; call(name: string, args: unknown): Promise<ToolOutcome> }
+export type ToolProvider = {
+  tools(): ToolSpec[]
+  call(name: string, args: unknown): Promise<ToolOutcome>
+  /**
+   * false: arguments reach the provider without the schema check (a benchmark whose own checker
+   * grades the arguments, as BFCL's does, and never validated them). Absent means true.
+   */
+  readonly validateArguments?: boolean
+}

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { answer } from './answer.js'
+import { bfcl } from './bfcl.js'
 import { command } from './command.js'
 import { endState } from './end-state.js'
 import { files } from './files.js'
@@ -7,12 +8,13 @@ import { toolCalls } from './tool-calls.js'
 import type { Evidence, Grade, Grader } from './types.js'
 import { ungraded } from './types.js'
 
-export type GraderName = 'tool_calls' | 'end_state' | 'files' | 'command' | 'answer'
+export type GraderName = 'tool_calls' | 'bfcl' | 'end_state' | 'files' | 'command' | 'answer'
 
 /** Every grader by name. A missing entry fails to compile. */
 // biome-ignore lint/suspicious/noExplicitAny: each entry's spec type differs; specs are parsed by the entry's own schema
 export const GRADERS: Record<GraderName, Grader<any>> = {
   tool_calls: toolCalls,
+  bfcl,
   end_state: endState,
   files,
   command,

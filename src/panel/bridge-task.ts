@@ -50,7 +50,7 @@ export async function loadBridgeTask(task: Task): Promise<BridgeTask> {
     throw new HwError('task_invalid', `hw.graders: ${parsed.problems.length} problem(s)`, {
       where: tomlFile,
       details: parsed.problems.map((p) => `hw.graders${p}`),
-      help: 'each [[hw.graders]] names a grader (tool_calls, end_state, files, command, answer) and its fields',
+      help: 'each [[hw.graders]] names a grader (tool_calls, bfcl, end_state, files, command, answer) and its fields',
     })
   }
   const callsFile = path.join(task.dir, 'solution', 'calls.json')

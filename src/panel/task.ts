@@ -37,7 +37,7 @@ export const TaskTomlSchema = z.strictObject({
         .array(z.record(z.string(), z.unknown()))
         .optional()
         .describe(
-          'bridge tasks: [[hw.graders]] name = "tool_calls" | "end_state" | "files" | "command" | "answer", plus its fields',
+          'bridge tasks: [[hw.graders]] name = "tool_calls" | "bfcl" | "end_state" | "files" | "command" | "answer", plus its fields',
         ),
       test_command: z
         .string()

@@ -11,6 +11,10 @@ import type { AnalystPort } from '../dialogue/analyst-port.js'
 import { type AttemptRecord, AttemptRecordSchema } from '../records/attempt.js'
 import { ComparisonSchema } from '../records/comparison.js'
 import { type LedgerRow, LedgerRowSchema } from '../records/ledger.js'
+import { codeSpan } from '../report/escape.js'
+import { toAtif } from '../trajectory/atif.js'
+import { AtifTrajectorySchema } from '../trajectory/atif-schema.js'
+import { normalizeAtif } from '../trajectory/from/atif.js'
 import { normalizeTrajectory } from '../trajectory/read.js'
 import { HwError } from '../util/errors.js'
 import { strictJson } from '../util/json.js'
@@ -77,10 +81,11 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
   )
   const dossier = buildDossier({ comparison, decision, attempts, maxInstances: opts.maxInstances, notes })
   await mkdir(outDir, { recursive: true })
+  const atifLinks = await writeAtif(outDir, attempts, notes)
   const dossierJson = path.join(outDir, 'dossier.json')
   const dossierMd = path.join(outDir, 'dossier.md')
   await writeFile(dossierJson, strictJson(dossier))
-  await writeFile(dossierMd, renderDossierMarkdown(dossier))
+  await writeFile(dossierMd, renderDossierMarkdown(dossier) + atifSection(atifLinks))
   // report.html (written before the dossier existed) links each driving instance to its timelines.
   const htmlPath = path.join(roundDir, 'report.html')
   const html = await readFile(htmlPath, 'utf8').catch(() => null)
@@ -204,16 +209,23 @@ async function loadAttempts(
         logsInside ? read(`${logsRel}/${name}`, what) : Promise.resolve(null)
       const logs = path.join(legDir, logsInside ? r.logs_dir : '.')
       const bytes = await logFile('trajectory.jsonl')
+      const ref = {
+        cell: r.cell_id,
+        instance: r.instance_id,
+        trial: r.trial,
+        attempt: r.attempt,
+        startedAtMs: Number.isFinite(Date.parse(r.started_at)) ? Date.parse(r.started_at) : null,
+      }
+      // A harness run inside Harbor leaves an ATIF document (agent/trajectory.json) instead.
+      const atif =
+        bytes === null ? ((await logFile('agent/trajectory.json'))?.toString('utf8') ?? null) : null
       out.push({
         record: r,
         logsDir: path.relative(outDir, logs),
-        trajectory: normalizeTrajectory(bytes === null ? null : new Uint8Array(bytes), r.harness, {
-          cell: r.cell_id,
-          instance: r.instance_id,
-          trial: r.trial,
-          attempt: r.attempt,
-          startedAtMs: Number.isFinite(Date.parse(r.started_at)) ? Date.parse(r.started_at) : null,
-        }),
+        trajectory:
+          atif !== null
+            ? normalizeAtif(atif, r.harness, ref)
+            : normalizeTrajectory(bytes === null ? null : new Uint8Array(bytes), r.harness, ref),
         requests: ledger.get(`${r.cell_id}\0${r.instance_id}\0${r.trial}\0${r.attempt}`) ?? [],
         patch: (await logFile('patch.diff'))?.toString('utf8') ?? '',
         verifierLog: (await logFile('verifier.log'))?.toString('utf8') ?? null,
@@ -221,6 +233,51 @@ async function loadAttempts(
     }
   }
   return out
+}
+
+/**
+ * Every loaded attempt's trajectory as ATIF v1.7 under diagnosis/atif/, metrics from its proxy requests;
+ * a document that fails ATIF's field rules is not written (the note says why). Returns the links.
+ */
+async function writeAtif(
+  outDir: string,
+  attempts: LoadedAttempt[],
+  notes: string[],
+): Promise<{ key: string; file: string }[]> {
+  const dir = path.join(outDir, 'atif')
+  await mkdir(dir, { recursive: true })
+  const links: { key: string; file: string }[] = []
+  for (const a of attempts) {
+    const r = a.record
+    const key = `${r.cell_id}/${r.instance_id}/${r.trial}-${r.attempt}`
+    const doc = toAtif({
+      sessionId: key,
+      harness: r.harness,
+      harnessVersion: r.harness_version ?? null,
+      model:
+        a.requests.find((q) => q.model_observed ?? q.model)?.model_observed ?? a.requests[0]?.model ?? null,
+      startedAtMs: Number.isFinite(Date.parse(r.started_at)) ? Date.parse(r.started_at) : null,
+      trajectory: a.trajectory,
+      requests: a.requests,
+    })
+    const ok = AtifTrajectorySchema.safeParse(doc)
+    if (!ok.success) {
+      notes.push(
+        `${key}: its ATIF document breaks a field rule (${ok.error.issues[0]?.message}); not written`,
+      )
+      continue
+    }
+    const file = `${key.replace(/[^A-Za-z0-9._-]+/g, '_')}.json`
+    await writeFile(path.join(dir, file), strictJson(doc))
+    links.push({ key, file: `atif/${file}` })
+  }
+  return links
+}
+
+function atifSection(links: { key: string; file: string }[]): string {
+  if (links.length === 0) return ''
+  const rows = links.map((l) => `- [${codeSpan(l.key)}](${l.file})`)
+  return `\n## Trajectories (ATIF v1.7)\n\nEach attempt's normalized trajectory in Harbor's interchange format; step metrics come from the proxy ledger.\n\n${rows.join('\n')}\n`
 }
 
 /** The leg folder itself, or its single sub-folder holding attempts.jsonl (a downloaded artifact). */

@@ -286,6 +286,13 @@ export async function runAttempt(
           : { patch: '', bytes: 0, sha256: null, files_changed: 0, error: null }
       const patchFile = path.join(logs, 'patch.diff')
       await writeFile(patchFile, deliverable.patch)
+      // Beside the patch: what it leaves out (binary files, files the repository ignores).
+      if (deliverable.excluded && deliverable.excluded.length > 0) {
+        await writeFile(
+          path.join(logs, 'patch.excluded.txt'),
+          deliverable.excluded.map((e) => `${e.why}\t${e.path}\n`).join(''),
+        )
+      }
       let verdict: Verdict | null = null
       const vt0 = performance.now()
       if (ranHarness && dirs && !run?.aborted) {

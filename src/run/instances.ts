@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto'
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -192,7 +193,7 @@ async function runSetup(
 /**
  * Id-list grading: write the patch as SWE-bench predictions (`{predictions}`), run
  * `benchmark.verifier.command` (expanded with {instance} {workspace} {patch} {predictions} {out}
- * {run_id}) from the current working directory under its timeout with HW_REWARD_FILE / HW_PATCH_FILE / HW_WORKSPACE set. Verdict: a reward
+ * {run_id}: the run id plus a digest of the attempt, unique per attempt) from the current working directory under its timeout with HW_REWARD_FILE / HW_PATCH_FILE / HW_WORKSPACE set. Verdict: a reward
  * written to HW_REWARD_FILE decides; else a SWE-bench report under {out} that lists the instance
  * (resolved_ids → pass; unresolved/empty-patch ids → fail; error ids, or not listed → error); with
  * `verifier.reports: true` no report naming the instance is `error` (ungraded), never the exit code; else the exit code (0 pass, 126/127 error, others fail). Over the limit → timeout.
@@ -208,6 +209,9 @@ async function runCommandVerifier(
   const out = path.join(dirs.scratch, 'grade')
   const predictions = path.join(dirs.scratch, 'predictions.jsonl')
   const rewardFile = path.join(dirs.scratch, 'reward.txt')
+  // A run id of its own per attempt: SWE-bench skips an instance whose report already exists for the
+  // run id and model, so a shared one would grade a retry or a second trial from the first's report.
+  const runId = attemptRunId(opts.runId, dirs.logsDir)
   await writePredictions(predictions, {
     instance_id: instance,
     model_name_or_path: opts.label,
@@ -216,9 +220,11 @@ async function runCommandVerifier(
   await rm(rewardFile, { force: true })
   const script = expandTemplate(
     v0.command ?? '',
-    { instance, workspace: dirs.workspace, patch: patchFile, predictions, out, run_id: opts.runId },
+    { instance, workspace: dirs.workspace, patch: patchFile, predictions, out, run_id: runId },
     'benchmark.verifier.command',
   )
+  // Only a report this run writes may decide: nothing left from an earlier grading of the attempt.
+  await rm(out, { recursive: true, force: true })
   await mkdir(out, { recursive: true })
   const run = await runCommandJob(
     script,
@@ -248,6 +254,11 @@ async function runCommandVerifier(
     instance,
   )
   return { ...base, ...v }
+}
+
+/** `<run id>-<10 hex>`: the run's id plus a digest of the attempt's logs folder (unique per attempt). */
+export function attemptRunId(runId: string, logsDir: string): string {
+  return `${runId}-${createHash('sha256').update(logsDir).digest('hex').slice(0, 10)}`
 }
 
 /**

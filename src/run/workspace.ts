@@ -6,7 +6,7 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { runSandboxJob } from '../sandbox/job.js'
-import { readBackBytes } from '../sandbox/read-back.js'
+import { readBack, readBackBytes } from '../sandbox/read-back.js'
 import { sha256 } from '../util/json.js'
 import { decodeUtf8 } from '../util/utf8.js'
 import { testOnlyDiff } from './diff-paths.js'
@@ -154,12 +154,16 @@ export interface Deliverable {
   non_utf8?: number
   /** Why the diff could not be taken (e.g. the harness removed .git), or null. */
   error: string | null
+  /** What the patch leaves out: binary files and files the repository ignores (at most 1,000 listed). */
+  excluded?: { path: string; why: 'binary' | 'ignored' }[]
 }
 
 /**
- * The deliverable as `git diff` against the baseline: `git add -A -f` first, so new and ignored files
- * count too, then `diff --cached --binary <base>` (commits the harness made are included, since the
- * index is compared with the baseline). Excludes nothing the harness wrote in the workspace.
+ * The deliverable as `git diff` against the baseline: `git add -A` (never `-f`: files the repository
+ * ignores, such as compiled `.pyc`, stay out), binary files unstaged again, then `diff --cached
+ * --binary <base>` (commits the harness made are included, since the index is compared with the
+ * baseline). What was left out — binary files changed or added, ignored files present (ignored folders
+ * as one entry) — is listed in `excluded`, for a list beside the patch.
  * git runs as a job of `sandbox` (the run's backend): the harness could have set repository config
  * that makes git run commands (`core.fsmonitor`, filter drivers), so under an isolating backend they
  * run as the sandbox user, never as the action's. Without a backend, as the action's user.
@@ -172,17 +176,28 @@ export async function collectDeliverable(
 ): Promise<Deliverable> {
   const outDir = await mkdtemp(path.join(os.tmpdir(), 'hw-diff-'))
   const patchFile = path.join(outDir, 'patch.diff')
+  const binFile = path.join(outDir, 'binary.txt')
+  const ignFile = path.join(outDir, 'ignored.txt')
   const flags = GIT_FLAGS.join(' ')
   const diff = `-c core.quotepath=false diff --cached --binary --no-color --no-ext-diff ${base}`
   try {
     if (!/^[0-9a-f]{4,64}$/.test(base)) throw new Error(`not a commit id: ${JSON.stringify(base)}`)
+    // Binary files show as "-<TAB>-<TAB>path" in --numstat; each is reset to the baseline in the index.
+    const script = [
+      'set -e',
+      `git ${flags} add -A`,
+      `git ${flags} -c core.quotepath=false diff --cached --numstat --no-renames ${base} | awk -F '\t' '$1 == "-" && $2 == "-" { print $3 }' > "$2"`,
+      `while IFS= read -r p; do git ${flags} reset -q ${base} -- "$p"; done < "$2"`,
+      `git ${flags} -c core.quotepath=false ls-files --others --ignored --exclude-standard --directory | head -n 1000 > "$3"`,
+      `git ${flags} ${diff} > "$1"`,
+    ].join('\n')
     const [run] = await runSandboxJob(
       sandbox,
       { writable: [workspace, outDir], readOnly: [] },
       [
         {
           command: 'sh',
-          args: ['-c', `git ${flags} add -A -f && git ${flags} ${diff} > "$1"`, 'hw-diff', patchFile],
+          args: ['-c', script, 'hw-diff', patchFile, binFile, ignFile],
           cwd: workspace,
           env: gitEnv(),
         },
@@ -192,6 +207,12 @@ export async function collectDeliverable(
     if (run?.exitCode !== 0) {
       throw new Error(run?.output.trim().split('\n')[0] || run?.spawnError || 'git failed')
     }
+    const lines = async (f: string) =>
+      (await readBack(f).catch(() => '')).split('\n').filter((l) => l.trim() !== '')
+    const excluded = [
+      ...(await lines(binFile)).map((p) => ({ path: p, why: 'binary' as const })),
+      ...(await lines(ignFile)).map((p) => ({ path: p, why: 'ignored' as const })),
+    ]
     const raw = await readBackBytes(patchFile)
     // Bytes that are not UTF-8 (a binary-ish file, a Latin-1 source) are decoded with U+FFFD and counted.
     const { text: stdout, malformed } = decodeUtf8(raw)
@@ -204,6 +225,7 @@ export async function collectDeliverable(
       test_only: testOnlyDiff(stdout),
       non_utf8: malformed,
       error: null,
+      excluded,
     }
   } catch (e) {
     const msg = (e as Error).message.trim().split('\n')[0] || 'git failed'

@@ -232,7 +232,7 @@ describe('registry', () => {
       { name: 'files', files: 3 },
     ])
     expect('problems' in bad && bad.problems).toEqual([
-      '[0].name: unknown grader "vibes" (expected one of tool_calls, end_state, files, command, answer)',
+      '[0].name: unknown grader "vibes" (expected one of tool_calls, bfcl, end_state, files, command, answer)',
       '[1].answer: give exactly one of exact, regex, number',
       '[2].files: Invalid input: expected record, received number',
     ])

@@ -127,11 +127,16 @@ describe('expandTemplate', () => {
     expect(b.verifier.command).toBeDefined()
     expect(templatePlaceholders(b.setup ?? '', 'benchmark.setup')).toEqual(['instance', 'workspace', 'out'])
     expect(templatePlaceholders(b.verifier.command ?? '', 'benchmark.verifier.command')).toEqual([
+      'out',
       'instance',
       'predictions',
       'run_id',
-      'out',
     ])
+    // Only the harness's report decides, at a pinned swebench version and dataset revision.
+    expect(b.verifier.reports).toBe(true)
+    expect(b.verifier.command).toMatch(/--swebench-version 4\.0\.3/)
+    expect(b.setup).toMatch(/--revision c104f840/)
+    expect(b.revision).toMatch(/@c104f840$/)
     for (const p of templatePlaceholders(b.verifier.command ?? '')) expect(TEMPLATE_PLACEHOLDERS).toContain(p)
     expect(loaded.manifest.panel.instances).toHaveLength(40)
   })

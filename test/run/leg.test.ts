@@ -72,18 +72,28 @@ describe('runLeg: a complete leg over a fixture panel', () => {
       expect(a.logs_dir).toBe(`logs/${a.instance_id}/${a.trial}-${a.attempt}`)
       const logs = path.join(dir, a.logs_dir)
       expect(readdirSync(logs).sort()).toEqual(
-        ['patch.diff', 'stderr.txt', 'stdout.txt', 'trajectory.jsonl', 'verifier.log'].sort(),
+        [
+          'patch.diff',
+          'stderr.txt',
+          'stdout.txt',
+          'trajectory.jsonl',
+          'verifier.log',
+          ...(a.instance_id === 'txt-greet' ? ['patch.excluded.txt'] : []),
+        ].sort(),
       )
       expect(readFileSync(path.join(logs, 'trajectory.jsonl'), 'utf8')).toContain('"type":"done"')
     }
     // The grade uses the reward file for txt-greet.
     expect(attempts.find((a) => a.instance_id === 'txt-greet')?.verifier.reward).toBe(1)
-    // The deliverable includes new files and ignored files.
+    // The deliverable includes new files, never ignored ones: those are listed beside the patch.
     const greet = attempts.find((a) => a.instance_id === 'txt-greet')
     const patch = readFileSync(path.join(dir, greet?.logs_dir ?? '', 'patch.diff'), 'utf8')
     expect(patch).toContain('+hello world')
-    expect(patch).toContain('build/out.txt')
-    expect(greet?.deliverable.files_changed).toBe(2)
+    expect(patch).not.toContain('build/out.txt')
+    expect(readFileSync(path.join(dir, greet?.logs_dir ?? '', 'patch.excluded.txt'), 'utf8')).toBe(
+      'ignored\tbuild/\n',
+    )
+    expect(greet?.deliverable.files_changed).toBe(1)
     const count = attempts.find((a) => a.instance_id === 'sh+count')
     expect(count?.deliverable.files_changed).toBe(2)
     // Same patch for the same work on every trial (reproducible baseline).

@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process'
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { mkdir, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -83,7 +83,7 @@ describe('workspace', () => {
     expect(ca).toBe(cb)
   })
 
-  it('takes everything the harness changed: edits, new and ignored files, deletions and commits', async () => {
+  it('takes everything the harness changed but ignored files: edits, new files, deletions and commits', async () => {
     const root = tmp()
     const d = await makeAttemptDirs(root)
     await writeFile(path.join(d.workspace, 'a.txt'), 'a\n')
@@ -104,9 +104,10 @@ describe('workspace', () => {
     })
     const del = await collectDeliverable(d.workspace, base)
     expect(del.error).toBeNull()
-    expect(del.files_changed).toBe(5)
-    for (const f of ['a.txt', 'new.txt', 'debug.log', 'gone.txt', 'committed.txt'])
-      expect(del.patch).toContain(`b/${f}`)
+    expect(del.files_changed).toBe(4)
+    for (const f of ['a.txt', 'new.txt', 'gone.txt', 'committed.txt']) expect(del.patch).toContain(`b/${f}`)
+    expect(del.patch).not.toContain('debug.log')
+    expect(del.excluded).toEqual([{ path: 'debug.log', why: 'ignored' }])
     expect(del.sha256).toMatch(/^[0-9a-f]{64}$/)
     // The patch applies to the baseline and reproduces the workspace.
     const check = await makeAttemptDirs(root)
@@ -116,7 +117,8 @@ describe('workspace', () => {
     const patchFile = path.join(root, 'p.diff')
     writeFileSync(patchFile, del.patch)
     execFileSync('git', ['apply', patchFile], { cwd: check.workspace })
-    expect(readFileSync(path.join(check.workspace, 'debug.log'), 'utf8')).toBe('ignored but written\n')
+    expect(readFileSync(path.join(check.workspace, 'new.txt'), 'utf8')).toBe('new\n')
+    expect(existsSync(path.join(check.workspace, 'debug.log'))).toBe(false)
   })
 
   it('copies a committed template per attempt and still sees a same-size edit made at once', async () => {

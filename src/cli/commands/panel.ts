@@ -2,7 +2,7 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { SandboxSettingSchema } from '../../manifest/schema.js'
-import { importBfcl } from '../../panel/import/write.js'
+import { countReasons, importBfcl } from '../../panel/import/write.js'
 import { badTasks, isGood, type PanelVerification, resolvePanelDir, verifyPanel } from '../../panel/verify.js'
 import { chooseSandbox, type SandboxChoice } from '../../sandbox/select.js'
 import { EXIT, HwError } from '../../util/errors.js'
@@ -69,18 +69,27 @@ export function registerPanel(program: Command): void {
     .command('import')
     .description("Convert a benchmark's files into bridge task folders")
     .command('bfcl')
-    .description('BFCL question file (+ its possible_answer file) → one bridge task per single-turn row')
-    .argument('<file>', 'BFCL_v4_<category>.json (JSON Lines)')
+    .description(
+      'BFCL v4 question file (+ its possible_answer file), or a BFCL data folder → one bridge task per row BFCL grades by AST or relevance; every other row listed with its reason',
+    )
+    .argument('<file-or-folder>', 'BFCL_v4_<category>.json (JSON Lines), or the folder holding them')
     .requiredOption('--out <dir>', 'folder to write the task folders into (a panel folder)')
     .option('--answers <file>', 'the ground truth (default: possible_answer/<same name> beside <file>)')
-    .action(async (file: string, flags: { out: string; answers?: string }) => {
-      const r = await importBfcl(file, flags.out, flags.answers)
+    .action(async (source: string, flags: { out: string; answers?: string }) => {
+      const r = await importBfcl(source, flags.out, flags.answers)
       for (const s of r.skipped) process.stderr.write(`skipped ${s.id}: ${s.reason}\n`)
+      if (r.files.length > 1) {
+        for (const f of r.files)
+          process.stdout.write(`${f.category}: imported ${f.imported}, skipped ${f.skipped.length}\n`)
+      }
       process.stdout.write(
         `imported ${r.tasks.length} task(s) into ${flags.out}; skipped ${r.skipped.length}\n`,
       )
+      for (const [reason, n] of countReasons(r.skipped)) process.stdout.write(`  skipped ${n}: ${reason}\n`)
       if (r.tasks.length > 0)
         process.stdout.write(`check them with: harness-watch panel verify ${flags.out}\n`)
+      else process.stderr.write('nothing imported\n')
+      process.exitCode = r.tasks.length > 0 ? EXIT.ok : EXIT.failure
     })
 }
 

@@ -15,12 +15,15 @@ export type PublishedFormat =
   | 'swebench-resolved-list'
   | 'openhands-instance-results'
   | 'terminal-bench-per-task'
+  | 'harbor-job'
 
 /**
- * Outcome of one published trial; `ungraded` is a null grade in the source; `contradictory` a row
- * whose own fields disagree (its `resolved` flag against its verifier's verdict): never a loss.
+ * Outcome of one published trial; `ungraded` is a null grade in the source, `infra_error` a trial the
+ * runner reports as failed to evaluate (Harbor's exception_info): left out of the pairing, counted;
+ * `contradictory` a row whose own fields disagree (its `resolved` flag against its verifier's
+ * verdict): never a loss.
  */
-export type PublishedTrial = 'resolved' | 'unresolved' | 'ungraded' | 'contradictory'
+export type PublishedTrial = 'resolved' | 'unresolved' | 'ungraded' | 'infra_error' | 'contradictory'
 
 export interface PublishedInstance {
   trials: PublishedTrial[]
@@ -45,6 +48,8 @@ export interface PublishedSystem {
   declaredTotal: number | null
   /** True when an id absent from the file is unresolved by the format's meaning (resolved lists). */
   absentIsUnresolved: boolean
+  /** Where the cost comes from: the publisher's figure, or the harness's own report (Harbor). */
+  costSource?: 'published' | 'harness-self-reported'
   notes: string[]
 }
 

@@ -147,6 +147,7 @@ export function publishedInput(
     [b, idB],
   ] as const) {
     let nulls = 0
+    let errors = 0
     const absent: string[] = []
     for (const instance of panel) {
       let x = sys.instances.get(instance)
@@ -168,6 +169,7 @@ export function publishedInput(
       }
       x.trials.forEach((t, trial) => {
         if (t === 'ungraded') nulls++
+        if (t === 'infra_error') errors++
         // A contradictory row is never a loss, whatever the policy for null grades.
         const outcome =
           t === 'contradictory'
@@ -190,7 +192,12 @@ export function publishedInput(
           exitClass: null,
           attempts: 1,
           coverage,
-          coverageDetail: coverage === 'missing' ? 'no per-instance cost published' : null,
+          coverageDetail:
+            coverage === 'missing'
+              ? 'no per-instance cost published'
+              : sys.costSource === 'harness-self-reported'
+                ? 'cost self-reported by the harness'
+                : null,
           attemptCoverage: {
             complete: coverage === 'complete' ? 1 : 0,
             partial: 0,
@@ -215,6 +222,11 @@ export function publishedInput(
         ungraded === 'unresolved'
           ? `${sys.name}: ${nulls} trial(s) with a null grade counted as unresolved, as the published score counts them (use --ungraded exclude to leave those blocks out)`
           : `${sys.name}: ${nulls} trial(s) with a null grade left out as ungraded (their blocks are incomplete)`,
+      )
+    }
+    if (errors > 0) {
+      notes.push(
+        `${sys.name}: ${errors} trial(s) failed to evaluate (infra errors): their blocks are incomplete, never losses`,
       )
     }
     const only = absent.filter((i) => covers(sys === a ? b : a, i))
@@ -257,11 +269,15 @@ export function publishedInput(
       verifier: 'as published',
       budgets: null,
       retries: null,
-      telemetrySource: 'published per-instance cost',
+      telemetrySource:
+        a.costSource === 'harness-self-reported' || b.costSource === 'harness-self-reported'
+          ? 'cost self-reported by the harness (Harbor agent_result), not proxy-measured'
+          : 'published per-instance cost',
       thresholds: null,
     },
     options: { resamples: opts.resamples ?? 10_000, seed: opts.seed ?? 1, level: opts.level ?? 0.95 },
-    notes,
+    // Two systems of one Harbor job share its problem list: each note once.
+    notes: [...new Set(notes)],
   }
 }
 

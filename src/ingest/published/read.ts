@@ -1,4 +1,4 @@
-import { readFile } from 'node:fs/promises'
+import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { HwError } from '../../util/errors.js'
 import { sha256 } from '../../util/json.js'
@@ -14,9 +14,10 @@ import {
   SwebenchResolvedListSchema,
   TerminalBenchSchema,
 } from './formats.js'
+import { fromHarborJob, harborSystems, isHarborJob, readHarborJob } from './harbor.js'
 
 const FORMATS_HELP =
-  'supported: a SWE-bench style {resolved: [ids], cost_usd: {...}} file, an OpenHands index instance_results/<benchmark>.json, or a Terminal-Bench per-task file with file#system'
+  'supported: a SWE-bench style {resolved: [ids], cost_usd: {...}} file, an OpenHands index instance_results/<benchmark>.json, a Terminal-Bench per-task file with file#system, or a Harbor job folder (job#agent__model when it holds several)'
 
 /**
  * Read one published system from `spec` = `<file>` or `<file>#<system>` (the selector picks a system
@@ -31,6 +32,7 @@ export async function readPublished(
   const hash = spec.lastIndexOf('#')
   const file = hash > 0 ? spec.slice(0, hash) : spec
   const selector = hash > 0 ? spec.slice(hash + 1) : null
+  if ((await stat(file).catch(() => null))?.isDirectory()) return readHarbor(file, selector, spec)
   let text: string
   try {
     text = await readFile(file, 'utf8')
@@ -109,6 +111,47 @@ export async function readPublished(
         `not a per-instance results file this command knows: expected a top-level "resolved" array, a "systems" object, or {instance id: {resolved, cost}} records; ${describeTop(json)}`,
       )
   }
+}
+
+/** One system of a Harbor job folder (`job#agent__model` when the job ran several). */
+async function readHarbor(
+  dir: string,
+  selector: string | null,
+  spec: string,
+): Promise<{ system: PublishedSystem; sha256: string; file: string }> {
+  if (!(await isHarborJob(dir))) {
+    throw new HwError(
+      'published_invalid',
+      'a folder, but not a Harbor job: no trial folder holds result.json',
+      {
+        where: dir,
+        help: FORMATS_HELP,
+      },
+    )
+  }
+  const job = await readHarborJob(dir)
+  const names = harborSystems(job)
+  if (names.length === 0) {
+    throw new HwError(
+      'published_invalid',
+      `no readable trial result in the job (${job.problems.length} problem trial folder(s))`,
+      {
+        where: dir,
+        details: job.problems.map((p) => `${p.folder}: ${p.problem}`),
+      },
+    )
+  }
+  const key = selector ?? (names.length === 1 ? names[0] : null)
+  if (key === null || key === undefined || !names.includes(key)) {
+    throw new HwError(
+      'published_system',
+      key === null
+        ? 'the job ran several agents or models: choose one with <job>#<agent__model>'
+        : `no system "${key}" in the job`,
+      { where: dir, details: [`systems: ${names.join(', ')}`], help: `e.g. ${dir}#${names[0]}` },
+    )
+  }
+  return { system: fromHarborJob(job, key, spec), sha256: job.sha256, file: dir }
 }
 
 /** The top level of a JSON value, for an error message: its keys or its type. */
