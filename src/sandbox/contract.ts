@@ -3,12 +3,15 @@ import type { HarnessRunResult, HarnessSpawn } from '../run/process.js'
 
 /**
  * How an attempt's processes were isolated, strongest first (design/sandbox.md §3, §5):
+ * - `container`: the task's container image through a container engine's CLI (container/backend.ts):
+ *   no network but the forwarded proxy, all capabilities dropped, container root id-mapped where the
+ *   engine can, resource limits;
  * - `namespace+uid`: own PID and mount namespace, private /proc, /tmp and /home, read-only system,
  *   a separate unprivileged user per slot; the harness cannot read the action's environment or files;
  * - `env-only`: an allowlisted environment and a fresh HOME, same user: **not isolation**;
  * - `none`: the harness runs as a plain child of the action (allowlisted environment), no check.
  */
-export const IsolationSchema = z.enum(['namespace+uid', 'env-only', 'none'])
+export const IsolationSchema = z.enum(['container', 'namespace+uid', 'env-only', 'none'])
 export type Isolation = z.infer<typeof IsolationSchema>
 
 /**
@@ -37,6 +40,51 @@ export interface ProbeResult {
   reason: string | null
 }
 
+/** Network of a container: only forwarded loopback ports, nothing at all, or the engine's default network. */
+export const ContainerNetworkSchema = z.enum(['proxy-only', 'none', 'public'])
+export type ContainerNetwork = z.infer<typeof ContainerNetworkSchema>
+
+/** Resources of one container. */
+export interface ContainerResources {
+  cpus: number
+  memory_mb: number
+  pids: number
+  /** Disk of the writable layer in MB; null = not limited. */
+  storage_mb: number | null
+}
+
+/** Where a container's image comes from: a reference, or a task's Dockerfile folder built once per content. */
+export type ImageSource = { ref: string } | { build: string; name: string; timeoutS: number }
+
+/**
+ * What an attempt asks of a container backend (others ignore it): which image, where the workspace
+ * goes, which limits and network, which loopback ports (proxy, tool-bridge) to forward.
+ */
+export interface ContainerRequest {
+  phase: 'agent' | 'verifier'
+  /** Absent: the manifest's `sandbox.container.image`. */
+  image?: ImageSource
+  /** The task's working directory (the workspace is mounted there): absent = the image's, else /app. */
+  workdir?: string
+  /** The task's own values (task.toml); the manifest's fill the rest. */
+  resources?: Partial<ContainerResources>
+  /** Absent: the manifest's `sandbox.container.network`. */
+  network?: ContainerNetwork
+  /** 127.0.0.1 ports on the host the container may reach (recording proxy, tool-bridge). */
+  ports?: number[]
+}
+
+/** What ran, for the attempt record (container backend). */
+export interface SandboxProvenance {
+  runtime: string
+  runtime_version: string
+  image_ref: string
+  image_id: string
+  workdir: string
+  network: ContainerNetwork
+  resources: ContainerResources
+}
+
 /** One sandbox to open for an attempt (all paths absolute). */
 export interface SandboxSpec {
   /** Folders the processes may write (the attempt's workspace and home); handed to the sandbox user. */
@@ -48,6 +96,8 @@ export interface SandboxSpec {
    * which may hold a token). Only isolating backends can; others ignore it.
    */
   masked?: string[]
+  /** For a container backend: the container to run in. Without it a container backend runs the job beside (aux jobs: installs, git). */
+  container?: ContainerRequest
 }
 
 /** Limits and output files of one exec (see HarnessRunOptions). */
@@ -62,7 +112,10 @@ export interface ExecLimits {
 }
 
 export type ExecCommand = HarnessSpawn
-export type ExecResult = HarnessRunResult
+export type ExecResult = HarnessRunResult & {
+  /** A fault of the environment, not of the command (out of memory, pids or disk exhausted): never a harness result. */
+  fault?: { kind: 'oom' | 'pids' | 'disk'; detail: string }
+}
 
 /** An opened sandbox: run commands in it, then close it (kills what is left, returns the folders). */
 export interface Sandbox {
@@ -71,6 +124,8 @@ export interface Sandbox {
   root: string
   /** Run one command; `cmd.env` is its complete environment. Never throws for the command's failures. */
   exec(cmd: ExecCommand, limits: ExecLimits): Promise<ExecResult>
+  /** What ran (container backend): runtime, image, limits and network. */
+  provenance?: SandboxProvenance
   /** Kill every process left, give the writable folders back to the action's user. Idempotent. */
   close(): Promise<void>
 }

@@ -6,7 +6,7 @@ import { isHwError } from '../../src/errors.js'
 import type { SandboxSetting } from '../../src/manifest/schema.js'
 import { runCanary } from '../../src/sandbox/canary.js'
 import type { Isolation, Sandbox, SandboxBackend } from '../../src/sandbox/contract.js'
-import { BACKENDS, decide, describeSandbox } from '../../src/sandbox/select.js'
+import { BACKENDS, decide, describeSandbox, type HostIsolation } from '../../src/sandbox/select.js'
 
 const setting = (over: Partial<SandboxSetting> = {}): SandboxSetting => ({
   backend: 'auto',
@@ -16,7 +16,7 @@ const setting = (over: Partial<SandboxSetting> = {}): SandboxSetting => ({
 })
 
 /** A backend table where namespace+uid probes as told; env-only and none are the real ones. */
-function table(nsOk: boolean): Record<Isolation, SandboxBackend> {
+function table(nsOk: boolean): Record<HostIsolation, SandboxBackend> {
   return {
     ...BACKENDS,
     'namespace+uid': {

@@ -1,0 +1,61 @@
+import { readFile } from 'node:fs/promises'
+import type { ContainerRuntime } from './runtime.js'
+
+/** Resources applied to one container (manifest `sandbox.container.resources`, a task's task.toml wins). */
+export interface Resources {
+  cpus: number
+  memory_mb: number
+  pids: number
+  /** Disk for the container's writable layer; null = not limited (most storage drivers cannot). */
+  storage_mb: number | null
+}
+
+export const DEFAULT_RESOURCES: Resources = { cpus: 2, memory_mb: 4096, pids: 1024, storage_mb: null }
+
+/** `run` flags for the limits: memory without swap, cpus, pids (pure). */
+export function limitFlags(r: Resources): string[] {
+  return [
+    '--memory',
+    `${r.memory_mb}m`,
+    '--memory-swap',
+    `${r.memory_mb}m`,
+    '--cpus',
+    String(r.cpus),
+    '--pids-limit',
+    String(r.pids),
+  ]
+}
+
+/** The memory cgroup's OOM-kill count from cgroup v1 `memory.oom_control` or v2 `memory.events` text (pure). */
+export function parseOomKills(text: string): number | null {
+  const m = /^oom_kill\s+(\d+)$/m.exec(text)
+  return m?.[1] ? Number(m[1]) : null
+}
+
+/** Where a process's memory cgroup is (from /proc/<pid>/cgroup text; pure). */
+export function memoryCgroup(procCgroup: string, version: ContainerRuntime['cgroup']): string | null {
+  for (const line of procCgroup.split('\n')) {
+    const [, controllers, p] = line.split(':')
+    if (p === undefined || controllers === undefined) continue
+    if (version === 'v1' && controllers.split(',').includes('memory')) return `/sys/fs/cgroup/memory${p}`
+    if (version === 'v2' && controllers === '') return `/sys/fs/cgroup${p}`
+  }
+  return null
+}
+
+/**
+ * A running container's OOM-kill counter (read it once before the container is removed). The runtime
+ * may not report OOMKilled on cgroup v1, so the kernel's own count is read. Null when unreadable
+ * (another host's engine, no permission).
+ */
+export async function readOomKills(rt: ContainerRuntime, initPid: number): Promise<number | null> {
+  if (initPid <= 0) return null
+  const cg = await readFile(`/proc/${initPid}/cgroup`, 'utf8').catch(() => null)
+  const dir = cg ? memoryCgroup(cg, rt.cgroup) : null
+  if (!dir) return null
+  const text = await readFile(
+    `${dir}/${rt.cgroup === 'v1' ? 'memory.oom_control' : 'memory.events'}`,
+    'utf8',
+  ).catch(() => null)
+  return text === null ? null : parseOomKills(text)
+}
