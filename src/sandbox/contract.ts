@@ -72,6 +72,8 @@ export interface ContainerRequest {
   network?: ContainerNetwork
   /** 127.0.0.1 ports on the host the container may reach (recording proxy, tool-bridge). */
   ports?: number[]
+  /** More host folders at fixed places in the container (Harbor's /tests, /logs/verifier). */
+  binds?: { source: string; target: string; readOnly: boolean }[]
 }
 
 /** What ran, for the attempt record (container backend). */
@@ -114,7 +116,7 @@ export interface ExecLimits {
 export type ExecCommand = HarnessSpawn
 export type ExecResult = HarnessRunResult & {
   /** A fault of the environment, not of the command (out of memory, pids or disk exhausted): never a harness result. */
-  fault?: { kind: 'oom' | 'pids' | 'disk'; detail: string }
+  fault?: { kind: 'oom' | 'pids' | 'disk' | 'container_exit'; detail: string }
 }
 
 /** An opened sandbox: run commands in it, then close it (kills what is left, returns the folders). */
@@ -137,6 +139,11 @@ export interface SandboxBackend {
   /** Can it run on this machine? Cheap, cached by the caller. Never throws. */
   probe(): Promise<ProbeResult>
   open(spec: SandboxSpec): Promise<Sandbox>
+  /**
+   * Container backends: copy an image's working directory into `dest` (a task whose repository lives in
+   * its image, as SWE-bench's /testbed does); returns the working directory.
+   */
+  exportWorkdir?(image: ImageSource, dest: string, signal?: AbortSignal): Promise<string>
 }
 
 /** The warning of design/sandbox.md §5 for env-only and none, printed in logs and the report header. */

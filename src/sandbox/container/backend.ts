@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { runHarnessProcess } from '../../run/process.js'
+import { killGroup, runHarnessProcess } from '../../run/process.js'
 import { BASE_IMAGE_REF } from '../../util/image-ref.js'
 import type {
   ContainerRequest,
@@ -23,7 +23,7 @@ import { FORWARDER_READY, loopbackForwarderArgs } from '../forward/loopback.js'
 import { ensureBaseImage } from './base-image.js'
 import { labelFlags, removeLeftovers, removeSync } from './cleanup.js'
 import { buildTaskImage, ImageError, type ResolvedImage, resolveImage } from './image.js'
-import { limitFlags, readOomKills } from './limits.js'
+import { limitFlags, readOomKills, readPidsRefusals } from './limits.js'
 import { FORWARD_DIR, mapCwd, mountFlags, mountsFor, NODE_DIR, NODE_IN } from './mounts.js'
 import { INSTALL_HINT, type ProbeOutcome, probeRuntime } from './probe.js'
 import { type ContainerRuntime, cli, cliEnv, lastLines } from './runtime.js'
@@ -149,6 +149,35 @@ export function containerBackend(
       const r = await probeRuntime(setting.runtime, null)
       return r.ok ? { ok: true, reason: r.runtime.summary } : { ok: false, reason: r.reason }
     },
+    async exportWorkdir(source: ImageSource, dest: string, signal?: AbortSignal): Promise<string> {
+      const rt = await runtime()
+      const img = await image(source, signal)
+      const name = `hw-export-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`
+      const made = await cli(rt.bin, ['create', '--name', name, ...labelFlags('export'), img.id, 'true'], {
+        env: rt.env,
+      })
+      if (made.exitCode !== 0)
+        throw new ContainerFault(
+          'start_failed',
+          `cannot create a container of ${img.ref}`,
+          lastLines(made.stderr, 3),
+        )
+      try {
+        const cp = await cli(rt.bin, ['cp', `${name}:${img.workdir}/.`, dest], {
+          env: rt.env,
+          timeoutMs: 30 * 60_000,
+        })
+        if (cp.exitCode !== 0)
+          throw new ContainerFault(
+            'image',
+            `cannot copy ${img.workdir} out of ${img.ref}`,
+            lastLines(cp.stderr, 3),
+          )
+      } finally {
+        await cli(rt.bin, ['rm', '-f', name], { env: rt.env })
+      }
+      return img.workdir
+    },
     async open(spec: SandboxSpec): Promise<Sandbox> {
       if (!spec.container) return (await aux()).open(spec)
       const rt = await runtime()
@@ -189,7 +218,7 @@ async function openContainer(
   const forwards: HostForwards | null = ports.length > 0 ? await openHostForwards(ports) : null
   const asRoot = process.getuid?.() === 0
   const mapIds = rt.idMap && asRoot
-  const writable = spec.writable
+  const writable = [...spec.writable, ...(req.binds ?? []).filter((b) => !b.readOnly).map((b) => b.source)]
   const me = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }
   const give = async (uid: number, gid: number) => {
     if (!mapIds || writable.length === 0) return
@@ -219,6 +248,7 @@ async function openContainer(
       readOnly: spec.readOnly,
       node: process.execPath,
       forwardDir: forwards?.dir ?? null,
+      binds: req.binds,
     })
     const args = [
       'run',
@@ -241,8 +271,13 @@ async function openContainer(
       workdir,
       ...mountFlags(mounts),
       '--entrypoint',
-      NODE_IN,
+      'sh',
       img.id,
+      // PID 1 is a small `sleep` (an out-of-memory kill picks the largest process, never the keep-alive);
+      // the loopback forwarder runs beside it and prints its ready line on the container's stdout.
+      '-c',
+      '"$0" "$@" & exec sleep 2147483647',
+      NODE_IN,
       ...loopbackForwarderArgs(FORWARD_DIR, forwards?.forwards.map((f) => f.port) ?? []),
     ]
     child = spawn(rt.bin, args, { env: cliEnv(rt.env), stdio: ['ignore', 'pipe', 'pipe'] })
@@ -339,26 +374,62 @@ async function execIn(
     ...cmd.args,
   ]
   const pid = await initPid(rt, name)
+  const before = { ooms: (await readOomKills(rt, pid)) ?? 0, pids: (await readPidsRefusals(rt, pid)) ?? 0 }
   const r: ExecResult = await runHarnessProcess(
     { command: rt.bin, args, cwd: '/', env: cliEnv(rt.env), stdin: cmd.stdin },
     {
       ...limits,
       sweepHome: undefined,
-      // Stopping an exec stops the container: it is removed, and everything in it with it.
-      kill: () => removeSync(rt, name),
+      // Stopping a running exec stops the container: it is removed, and everything in it with it. The
+      // group sweep after a command ended on its own (its client is gone) leaves the container be.
+      kill: (leader, signal) => {
+        if (alive(leader)) removeSync(rt, name)
+        else killGroup(leader, signal)
+      },
     },
   )
   await rm(file, { force: true })
-  if (r.exitCode === 137 && !r.timedOut && !r.aborted) {
+  if (r.timedOut || r.aborted || r.exitCode === 0) return r
+  if (r.exitCode === 137) {
     const ooms = await readOomKills(rt, pid)
-    if (ooms !== null && ooms > 0) {
+    if (ooms !== null && ooms > before.ooms) {
       return {
         ...r,
         fault: { kind: 'oom', detail: `killed for lack of memory (exit 137, cgroup oom_kill ${ooms})` },
       }
     }
+    if (!(await running(rt, name))) {
+      return {
+        ...r,
+        fault: { kind: 'container_exit', detail: 'the container ended during the command (exit 137)' },
+      }
+    }
+  }
+  const refused = await readPidsRefusals(rt, pid)
+  if (refused !== null && refused > before.pids) {
+    return {
+      ...r,
+      fault: { kind: 'pids', detail: `the pids limit refused ${refused - before.pids} process start(s)` },
+    }
   }
   return r
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+async function running(rt: ContainerRuntime, name: string): Promise<boolean> {
+  const r = await cli(rt.bin, ['inspect', '--format', '{{.State.Running}}', name], {
+    env: rt.env,
+    timeoutMs: 15_000,
+  })
+  return r.stdout.trim() === 'true'
 }
 
 async function initPid(rt: ContainerRuntime, name: string): Promise<number> {

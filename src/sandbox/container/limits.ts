@@ -32,12 +32,23 @@ export function parseOomKills(text: string): number | null {
   return m?.[1] ? Number(m[1]) : null
 }
 
-/** Where a process's memory cgroup is (from /proc/<pid>/cgroup text; pure). */
-export function memoryCgroup(procCgroup: string, version: ContainerRuntime['cgroup']): string | null {
+/** How often the pids limit refused a fork, from `pids.events` text (`max N`; pure). */
+export function parsePidsMax(text: string): number | null {
+  const m = /^max\s+(\d+)$/m.exec(text)
+  return m?.[1] ? Number(m[1]) : null
+}
+
+/** Where a process's cgroup of `controller` is (from /proc/<pid>/cgroup text; pure). */
+export function memoryCgroup(
+  procCgroup: string,
+  version: ContainerRuntime['cgroup'],
+  controller: 'memory' | 'pids' = 'memory',
+): string | null {
   for (const line of procCgroup.split('\n')) {
     const [, controllers, p] = line.split(':')
     if (p === undefined || controllers === undefined) continue
-    if (version === 'v1' && controllers.split(',').includes('memory')) return `/sys/fs/cgroup/memory${p}`
+    if (version === 'v1' && controllers.split(',').includes(controller))
+      return `/sys/fs/cgroup/${controller}${p}`
     if (version === 'v2' && controllers === '') return `/sys/fs/cgroup${p}`
   }
   return null
@@ -58,4 +69,14 @@ export async function readOomKills(rt: ContainerRuntime, initPid: number): Promi
     'utf8',
   ).catch(() => null)
   return text === null ? null : parseOomKills(text)
+}
+
+/** The container's count of forks refused by its pids limit; null when unreadable. */
+export async function readPidsRefusals(rt: ContainerRuntime, initPid: number): Promise<number | null> {
+  if (initPid <= 0) return null
+  const cg = await readFile(`/proc/${initPid}/cgroup`, 'utf8').catch(() => null)
+  const dir = cg ? memoryCgroup(cg, rt.cgroup, 'pids') : null
+  if (!dir) return null
+  const text = await readFile(`${dir}/pids.events`, 'utf8').catch(() => null)
+  return text === null ? null : parsePidsMax(text)
 }

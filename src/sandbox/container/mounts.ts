@@ -26,12 +26,14 @@ export function mountsFor(opts: {
   readOnly: string[]
   node: string
   forwardDir: string | null
+  binds?: Mount[]
 }): Mount[] {
   const out: Mount[] = []
   const add = (m: Mount) => {
     if (!out.some((o) => o.target === m.target)) out.push(m)
   }
   if (opts.workspace) add({ source: opts.workspace, target: opts.workdir, readOnly: false })
+  for (const b of opts.binds ?? []) add(b)
   for (const d of opts.writable) add({ source: d, target: d, readOnly: false })
   const inside = (d: string) => opts.writable.some((w) => d === w || d.startsWith(`${w}/`))
   for (const d of opts.readOnly) if (!inside(d)) add({ source: d, target: d, readOnly: true })
