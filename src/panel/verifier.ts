@@ -1,10 +1,10 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { messageOf } from '../errors.js'
 import type { ContainerRequest, SandboxBackend } from '../sandbox/contract.js'
 import { isolates, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { readBack } from '../sandbox/read-back.js'
+import { messageOf } from '../util/errors.js'
 import type { Task } from './task.js'
 
 /** pass: graded solved; fail: graded not solved; error: the verifier could not grade; timeout: killed. */

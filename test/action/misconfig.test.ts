@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { callerFile, isForkPullRequest, misconfigurationLine } from '../../src/action/misconfig.js'
-import { HwError } from '../../src/errors.js'
 import { explainGitHubError } from '../../src/github/octokit.js'
+import { HwError } from '../../src/util/errors.js'
 
 const caller = { GITHUB_WORKFLOW_REF: 'acme/widgets/.github/workflows/weekly.yml@refs/heads/main' }
 

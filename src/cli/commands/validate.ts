@@ -1,11 +1,11 @@
 import type { Command } from 'commander'
 import { thresholdWarnings } from '../../calibrate/warnings.js'
 import { loadManifest } from '../../manifest/load.js'
-import { summarizeManifest } from '../../manifest/summary.js'
 import { assertBridgeCapable, assertDialogueReady } from '../../panel/bridge-capable.js'
 import { checkBridgeTasks } from '../../panel/bridge-task.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
+import { summarizeManifest } from '../../plan/summary.js'
 import { describeSandbox } from '../../sandbox/select.js'
 
 export function registerValidate(program: Command): void {

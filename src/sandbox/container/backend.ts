@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import { killGroup, runHarnessProcess } from '../../run/process.js'
+import { killGroup, runHarnessProcess } from '../../process/exec.js'
 import { BASE_IMAGE_REF } from '../../util/image-ref.js'
 import type {
   ContainerRequest,
