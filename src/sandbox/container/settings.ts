@@ -5,7 +5,7 @@ import type { RuntimeChoice } from './probe.js'
 export interface ContainerSetting {
   runtime: RuntimeChoice
   image: string
-  network: ContainerNetwork | 'task'
+  network: Exclude<ContainerNetwork, 'public'> | 'task'
   resources: ContainerResources
   /** The user the agent runs as inside the container (`0:0`, id-mapped to an unprivileged host id). */
   user: string
