@@ -77,6 +77,12 @@ export interface SandboxSpec {
   masked?: string[]
   /** For a container backend: the container to run in. Without it a container backend runs the job beside (aux jobs: installs, git). */
   container?: ContainerRequest
+  /**
+   * Proxy-only network: the host's 127.0.0.1 ports reachable inside (the recording proxy). A backend
+   * with a network of its own forwards these only, and nothing else of the host or outside is
+   * reachable; absent, the sandbox keeps the host's network.
+   */
+  loopbackPorts?: number[]
 }
 
 /** Limits and output files of one exec (see HarnessRunOptions). */
@@ -101,6 +107,11 @@ export interface Sandbox {
   kind: Isolation
   /** The first writable folder (the attempt's workspace). */
   root: string
+  /**
+   * `proxy-only`: the processes have a network of their own whose only way out is the forwarded
+   * loopback ports; `host`: the host's network (a harness could reach a model around the proxy).
+   */
+  network: 'proxy-only' | 'host'
   /** Run one command; `cmd.env` is its complete environment. Never throws for the command's failures. */
   exec(cmd: ExecCommand, limits: ExecLimits): Promise<ExecResult>
   /** What ran (container backend): runtime, image, limits and network. */

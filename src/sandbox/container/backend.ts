@@ -214,7 +214,7 @@ async function openContainer(
   const network = req.network ?? (setting.network === 'task' ? 'proxy-only' : setting.network)
   const resources = mergeResources(setting.resources, req.resources)
   const name = `hw-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`
-  const ports = network === 'none' ? [] : (req.ports ?? [])
+  const ports = network === 'none' ? [] : (req.ports ?? spec.loopbackPorts ?? [])
   const forwards: HostForwards | null = ports.length > 0 ? await openHostForwards(ports) : null
   const asRoot = process.getuid?.() === 0
   const mapIds = rt.idMap && asRoot
@@ -303,6 +303,8 @@ async function openContainer(
   return {
     kind: 'container',
     root: workspace ?? workdir,
+    // proxy-only and none: the container's own network namespace holds only `lo`.
+    network: network === 'public' ? 'host' : 'proxy-only',
     provenance,
     exec: (cmd, limits) => execIn(rt, name, cmd, limits, { workspace, workdir, envDir }),
     close,
