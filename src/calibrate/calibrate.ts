@@ -116,6 +116,11 @@ export interface CalibrateInput {
   rerunTrials?: number
   /** Also run the family of worlds, the rerun sizes and the recommendation. */
   family?: boolean
+  /**
+   * Parts of the family to run (default all): the null, power and resolve worlds, the rerun sizes.
+   * Lets a caller split the work across processes and merge the parts (bench/calibrate.ts).
+   */
+  parts?: Array<'null' | 'power' | 'resolve' | 'sizes'>
   /** Called after each simulated run: (done, total). */
   onProgress?: (done: number, total: number) => void
   /** Rules to calibrate (default: all four). */
@@ -129,9 +134,11 @@ export function headlineEffect(metric: SignalMetric, threshold: number): number 
 }
 
 /** Rerun trials tried for the table of rerun sizes, and the σ of the recommendation. */
-const TRIALS_TRIED = [1, 2, 3, 4]
+const TRIALS_TRIED = [1, 2, 3]
 export const RECOMMEND_NOISE = 0.7
 export const RECOMMEND_POWER = 0.8
+/** Panel sizes (× the manifest's blocks) tried when no trial count reaches the recommendation's power. */
+const RECOMMEND_FACTORS = [2, 3]
 
 /** Settings (each `sims` simulated runs) the calibration runs, for progress. */
 export function settingsCount(input: Pick<CalibrateInput, 'family' | 'rules'>): number {
@@ -219,11 +226,12 @@ export function calibrate(input: CalibrateInput): Calibration {
       input_fresh_tokens: input.thresholds.fresh_input_ratio,
       proxy_requests: input.thresholds.request_ratio,
     }
+    const parts = new Set(input.parts ?? ['null', 'power', 'resolve', 'sizes'])
     const family: Array<[WorldSpec, WorldCalibration['kind']]> = [
       ...nullWorlds(theta).map((w): [WorldSpec, WorldCalibration['kind']] => [w, 'null']),
       ...powerWorlds().map((w): [WorldSpec, WorldCalibration['kind']] => [w, 'power']),
       ...resolveWorlds().map((w): [WorldSpec, WorldCalibration['kind']] => [w, 'resolve']),
-    ]
+    ].filter(([, kind]) => parts.has(kind))
     worlds = family.map(([w, kind]) => {
       const r = run((_e, rng) => w.make(input.blocks, rng), NO_EFFECT)
       const metrics: SignalMetric[] = kind === 'resolve' ? ['resolved'] : [...RATIO_METRICS]
@@ -236,50 +244,52 @@ export function calibrate(input: CalibrateInput): Calibration {
         mean_rerun_attempts: r.meanRerunAttempts,
       }
     })
-    sizes = []
-    for (const sigma of [DEFAULT_NOISE, RECOMMEND_NOISE]) {
-      for (const k of TRIALS_TRIED) {
-        const r = run((_e, rng) => uniformWorld(2, sigma)(input.blocks, rng), NO_EFFECT, {
+    if (parts.has('sizes')) {
+      sizes = []
+      for (const sigma of [DEFAULT_NOISE, RECOMMEND_NOISE]) {
+        for (const k of TRIALS_TRIED) {
+          const r = run((_e, rng) => uniformWorld(2, sigma)(input.blocks, rng), NO_EFFECT, {
+            ...policy,
+            rerunTrials: k,
+          })
+          sizes.push({
+            noise: sigma,
+            blocks: input.blocks,
+            trials: k,
+            power: r.confirmed.spend_usd,
+            attempts: r.meanRerunAttempts,
+          })
+        }
+      }
+      recommendation = sizes.find((s) => s.noise === RECOMMEND_NOISE && s.power >= RECOMMEND_POWER) ?? null
+      // Not reachable by trials alone: more blocks (the panel and its rerun grow together).
+      for (const factor of RECOMMEND_FACTORS) {
+        const n = Math.ceil(input.blocks * factor)
+        const k = 3
+        const r = run((_e, rng) => uniformWorld(2, RECOMMEND_NOISE)(n, rng), NO_EFFECT, {
           ...policy,
+          maxBlocks: Math.max(policy.maxBlocks, n),
           rerunTrials: k,
         })
-        sizes.push({
-          noise: sigma,
-          blocks: input.blocks,
+        const row = {
+          noise: RECOMMEND_NOISE,
+          blocks: n,
           trials: k,
           power: r.confirmed.spend_usd,
           attempts: r.meanRerunAttempts,
-        })
+        }
+        sizes.push(row)
+        if (!recommendation && row.power >= RECOMMEND_POWER) recommendation = row
       }
-    }
-    recommendation = sizes.find((s) => s.noise === RECOMMEND_NOISE && s.power >= RECOMMEND_POWER) ?? null
-    // Not reachable by trials alone: more blocks (the panel and its rerun grow together).
-    for (const factor of [1.5, 2, 3]) {
-      const n = Math.ceil(input.blocks * factor)
-      const k = 2
-      const r = run((_e, rng) => uniformWorld(2, RECOMMEND_NOISE)(n, rng), NO_EFFECT, {
-        ...policy,
-        maxBlocks: Math.max(policy.maxBlocks, n),
-        rerunTrials: k,
-      })
-      const row = {
-        noise: RECOMMEND_NOISE,
-        blocks: n,
-        trials: k,
-        power: r.confirmed.spend_usd,
-        attempts: r.meanRerunAttempts,
+      const power2x = sizes.find((s) => s.noise === DEFAULT_NOISE && s.trials === trials)
+      if (power2x && power2x.power < 0.9) {
+        const enough = sizes.find(
+          (s) => s.noise === DEFAULT_NOISE && s.blocks === input.blocks && s.power >= 0.9,
+        )
+        warnings.push(
+          `a true uniform 2× spend at run noise σ ${DEFAULT_NOISE} is confirmed in ${pct(power2x.power)} of runs with confirmation.trials ${trials} (target 90%)${enough ? `; confirmation.trials ${enough.trials} reaches ${pct(enough.power)} at ${enough.attempts.toFixed(0)} rerun attempts per run` : ''}`,
+        )
       }
-      sizes.push(row)
-      if (!recommendation && row.power >= RECOMMEND_POWER) recommendation = row
-    }
-    const power2x = sizes.find((s) => s.noise === DEFAULT_NOISE && s.trials === trials)
-    if (power2x && power2x.power < 0.9) {
-      const enough = sizes.find(
-        (s) => s.noise === DEFAULT_NOISE && s.blocks === input.blocks && s.power >= 0.9,
-      )
-      warnings.push(
-        `a true uniform 2× spend at run noise σ ${DEFAULT_NOISE} is confirmed in ${pct(power2x.power)} of runs with confirmation.trials ${trials} (target 90%)${enough ? `; confirmation.trials ${enough.trials} reaches ${pct(enough.power)} at ${enough.attempts.toFixed(0)} rerun attempts per run` : ''}`,
-      )
     }
   }
   const worst = worstNull(worlds)
