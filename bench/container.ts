@@ -7,6 +7,7 @@ import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
+import { cli } from '../src/sandbox/container/runtime.js'
 import { containerEnv, testBackend } from '../test/support/container.js'
 
 const ROUNDS = 15
@@ -72,6 +73,8 @@ try {
     `task image build: ${first.source} ${(t1 - t0).toFixed(0)} ms, then ${second.source} ${(t2 - t1).toFixed(0)} ms (same id: ${first.id === second.id})`,
   )
   if (second.source !== 'build-cache') failed = true
+  // Each run builds a new context (a time stamp): its image is removed so runs do not pile up.
+  await cli(env.runtime.bin, ['rmi', first.ref], { env: env.runtime.env })
 } finally {
   proxy.close()
   rmSync(dir, { recursive: true, force: true })
