@@ -6,6 +6,7 @@ import { checkBridgeTasks } from '../../panel/bridge-task.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
 import { summarizeManifest } from '../../plan/summary.js'
+import { containerWarnings } from '../../sandbox/container/warnings.js'
 import { describeSandbox } from '../../sandbox/select.js'
 
 export function registerValidate(program: Command): void {
@@ -32,6 +33,7 @@ export function registerValidate(program: Command): void {
       // The sandbox's required capabilities, checked on this machine (a warning: the legs may run elsewhere).
       const sandbox = await describeSandbox(loaded.manifest.sandbox)
       process.stderr.write(`${sandbox.ok ? '' : 'warning: '}${sandbox.line}\n`)
+      for (const w of containerWarnings(loaded.manifest.sandbox)) process.stderr.write(`warning: ${w}\n`)
       const quarantined = new Set(panel.quarantine)
       const blocks = panel.instances.filter((i) => !quarantined.has(i)).length
       for (const w of thresholdWarnings(loaded.manifest, blocks)) process.stderr.write(`warning: ${w}\n`)
