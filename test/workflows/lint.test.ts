@@ -37,6 +37,7 @@ interface Step {
   with?: Record<string, unknown>
 }
 interface Job {
+  env?: Record<string, string>
   if?: string
   needs?: string | string[]
   permissions?: Record<string, string>
@@ -111,13 +112,21 @@ describe('the reusable workflow follows the pack’s rules', () => {
 
   it('is reusable, least-privilege, with per-job write permissions only where they are used', () => {
     expect(Object.keys(wf.on)).toEqual(['workflow_call'])
-    expect(wf.permissions).toEqual({ contents: 'read' })
+    // No workflow-level grant: the two publish jobs name none and get the caller's; every other job
+    // names its own read-only permissions and never a write.
+    expect(wf.permissions).toBeUndefined()
+    const inheriting = Object.entries(wf.jobs)
+      .filter(([, j]) => j.permissions === undefined)
+      .map(([id]) => id)
+    expect(inheriting.sort()).toEqual(['publish-comment', 'publish-issue'])
     const writers = Object.entries(wf.jobs).flatMap(([id, j]) =>
       Object.entries(j.permissions ?? {})
         .filter(([, v]) => v === 'write')
         .map(([k]) => `${id}:${k}`),
     )
-    expect(writers.sort()).toEqual(['publish-comment:pull-requests', 'publish-issue:issues'])
+    expect(writers).toEqual([])
+    expect(wf.jobs['publish-issue']?.env).toEqual({ HW_PUBLISH_PERMISSION: 'issues: write' })
+    expect(wf.jobs['publish-comment']?.env).toEqual({ HW_PUBLISH_PERMISSION: 'pull-requests: write' })
     expect(wf.concurrency?.['cancel-in-progress']).toBe("${{ inputs.pr-number != '' }}")
   })
 
@@ -254,7 +263,6 @@ describe('examples', () => {
       contents: 'read',
       actions: 'read',
       issues: 'write',
-      'pull-requests': 'write',
     })
     expect(w.concurrency?.['cancel-in-progress']).toBe(false)
   })
@@ -267,7 +275,6 @@ describe('examples', () => {
     expect(w.jobs['harness-watch']?.permissions).toEqual({
       contents: 'read',
       actions: 'read',
-      issues: 'write',
       'pull-requests': 'write',
     })
   })
