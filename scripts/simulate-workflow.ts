@@ -6,6 +6,9 @@
 //        [--env-file FILE] [--artifacts DIR] [--run-id N] [--event-name NAME] [--event FILE]
 //        [--input k=v ...] [--assume-success JOB ...] [--check-permissions] [--json]
 //
+// --check-permissions also compares the secrets each call passes with what its manifest reads (when
+// the manifest named by `with: manifest:` is in --workspace).
+//
 // Before any job, the load-time check GitHub makes on every reusable-workflow call: each job of the
 // called workflow asks for no more permissions than the calling job grants, whatever its `if:`
 // (scripts/workflow-permissions.ts). A failing call ends the run as GitHub does (startup failure);
@@ -58,6 +61,8 @@ import type { Step, WorkflowJob } from '@actions/workflow-parser/model/workflow-
 import type { MappingToken } from '@actions/workflow-parser/templates/tokens/mapping-token'
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token'
 import { execa } from 'execa'
+import { parse as parseYaml } from 'yaml'
+import { envReadByManifest, type ManifestEnvNames, secretMismatches } from '../src/action/misconfig.js'
 import { inheritedPermissionErrors, nestedPermissionErrors } from './workflow-permissions.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
@@ -260,12 +265,17 @@ function rawWorkflow(file: string): MappingToken {
  * GitHub's load-time check (scripts/workflow-permissions.ts): every job of a called workflow asks
  * for no more than the calling job grants, whatever its `if:` says. Errors in GitHub's words.
  */
-function loadTimePermissionErrors(file: string): { errors: string[]; publishErrors: string[] } {
+function loadTimePermissionErrors(file: string): {
+  errors: string[]
+  publishErrors: string[]
+  secretErrors: string[]
+} {
   const wf = rawWorkflow(file)
   const literal = (t: TemplateToken | null | undefined) => (t ? evalToken(t, {}) : undefined)
   const jobs = wf.find('jobs') as MappingToken | null
   const errors: string[] = []
   const publishErrors: string[] = []
+  const secretErrors: string[] = []
   for (const { key, value } of jobs ?? []) {
     const job = value as MappingToken
     const uses = job.find('uses')
@@ -288,6 +298,7 @@ function loadTimePermissionErrors(file: string): { errors: string[]; publishErro
         },
       ),
     )
+    secretErrors.push(...secretLines(file, String((key as unknown as { value: unknown }).value), job))
     if (callee.find('permissions')) continue
     // Jobs that name no permissions get this call's grant: does it hold what they need when they run?
     const callerId = String((key as unknown as { value: unknown }).value)
@@ -319,7 +330,34 @@ function loadTimePermissionErrors(file: string): { errors: string[]; publishErro
       ),
     )
   }
-  return { errors, publishErrors }
+  return { errors, publishErrors, secretErrors }
+}
+
+/**
+ * Secrets a call passes against what its manifest reads (`with: manifest:` found in the workspace):
+ * one line per secret read but not passed, or passed but never read (src/action/misconfig.ts).
+ */
+function secretLines(file: string, callerId: string, job: MappingToken): string[] {
+  const manifest = (job.find('with') as MappingToken | null)?.find('manifest')
+  if (!manifest || !isString(manifest)) return []
+  const manifestFile = join(opt.workspace, manifest.value)
+  if (!existsSync(manifestFile)) return []
+  const secretsToken = job.find('secrets')
+  if (secretsToken && isString(secretsToken)) return [] // secrets: inherit passes whatever exists
+  const passed = [...((secretsToken as MappingToken | null) ?? [])].map((s) =>
+    String((s.key as unknown as { value: unknown }).value),
+  )
+  const reads = envReadByManifest(parseYaml(readFileSync(manifestFile, 'utf8')) as ManifestEnvNames)
+  // litellm-config: the leg's LiteLLM reads the provider key and supplies LITELLM_BASE_URL itself.
+  const litellm = (job.find('with') as MappingToken | null)?.find('litellm-config')
+  if (litellm && !(isString(litellm) && litellm.value === '')) {
+    reads.add('PROVIDER_API_KEY')
+    reads.delete('LITELLM_BASE_URL')
+    if (passed.includes('provider-base-url')) reads.add('PROVIDER_BASE_URL')
+  }
+  return secretMismatches(reads, passed, `job '${callerId}' in ${relativeName(file)}`).map(
+    (l) => `${l} (${manifest.value})`,
+  )
 }
 
 /** The file as the user named it (relative to the workspace when inside it). */
@@ -781,14 +819,21 @@ for (const [k, d] of Object.entries(callDefs)) {
 }
 // GitHub refuses a run whose reusable-workflow calls ask for more than they grant, before any job.
 // A publish job that gets the caller's grant and lacks its write starts, and fails at that write.
-const { errors: permissionErrors, publishErrors } = loadTimePermissionErrors(wfFile)
-for (const e of publishErrors) log(`${opt.checkOnly ? 'error' : 'warning'}: ${e}`)
+const { errors: permissionErrors, publishErrors, secretErrors } = loadTimePermissionErrors(wfFile)
+for (const e of [...publishErrors, ...secretErrors]) log(`${opt.checkOnly ? 'error' : 'warning'}: ${e}`)
 if (opt.checkOnly || permissionErrors.length > 0) {
   for (const e of permissionErrors) log(`error: ${e}`)
   const conclusion =
-    permissionErrors.length > 0 ? 'startup_failure' : publishErrors.length > 0 ? 'failure' : 'success'
-  if (opt.json) console.log(JSON.stringify({ conclusion, permissionErrors, publishErrors }))
-  else if (conclusion === 'success') console.log(`ok: ${opt.workflow}: every call grants what its jobs need`)
+    permissionErrors.length > 0
+      ? 'startup_failure'
+      : publishErrors.length + secretErrors.length > 0
+        ? 'failure'
+        : 'success'
+  if (opt.json) console.log(JSON.stringify({ conclusion, permissionErrors, publishErrors, secretErrors }))
+  else if (conclusion === 'success')
+    console.log(
+      `ok: ${opt.workflow}: every call grants what its jobs need and passes what its manifest reads`,
+    )
   process.exit(conclusion === 'success' ? 0 : 1)
 }
 const results = await runJobs(wfFile, tpl.jobs, topInputs, secrets, '')

@@ -20,7 +20,15 @@ import { handleInterrupts } from '../run/interrupt.js'
 import { createProgressReporter } from '../run/progress.js'
 import { strictJson } from '../util/json.js'
 import { type ActionInputs, readInputs, required } from './inputs.js'
-import { FORK_SUMMARY, isForkPullRequest, misconfigurationLine } from './misconfig.js'
+import {
+  callerFile,
+  envReadByManifest,
+  FORK_SUMMARY,
+  isForkPullRequest,
+  misconfigurationLine,
+  SECRET_OF_ENV,
+  secretMismatches,
+} from './misconfig.js'
 
 /** The action's one entry: dispatch on `command`. Never throws: failures become core.setFailed. */
 export async function run(): Promise<void> {
@@ -39,6 +47,7 @@ export async function run(): Promise<void> {
           'stopping: killing the attempt in flight, recording it as stopped, writing leg.json…',
           (line) => core.info(line),
         )
+        await warnUnusedSecrets(required(inputs, 'manifest'))
         let r: Awaited<ReturnType<typeof runLegFromFiles>>
         try {
           r = await runLegFromFiles({
@@ -200,6 +209,22 @@ async function plan(inputs: ActionInputs): Promise<void> {
       true,
     )
     .write()
+}
+
+/**
+ * A secret of the reusable workflow that reached this leg (its variable is set) while the manifest
+ * never reads it: a warning naming it and the calling file (a key handed to the legs for nothing).
+ * A variable read but empty fails later, where it is needed, with its own one line.
+ */
+async function warnUnusedSecrets(manifestFile: string): Promise<void> {
+  const reads = envReadByManifest((await loadManifest(manifestFile)).manifest)
+  const passed = Object.entries(SECRET_OF_ENV)
+    .filter(([env]) => process.env[env])
+    .map(([, secret]) => secret)
+  const where = `the job that calls harness-watch.yml in ${callerFile()}`
+  for (const line of secretMismatches(reads, passed, where)) {
+    if (line.startsWith('unused secret')) core.warning(line)
+  }
 }
 
 /** The job summary of one leg: its status (and the signal that stopped it), attempts and its artifact. */

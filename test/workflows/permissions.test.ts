@@ -1,7 +1,7 @@
 // GitHub's load-time permission check of reusable-workflow calls, as scripts/simulate-workflow.ts
 // models it (scripts/workflow-permissions.ts): run on every caller in the repository and on the
 // README's snippet, and shown to refuse a caller that grants less than a nested job asks for.
-import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { execa } from 'execa'
@@ -19,9 +19,10 @@ interface Check {
   conclusion: string
   permissionErrors: string[]
   publishErrors: string[]
+  secretErrors: string[]
 }
 
-async function check(file: string): Promise<Check> {
+async function check(file: string, workspace = root): Promise<Check> {
   const r = await execa(
     process.execPath,
     [
@@ -31,6 +32,8 @@ async function check(file: string): Promise<Check> {
       file,
       '--action-root',
       root,
+      '--workspace',
+      workspace,
       '--check-permissions',
       '--json',
     ],
@@ -75,7 +78,12 @@ describe('GitHub’s load-time permission check on reusable-workflow calls', () 
   it.each(callers())(
     '%s starts: every nested job asks for no more than the call grants',
     async (f) => {
-      expect(await check(f)).toEqual({ conclusion: 'success', permissionErrors: [], publishErrors: [] })
+      expect(await check(f)).toEqual({
+        conclusion: 'success',
+        permissionErrors: [],
+        publishErrors: [],
+        secretErrors: [],
+      })
     },
     60_000,
   )
@@ -84,7 +92,12 @@ describe('GitHub’s load-time permission check on reusable-workflow calls', () 
     const dir = mkdtempSync(path.join(tmpdir(), 'hw-readme-'))
     const file = path.join(dir, 'readme-weekly.yml')
     writeFileSync(file, readmeSnippet())
-    expect(await check(file)).toEqual({ conclusion: 'success', permissionErrors: [], publishErrors: [] })
+    expect(await check(file)).toEqual({
+      conclusion: 'success',
+      permissionErrors: [],
+      publishErrors: [],
+      secretErrors: [],
+    })
   }, 60_000)
 
   /** A copy of an example with `edit` applied, in a temporary folder. */
@@ -111,7 +124,12 @@ describe('GitHub’s load-time permission check on reusable-workflow calls', () 
       'pull-requests': 'write',
     })
     for (const f of ['examples/weekly.yml', 'examples/pr-check.yml']) {
-      expect(await check(f)).toEqual({ conclusion: 'success', permissionErrors: [], publishErrors: [] })
+      expect(await check(f)).toEqual({
+        conclusion: 'success',
+        permissionErrors: [],
+        publishErrors: [],
+        secretErrors: [],
+      })
     }
   }, 60_000)
 
@@ -147,6 +165,34 @@ describe('GitHub’s load-time permission check on reusable-workflow calls', () 
     ])
   }, 60_000)
 
+  it('secrets line up: each example passes what its manifest reads, and a mismatch is named both ways', async () => {
+    // The PR check's manifest where its header says to copy it.
+    const ws = mkdtempSync(path.join(tmpdir(), 'hw-secrets-'))
+    mkdirSync(path.join(ws, '.github', 'harness-watch'), { recursive: true })
+    cpSync(
+      path.join(root, 'examples/manifests/pr-canary.yml'),
+      path.join(ws, '.github/harness-watch/pr-canary.yml'),
+    )
+    cpSync(path.join(root, 'manifests'), path.join(ws, 'manifests'), { recursive: true })
+    for (const f of ['examples/weekly.yml', 'examples/pr-check.yml']) {
+      expect(await check(path.join(root, f), ws), f).toMatchObject({
+        conclusion: 'success',
+        secretErrors: [],
+      })
+    }
+    // The weekly caller as it was: it passed the provider key the P0 manifest never reads.
+    const extra = variant('examples/weekly.yml', (t) =>
+      t.replace('    secrets:\n', '    secrets:\n      provider-api-key: ${{ secrets.OPENAI_API_KEY }}\n'),
+    )
+    expect((await check(extra, ws)).secretErrors).toEqual([
+      `unused secret: "provider-api-key" is passed by job 'harness-watch' in ${extra} but the manifest never reads PROVIDER_API_KEY; remove it, or name PROVIDER_API_KEY in the manifest (manifests/p0-openhands-vs-opencode.yml)`,
+    ])
+    const short = variant('examples/weekly.yml', (t) => t.replace(/ {6}litellm-master-key: .*\n/, ''))
+    expect((await check(short, ws)).secretErrors).toEqual([
+      `missing secret: the manifest reads LITELLM_MASTER_KEY; pass the secret "litellm-master-key" under secrets: of job 'harness-watch' in ${short} (manifests/p0-openhands-vs-opencode.yml)`,
+    ])
+  }, 60_000)
+
   it('every header comment that shows a caller is valid YAML the simulator accepts, and starts', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'hw-header-'))
     let n = 0
@@ -159,7 +205,12 @@ describe('GitHub’s load-time permission check on reusable-workflow calls', () 
       const file = path.join(dir, `header-${f}`)
       writeFileSync(file, `${lines.map((l) => l.slice(4)).join('\n')}\n`)
       expect(() => parse(readFileSync(file, 'utf8')), f).not.toThrow()
-      expect(await check(file), f).toEqual({ conclusion: 'success', permissionErrors: [], publishErrors: [] })
+      expect(await check(file), f).toEqual({
+        conclusion: 'success',
+        permissionErrors: [],
+        publishErrors: [],
+        secretErrors: [],
+      })
       n++
     }
     expect(n).toBeGreaterThan(0)
