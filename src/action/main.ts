@@ -12,7 +12,7 @@ import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { diagnoseRun } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
-import { legTimeoutMinutes } from '../plan/timeouts.js'
+import { legTimeoutMinutes, legTimeoutWarning } from '../plan/timeouts.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { jobSummary } from '../report/summary.js'
 import { runLegFromFiles } from '../run/entry.js'
@@ -197,6 +197,8 @@ async function plan(inputs: ActionInputs): Promise<void> {
   core.setOutput('call-key', p.call_key)
   core.setOutput('leg-timeout-minutes', String(legTimeoutMinutes(p)))
   if (p.shards.note) core.warning(p.shards.note)
+  const timeout = legTimeoutWarning(p)
+  if (timeout) core.warning(timeout)
   core.info(
     `planned ${p.legs.length} legs (${p.cells.length} cells × ${p.shards.count} shards); wrote ${planPath}`,
   )

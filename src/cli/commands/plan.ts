@@ -5,6 +5,7 @@ import { HwError } from '../../errors.js'
 import { loadManifest } from '../../manifest/load.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
+import { legTimeoutWarning } from '../../plan/timeouts.js'
 import { strictJson } from '../../util/json.js'
 import { quotePath } from '../../util/paths.js'
 
@@ -32,6 +33,8 @@ export function registerPlan(program: Command): void {
                 .filter(Boolean)
             : undefined,
       })
+      const timeout = legTimeoutWarning(plan)
+      if (timeout) process.stderr.write(`warning: ${timeout}\n`)
       await mkdir(opts.out, { recursive: true })
       const out = path.join(opts.out, 'plan.json')
       await writeFile(out, strictJson(plan))

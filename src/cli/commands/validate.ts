@@ -1,11 +1,13 @@
 import type { Command } from 'commander'
 import { thresholdWarnings } from '../../calibrate/warnings.js'
 import { loadManifest } from '../../manifest/load.js'
+import { sandboxPathWarnings } from '../../manifest/sandbox-paths.js'
 import { summarizeManifest } from '../../manifest/summary.js'
 import { assertBridgeCapable, assertDialogueReady } from '../../panel/bridge-capable.js'
 import { checkBridgeTasks } from '../../panel/bridge-task.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
+import { legTimeoutWarning } from '../../plan/timeouts.js'
 import { describeSandbox } from '../../sandbox/select.js'
 
 export function registerValidate(program: Command): void {
@@ -35,5 +37,12 @@ export function registerValidate(program: Command): void {
       const quarantined = new Set(panel.quarantine)
       const blocks = panel.instances.filter((i) => !quarantined.has(i)).length
       for (const w of thresholdWarnings(loaded.manifest, blocks)) process.stderr.write(`warning: ${w}\n`)
+      const timeout = legTimeoutWarning(plan)
+      if (timeout) process.stderr.write(`warning: ${timeout}\n`)
+      // $GITHUB_WORKSPACE in a command is the repository root on GitHub; here, the current folder.
+      const workspace = process.env.GITHUB_WORKSPACE || process.cwd()
+      for (const w of sandboxPathWarnings(loaded.manifest, loaded.dir, workspace)) {
+        process.stderr.write(`warning: ${w}\n`)
+      }
     })
 }
