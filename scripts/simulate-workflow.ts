@@ -662,14 +662,15 @@ async function runJobs(
       runner: { os: 'Linux', arch: 'X64', temp: tmpdir() },
     }
     const runIf = job.if ? evaluate(job.if.expression, ctx, { failed: failedNeeds }) : !failedNeeds
-    if (opt.assume.has(name)) {
-      log(`job ${name}: assumed success (--assume-success)`)
-      done.set(id, { result: 'success', outputs: {} })
-      continue
-    }
     if (!runIf) {
       log(`job ${name}: skipped`)
       done.set(id, { result: 'skipped', outputs: {} })
+      continue
+    }
+    // A job assumed to succeed still runs only when its if: says so.
+    if (opt.assume.has(name)) {
+      log(`job ${name}: assumed success (--assume-success)`)
+      done.set(id, { result: 'success', outputs: {} })
       continue
     }
     if (job.type === 'reusableWorkflowJob') {
