@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as core from '@actions/core'
 import { aggregate, aggregationFailure } from '../compare/aggregate.js'
@@ -10,7 +10,7 @@ import { HwError, messageOf } from '../errors.js'
 import { publish, publishOutputs } from '../github/publish.js'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
-import { diagnoseRun } from '../pipeline/diagnose.js'
+import { diagnoseRun, writeReportDiagnosis } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
 import { legTimeoutMinutes, legTimeoutWarning } from '../plan/timeouts.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
@@ -116,10 +116,18 @@ export async function run(): Promise<void> {
             core.info(`diagnosis: ${dx.dossierMd}`)
           } catch (e) {
             core.warning(`diagnosis: the dossier could not be written: ${messageOf(e)}`)
+            await writeReportDiagnosis(
+              path.dirname(r.comparisonPath),
+              null,
+              `the dossier could not be written (${messageOf(e)})`,
+            ).catch(() => undefined)
           }
         }
         const fork = isForkPullRequest() ? `${FORK_SUMMARY}\n\n` : ''
-        await core.summary.addRaw(fork + jobSummary(d.reports.markdown), true).write()
+        // report.md as it now stands (with the diagnosis section when one was written).
+        const reportPath = path.join(path.dirname(r.comparisonPath), 'report.md')
+        const markdown = await readFile(reportPath, 'utf8').catch(() => d.reports.markdown)
+        await core.summary.addRaw(fork + jobSummary(markdown), true).write()
         for (const g of groupHealth(d.decision.health).filter((x) => x.health.severity === 'error'))
           core.error(groupedMessage(g))
         const failures: string[] = []

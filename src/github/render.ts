@@ -355,7 +355,16 @@ function blocksSection(d: Decision, signals: Signal[]): string {
 
 /** The short diagnosis, only after confirmation (an unconfirmed breach has nothing to explain yet). */
 function diagnosisSections(ctx: RenderContext, status: DecisionStatus): Section[] {
-  if (status !== 'confirmed' || !ctx.diagnosis) return []
+  if (status !== 'confirmed') return []
+  if (!ctx.diagnosis) {
+    // Asked for (the regression is confirmed) but not written: say so; nothing else changes.
+    return [
+      {
+        id: 'diagnosis',
+        text: '### Diagnosis\n\nNo diagnosis is available for this run: the report artifact holds no `diagnosis/dossier.json`. The decision above stands on its own.',
+      },
+    ]
+  }
   return [{ id: 'diagnosis', text: diagnosisMarkdown(ctx.diagnosis, ctx.reportUrl) }]
 }
 

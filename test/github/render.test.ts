@@ -70,6 +70,8 @@ describe('rendered bodies: the final decision after confirmation', () => {
     expect(body.indexOf('b′')).toBeGreaterThan(body.indexOf(sentences[3]!))
     // …and only once: the first run's embedded report does not repeat them.
     expect(body.split('resolved fewer of').length).toBe(2)
+    // Confirmed, but the artifact holds no diagnosis: the comment says so.
+    expect(body).toContain('No diagnosis is available for this run: the report artifact holds no')
   })
 
   it('a first run has no such label (its figures are the decision’s own)', () => {
