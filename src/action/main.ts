@@ -9,6 +9,7 @@ import { detectStep } from '../detect/step.js'
 import { HwError, messageOf } from '../errors.js'
 import { publish, publishOutputs } from '../github/publish.js'
 import { loadManifest } from '../manifest/load.js'
+import { assertScriptsExist } from '../manifest/scripts.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { diagnoseRun, writeReportDiagnosis } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
@@ -177,6 +178,7 @@ async function plan(inputs: ActionInputs): Promise<void> {
   const file = required(inputs, 'manifest')
   // Refuse here what a leg could not run, before any leg starts (or is billed).
   const loaded = await loadManifest(file, { runnable: true })
+  assertScriptsExist(loaded.manifest, file, process.cwd(), loaded.locate)
   const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
   const cells = inputs.cells
     ? inputs.cells

@@ -3,6 +3,7 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { HwError } from '../../errors.js'
 import { loadManifest } from '../../manifest/load.js'
+import { assertScriptsExist } from '../../manifest/scripts.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
 import { legTimeoutWarning } from '../../plan/timeouts.js'
@@ -20,6 +21,7 @@ export function registerPlan(program: Command): void {
     .option('--matrix', 'print the matrix JSON on stdout')
     .action(async (file: string, opts: { out: string; seed?: number; cells?: string; matrix?: boolean }) => {
       const loaded = await loadManifest(file, { runnable: true })
+      assertScriptsExist(loaded.manifest, file, process.cwd(), loaded.locate)
       const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
       const plan = buildPlan(loaded, panel, {
         seed: opts.seed,

@@ -2,6 +2,7 @@ import type { Command } from 'commander'
 import { thresholdWarnings } from '../../calibrate/warnings.js'
 import { loadManifest } from '../../manifest/load.js'
 import { sandboxPathWarnings } from '../../manifest/sandbox-paths.js'
+import { assertScriptsExist } from '../../manifest/scripts.js'
 import { summarizeManifest } from '../../manifest/summary.js'
 import { assertBridgeCapable, assertDialogueReady } from '../../panel/bridge-capable.js'
 import { checkBridgeTasks } from '../../panel/bridge-task.js'
@@ -18,6 +19,7 @@ export function registerValidate(program: Command): void {
     .option('--json', 'print the resolved manifest as JSON instead of the summary')
     .action(async (file: string, opts: { json?: boolean }) => {
       const loaded = await loadManifest(file, { runnable: true })
+      assertScriptsExist(loaded.manifest, file, process.cwd(), loaded.locate)
       const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
       if (panel.tasksDir) await checkBridgeTasks(panel.tasksDir, panel.instances)
       await assertBridgeCapable(loaded.manifest, panel, loaded.locate)
