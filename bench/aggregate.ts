@@ -11,12 +11,12 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
-import { writeReports } from '../src/compare/aggregate.js'
-import { readLegArtifacts, readPlan } from '../src/compare/artifacts.js'
-import { observationsFromArtifacts } from '../src/compare/from-artifacts.js'
+import { readLegArtifacts, readPlan } from '../src/ingest/artifacts.js'
+import { observationsFromArtifacts } from '../src/ingest/from-artifacts.js'
+import { writeReports } from '../src/pipeline/aggregate.js'
 import type { Plan } from '../src/plan/schema.js'
-import { ATTEMPT_SCHEMA_VERSION, type AttemptRecord, LEG_SCHEMA_VERSION } from '../src/run/records.js'
-import { LEDGER_SCHEMA_VERSION } from '../src/telemetry/ledger.js'
+import { ATTEMPT_SCHEMA_VERSION, type AttemptRecord, LEG_SCHEMA_VERSION } from '../src/records/attempt.js'
+import { LEDGER_SCHEMA_VERSION } from '../src/records/ledger.js'
 
 const { values } = parseArgs({
   options: {

@@ -9,7 +9,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { aggregate } from '../src/compare/aggregate.js'
+import { aggregate } from '../src/pipeline/aggregate.js'
 import { diagnoseRun } from '../src/pipeline/diagnose.js'
 
 const BLOCKS = 50

@@ -5,8 +5,8 @@
 // A miss is reported beside the method, never hidden; a miss of the default fails the benchmark. Run: npx tsx bench/intervals.ts [datasets] [B]
 import { performance } from 'node:perf_hooks'
 import { normal } from '../src/calibrate/scenario.js'
-import { bootstrapRatioOfMeans } from '../src/compare/stats/bootstrap.js'
-import { createRng } from '../src/compare/stats/rng.js'
+import { bootstrapRatioOfMeans } from '../src/stats/bootstrap.js'
+import { createRng } from '../src/stats/rng.js'
 
 const datasets = Number(process.argv[2] ?? 1000)
 const B = Number(process.argv[3] ?? 2000)

@@ -11,8 +11,8 @@ import { stringify } from 'yaml'
 import { loadManifest } from '../src/manifest/load.js'
 import { resolvePanel } from '../src/panel/resolve.js'
 import { buildPlan } from '../src/plan/plan.js'
+import type { AttemptRecord } from '../src/records/attempt.js'
 import { runLeg } from '../src/run/leg.js'
-import type { AttemptRecord } from '../src/run/records.js'
 import { openRunTelemetry } from '../src/run/telemetry-setup.js'
 
 const TARGET_MS = 150

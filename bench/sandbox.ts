@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import type { Isolation } from '../src/sandbox/contract.js'
+import type { Isolation } from '../src/records/isolation.js'
 import { BACKENDS } from '../src/sandbox/select.js'
 
 const ROUNDS = 15

@@ -21,7 +21,7 @@ import { performance } from 'node:perf_hooks'
 import { uniformInt } from 'pure-rand/distribution/uniformInt'
 import { xoroshiro128plus } from 'pure-rand/generator/xoroshiro128plus'
 import type { ModelRoute } from '../src/manifest/schema.js'
-import { openLiteLLMCapture } from '../src/telemetry/capture.js'
+import { openLiteLLMCapture } from '../src/telemetry/litellm/capture.js'
 import { RecordingProxy } from '../src/telemetry/proxy.js'
 import { FakeLiteLLM, hashKey } from '../test/telemetry/support/fake-litellm.js'
 

@@ -1,6 +1,6 @@
 import * as core from '@actions/core'
 import { z } from 'zod'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 
 /** The action's inputs, read once and validated into a typed object (names as in action.yml). */
 export const ActionInputsSchema = z.object({

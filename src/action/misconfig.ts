@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 
 /**
  * Workflow misconfigurations (a missing permission, a missing secret, a fork without secrets, an

@@ -1,6 +1,6 @@
 import { existsSync, readFileSync, renameSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 import { quotePath } from '../util/paths.js'
 import { BASH_SCHEMA, bashTool } from './builtins/bash.js'
 import { READ_FILE_SCHEMA, readFileTool, WRITE_FILE_SCHEMA, writeFileTool } from './builtins/files.js'

@@ -1,7 +1,7 @@
-import type { SeededRng } from '../compare/stats/rng.js'
 import { DEFAULT_DESIGN } from '../detect/designs/registry.js'
 import { METRIC_RULES, RATIO_METRICS, type Thresholds } from '../detect/effects.js'
 import type { SignalMetric } from '../detect/schema.js'
+import type { SeededRng } from '../stats/index.js'
 import { type PilotModel, pilotWorld } from './pilot.js'
 import { NO_EFFECT, type ParametricSpec, parametricWorld, type TrueEffects, type World } from './scenario.js'
 import { effectOf, type Policy, runScenario, type ScenarioRates } from './simulate.js'

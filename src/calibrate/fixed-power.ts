@@ -1,4 +1,4 @@
-import { logChoose, regularizedIncompleteBeta } from '../compare/stats/special.js'
+import { logChoose, regularizedIncompleteBeta } from '../stats/index.js'
 
 /**
  * Exact power of the fixed-size one-sided McNemar test (treatment worse) on N blocks whose two cells

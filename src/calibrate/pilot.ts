@@ -1,7 +1,7 @@
-import type { Comparison } from '../compare/schema.js'
-import type { SeededRng } from '../compare/stats/rng.js'
 import type { RatioMetric } from '../detect/effects.js'
 import { competitivePairs, metricValue, type PairedBlock, resolvedValue } from '../detect/pairs.js'
+import type { Comparison } from '../records/comparison.js'
+import type { SeededRng } from '../stats/index.js'
 import { RATIO_KEYS, type TrueEffects, type World, type WorldInstance } from './scenario.js'
 
 /** What calibration takes from a pilot comparison.json: its blocks as instances, and its noise. */

@@ -1,7 +1,7 @@
-import type { InstanceCell } from '../compare/schema.js'
-import type { SeededRng } from '../compare/stats/rng.js'
 import type { RatioMetric } from '../detect/effects.js'
 import type { PairedBlock } from '../detect/pairs.js'
+import type { InstanceCell } from '../records/comparison.js'
+import type { SeededRng } from '../stats/index.js'
 
 /**
  * Seeded simulated experiments for calibration: a "world" of instances with a latent resolve

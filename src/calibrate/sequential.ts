@@ -1,5 +1,4 @@
-import { adaptiveAlternative, discordantLikelihoodRatio } from '../compare/stats/evalue.js'
-import { createRng, type SeededRng } from '../compare/stats/rng.js'
+import { adaptiveAlternative, createRng, discordantLikelihoodRatio, type SeededRng } from '../stats/index.js'
 import { fixedMcNemarPower } from './fixed-power.js'
 
 /**

@@ -1,10 +1,10 @@
-import { createRng, type SeededRng } from '../compare/stats/rng.js'
 import type { ConfirmationDesign } from '../detect/designs/contract.js'
 import { DEFAULT_DESIGN } from '../detect/designs/registry.js'
 import { none, RATIO_METRICS, type Thresholds } from '../detect/effects.js'
 import { metricColumns, outcomeColumns, type PairedBlock } from '../detect/pairs.js'
 import type { Effect, SignalMetric } from '../detect/schema.js'
 import { crossings, type MetricEffects } from '../detect/signals.js'
+import { createRng, type SeededRng } from '../stats/index.js'
 import { drawRun, NO_EFFECT, type TrueEffects, type World } from './scenario.js'
 
 /** What one simulated experiment (first run, then at most one confirmation round) ended in, per rule. */

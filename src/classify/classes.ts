@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../run/records.js'
+import type { AttemptRecord } from '../records/attempt.js'
 
 /**
  * Failure classes: what every attempt is before any comparison (the rules are in `classify.ts`, the
@@ -112,7 +112,7 @@ export interface Classification {
   findings: ClassFinding[]
 }
 
-/** The key attempts are classified under (the same as compare/artifacts.ts attemptKey). */
+/** The key attempts are classified under (the same as ingest/artifacts.ts attemptKey). */
 export function classKey(a: Pick<AttemptRecord, 'cell_id' | 'instance_id' | 'trial' | 'attempt'>): string {
   return `${a.cell_id}\u0000${a.instance_id}\u0000${a.trial}\u0000${a.attempt}`
 }

@@ -1,4 +1,5 @@
-import type { AttemptRecord } from '../run/records.js'
+import type { AttemptRecord } from '../records/attempt.js'
+import type { LedgerCheck } from '../records/ledger-check.js'
 import {
   type AttemptClass,
   type AttemptInput,
@@ -9,7 +10,6 @@ import {
   isAgentOutcome,
   type OutcomeClass,
 } from './classes.js'
-import type { LedgerCheck } from './ledger-check.js'
 import { type ClassifyOptions, DEFAULT_CLASSIFY } from './options.js'
 import { ledgerFigures, telemetryClass, thinCells } from './telemetry.js'
 import { clusteredTimeouts } from './timeouts.js'

@@ -1,4 +1,4 @@
-import type { AttemptRecord } from '../run/records.js'
+import type { AttemptRecord } from '../records/attempt.js'
 import {
   type AnomalyKind,
   type AttemptClass,

@@ -1,12 +1,12 @@
-import type { Coverage } from '../telemetry/ledger.js'
-import type { ComparisonInput, Observation } from './observations.js'
+import type { ComparisonInput, TrialObservation } from '../ingest/observations.js'
 import {
   type BlockReason,
   type BlockReasonCode,
   METRIC_NAMES,
   type MetricName,
   TELEMETRY_REASONS,
-} from './schema.js'
+} from '../records/comparison.js'
+import type { Coverage } from '../records/ledger.js'
 
 /**
  * Blocks: one instance with all cells (statistics.md, "The unit: complete blocks").
@@ -36,7 +36,7 @@ export type CellOutcome = 'resolved' | 'unresolved' | 'infra_error' | 'ungraded'
 /** One cell on one instance, its trials reduced. */
 export interface CellBlock {
   cell: string
-  trials: Observation[]
+  trials: TrialObservation[]
   /** Trials planned (k). */
   plannedTrials: number
   resolvedTrials: number
@@ -81,7 +81,7 @@ const OUTCOME_RANK: Record<CellOutcome, number> = {
  * (or the `missing_leg` reason the reader put in `preReasons`).
  */
 export function buildBlocks(input: ComparisonInput): Block[] {
-  const byInstance = new Map<string, Map<string, Observation[]>>()
+  const byInstance = new Map<string, Map<string, TrialObservation[]>>()
   for (const o of input.observations) {
     let cells = byInstance.get(o.instance)
     if (!cells) {
@@ -161,12 +161,12 @@ export function buildBlocks(input: ComparisonInput): Block[] {
   })
 }
 
-function reason(code: BlockReasonCode, o: Observation, detail: string): BlockReason {
+function reason(code: BlockReasonCode, o: TrialObservation, detail: string): BlockReason {
   return { code, cell: o.cell, trial: o.trial, attempt: null, detail }
 }
 
 /** Reduce a cell's trials on one instance (see the module rules). */
-export function reduceCell(cell: string, trials: Observation[], planned: number): CellBlock {
+export function reduceCell(cell: string, trials: TrialObservation[], planned: number): CellBlock {
   let resolvedTrials = 0
   let gradedTrials = 0
   let attempts = 0

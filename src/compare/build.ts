@@ -1,8 +1,10 @@
-import { classificationSummary } from '../classify/summary.js'
+import type { ComparisonInput } from '../ingest/observations.js'
+import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from '../records/comparison.js'
+import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD, ratioIntervalCoverageNote } from '../stats/index.js'
 import { buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
+import { classificationSummary } from './classification.js'
 import { SharedBootstraps } from './joint-bootstrap.js'
-import type { ComparisonInput } from './observations.js'
 import {
   ASSUMED_DISCORDANCE,
   comparePair,
@@ -11,10 +13,7 @@ import {
   type PairOptions,
   registerPair,
 } from './pair.js'
-import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from './schema.js'
 import { buildScorecard } from './scorecard.js'
-import { ratioIntervalCoverageNote } from './stats/coverage.js'
-import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD } from './stats/index.js'
 
 /** α and power of every test, interval and MDE in a comparison. */
 export const ALPHA = 0.05

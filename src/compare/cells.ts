@@ -1,9 +1,9 @@
-import type { Coverage } from '../telemetry/ledger.js'
+import type { CellInput, TrialObservation } from '../ingest/observations.js'
+import { type CellSummary, type InstanceRow, METRIC_NAMES, type MetricName } from '../records/comparison.js'
+import type { Coverage } from '../records/ledger.js'
+import { meanPassAtK, meanPassHatK } from '../stats/index.js'
 import type { Block } from './blocks.js'
-import type { CellInput, Observation } from './observations.js'
 import { armSummary } from './pair.js'
-import { type CellSummary, type InstanceRow, METRIC_NAMES, type MetricName } from './schema.js'
-import { meanPassAtK, meanPassHatK } from './stats/index.js'
 
 export const PASS_K_DENOMINATOR =
   'outcome-complete blocks: every trial of every cell graded; blocks with an infra error, ungraded or missing trial are not dropped silently but listed as incomplete'
@@ -85,7 +85,7 @@ export function cellSummary(cell: CellInput, blocks: Block[]): CellSummary {
     }
     if (cb.costComplete && cb.trials.length > 0) {
       const trials = cb.trials
-      const mean = (f: (o: Observation) => number | null) => {
+      const mean = (f: (o: TrialObservation) => number | null) => {
         let s = 0
         for (const o of trials) {
           const v = f(o)

@@ -1,11 +1,11 @@
 import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
-import { HwError } from '../errors.js'
-import { zodMessage } from './jsonl.js'
-import { type Comparison, ComparisonSchema, type InstanceCell } from './schema.js'
+import { zodMessage } from '../ingest/jsonl.js'
+import { type Comparison, ComparisonSchema, type InstanceCell } from '../records/comparison.js'
+import { ScorecardDiffSchema } from '../records/scorecard.js'
+import { mcnemarExact } from '../stats/index.js'
+import { HwError } from '../util/errors.js'
 import { diffScorecards } from './scorecard.js'
-import { ScorecardDiffSchema } from './scorecard-schema.js'
-import { mcnemarExact } from './stats/index.js'
 
 export const DIFF_SCHEMA_VERSION = 1
 

@@ -1,3 +1,4 @@
+import { startSums, sumReplicates } from '../ingest/worker.js'
 import {
   type BootstrapMethod,
   type BootstrapResult,
@@ -9,10 +10,9 @@ import {
   type PairedBootstrap,
   percentileInterval,
   ratioMomentColumns,
+  sortAscending,
   studentizedRatioInterval,
-} from './stats/index.js'
-import { sortAscending } from './stats/sort.js'
-import { startSums, sumReplicates } from './worker.js'
+} from '../stats/index.js'
 
 /**
  * One paired block bootstrap shared by every comparison of a run.

@@ -1,4 +1,4 @@
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 
 /** Bootstrap resamples allowed: the same range as the manifest's reporting.bootstrap_resamples. */
 export const RESAMPLES_MIN = 200

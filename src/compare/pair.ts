@@ -1,5 +1,3 @@
-import type { Block, CellBlock } from './blocks.js'
-import type { SharedBootstraps } from './joint-bootstrap.js'
 import type {
   ArmSummary,
   BootstrapSummary,
@@ -9,8 +7,8 @@ import type {
   MetricComparison,
   MetricName,
   OutcomeComparison,
-} from './schema.js'
-import { METRIC_NAMES } from './schema.js'
+} from '../records/comparison.js'
+import { METRIC_NAMES } from '../records/comparison.js'
 import {
   bootstrapCostPerResolutionRatio,
   bootstrapMeanDifference,
@@ -30,7 +28,9 @@ import {
   RESOLVE_RATE_DIFFERENCE_METHOD,
   resolveRateDifference,
   signTest,
-} from './stats/index.js'
+} from '../stats/index.js'
+import type { Block, CellBlock } from './blocks.js'
+import type { SharedBootstraps } from './joint-bootstrap.js'
 
 export interface PairOptions {
   resamples: number

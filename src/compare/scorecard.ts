@@ -1,5 +1,5 @@
-import type { Observation } from './observations.js'
-import type { Scorecard, ScorecardDiff } from './scorecard-schema.js'
+import type { TrialObservation } from '../ingest/observations.js'
+import type { Scorecard, ScorecardDiff } from '../records/scorecard.js'
 
 /**
  * The scorecard: per-cell metrics of the agentic-evaluation tradition, as pure functions over trials
@@ -25,10 +25,10 @@ export function choiceRatio(c: number, n: number, k: number): number {
   return r
 }
 
-const graded = (o: Observation): boolean => o.outcome === 'resolved' || o.outcome === 'unresolved'
+const graded = (o: TrialObservation): boolean => o.outcome === 'resolved' || o.outcome === 'unresolved'
 
 /** Per instance: resolved and graded trials. */
-export function taskCounts(trials: Observation[]): Map<string, { resolved: number; graded: number }> {
+export function taskCounts(trials: TrialObservation[]): Map<string, { resolved: number; graded: number }> {
   const out = new Map<string, { resolved: number; graded: number }>()
   for (const o of trials) {
     const t = out.get(o.instance) ?? { resolved: 0, graded: 0 }
@@ -39,13 +39,13 @@ export function taskCounts(trials: Observation[]): Map<string, { resolved: numbe
   return out
 }
 
-export function passAt1(trials: Observation[]): number | null {
+export function passAt1(trials: TrialObservation[]): number | null {
   const per = [...taskCounts(trials).values()].filter((t) => t.graded > 0)
   if (per.length === 0) return null
   return per.reduce((s, t) => s + t.resolved / t.graded, 0) / per.length
 }
 
-export function passHatK(trials: Observation[], k: number): { value: number | null; instances: number } {
+export function passHatK(trials: TrialObservation[], k: number): { value: number | null; instances: number } {
   const per = [...taskCounts(trials).values()].filter((t) => t.graded >= k)
   if (per.length === 0) return { value: null, instances: 0 }
   return {
@@ -54,7 +54,7 @@ export function passHatK(trials: Observation[], k: number): { value: number | nu
   }
 }
 
-export function costPerSolved(trials: Observation[]): number | null {
+export function costPerSolved(trials: TrialObservation[]): number | null {
   const solved = trials.filter((o) => o.outcome === 'resolved').length
   if (solved === 0) return null
   let spend = 0
@@ -66,7 +66,7 @@ export function costPerSolved(trials: Observation[]): number | null {
   return spend / solved
 }
 
-export function toolCallErrorRate(trials: Observation[]): { calls: number | null; rate: number | null } {
+export function toolCallErrorRate(trials: TrialObservation[]): { calls: number | null; rate: number | null } {
   const withTools = trials.filter((o) => o.tools)
   if (withTools.length === 0) return { calls: null, rate: null }
   const calls = withTools.reduce((s, o) => s + (o.tools?.calls ?? 0), 0)
@@ -79,7 +79,7 @@ export function toolCallErrorRate(trials: Observation[]): { calls: number | null
  * when none held a dialogue. Reported apart: never in cost per solved task.
  */
 export function userSimulationTotal(
-  trials: Observation[],
+  trials: TrialObservation[],
 ): { dialogues: number; requests: number; spend_usd: number | null } | null {
   const withUser = trials.filter((o) => o.userSimulation)
   if (withUser.length === 0) return null
@@ -96,14 +96,14 @@ export function userSimulationTotal(
   return { dialogues, requests, spend_usd: spend }
 }
 
-function userSimulationField(trials: Observation[]): {
+function userSimulationField(trials: TrialObservation[]): {
   user_simulation?: ReturnType<typeof userSimulationTotal>
 } {
   const u = userSimulationTotal(trials)
   return u ? { user_simulation: u } : {}
 }
 
-export function exitDistribution(trials: Observation[]): Record<string, number> {
+export function exitDistribution(trials: TrialObservation[]): Record<string, number> {
   const out: Record<string, number> = {}
   for (const o of trials) {
     const k = o.exitClass ?? 'unknown'
@@ -115,7 +115,7 @@ export function exitDistribution(trials: Observation[]): Record<string, number> 
 /** The scorecard of each cell, in the order given. */
 export function buildScorecard(
   cells: { id: string; trials: number }[],
-  observations: Observation[],
+  observations: TrialObservation[],
 ): Scorecard {
   return cells.map((c) => {
     const trials = observations.filter((o) => o.cell === c.id)

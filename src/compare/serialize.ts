@@ -1,4 +1,4 @@
-import type { Comparison } from './schema.js'
+import type { Comparison } from '../records/comparison.js'
 
 /**
  * comparison.json text: keys sorted recursively, 2-space indent, trailing newline. Throws if any

@@ -1,4 +1,4 @@
-import type { Comparison } from '../compare/schema.js'
+import type { Comparison } from '../records/comparison.js'
 import { type CacheSemantics, cacheRuleFor, type UsageApi } from '../telemetry/cache-semantics.js'
 
 const WIRE_APIS: readonly string[] = ['chat', 'responses', 'anthropic', 'gemini']

@@ -1,6 +1,5 @@
-import type { Comparison, ComparisonEntry } from '../compare/schema.js'
-import { bootstrapMeanDifference, bootstrapRatioOfMeans } from '../compare/stats/bootstrap.js'
-import { mcnemarPOneSided } from '../compare/stats/mcnemar.js'
+import type { Comparison, ComparisonEntry } from '../records/comparison.js'
+import { bootstrapMeanDifference, bootstrapRatioOfMeans, mcnemarPOneSided } from '../stats/index.js'
 import {
   bootstrapSettings,
   type ComparisonRef,

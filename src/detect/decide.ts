@@ -1,6 +1,6 @@
-import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import type { Manifest } from '../manifest/schema.js'
-import { fmtPoints, fmtPointsBound } from '../report/format.js'
+import type { Comparison, ComparisonEntry } from '../records/comparison.js'
+import { fmtPoints, fmtPointsBound } from '../util/format.js'
 import { freshInputNotComparable } from './comparable.js'
 import { type BootstrapSettings, entryEffect, none, type Thresholds } from './effects.js'
 import { coverageShare, evaluationHealth } from './health.js'
@@ -388,7 +388,7 @@ export function intervalLabel(e: Signal['effect']): string {
 /** "−12.0 pp [−20.1, −3.9]" or "1.62× [1.31, 2.05]". */
 export function formatEffect(e: Signal['effect']): string {
   if (e.estimate === null) return `n/a (${e.reason ?? 'undefined'})`
-  // Points print one way everywhere (report/format.ts): one decimal, half away from zero, U+2212.
+  // Points print one way everywhere (util/format.ts): one decimal, half away from zero, U+2212.
   const f = (x: number) => (e.unit === 'pp' ? fmtPoints(x, { unit: false }) : `${x.toFixed(2)}`)
   const bound = (x: number) => (e.unit === 'pp' ? fmtPointsBound(x) : `${x.toFixed(2)}`)
   const unit = e.unit === 'pp' ? ' pp' : '×'

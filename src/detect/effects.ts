@@ -1,12 +1,12 @@
-import type { ComparisonEntry } from '../compare/schema.js'
+import type { Manifest } from '../manifest/schema.js'
+import type { ComparisonEntry } from '../records/comparison.js'
 import {
   bootstrapMeanDifference,
   bootstrapRatioOfMeans,
   chosenInterval,
+  mcnemarPOneSided,
   type PairedBootstrap,
-} from '../compare/stats/bootstrap.js'
-import { mcnemarPOneSided } from '../compare/stats/mcnemar.js'
-import type { Manifest } from '../manifest/schema.js'
+} from '../stats/index.js'
 import { discordant, metricColumns, outcomeColumns, type PairedBlock } from './pairs.js'
 import type { Effect, SignalMetric } from './schema.js'
 

@@ -1,9 +1,5 @@
-import type { Comparison } from '../compare/schema.js'
-import {
-  adaptiveAlternative,
-  deficitAlternative,
-  discordantLikelihoodRatio,
-} from '../compare/stats/evalue.js'
+import type { Comparison } from '../records/comparison.js'
+import { adaptiveAlternative, deficitAlternative, discordantLikelihoodRatio } from '../stats/index.js'
 import { comparisonKey } from './keys.js'
 import type { Decision, Evidence } from './schema.js'
 
@@ -11,7 +7,7 @@ import type { Decision, Evidence } from './schema.js'
  * Evidence accumulated across the weekly runs of one experiment (same panel, same cells) that the
  * treatment resolves fewer instances than the baseline. Each run contributes the one-sided
  * likelihood-ratio e-value of its own discordant pairs at the alternative θ₁ declared before that run
- * (compare/stats/evalue.ts: E = (2θ₁)^b·(2(1 − θ₁))^c; θ₁ from thresholds.resolved_deficit_pp and the
+ * (stats/evalue.ts: E = (2θ₁)^b·(2(1 − θ₁))^c; θ₁ from thresholds.resolved_deficit_pp and the
  * earlier runs' discordance only, adaptiveAlternative — so it is fixed before the run's data). Under
  * H0 (no difference: every discordant pair is a fair coin) each run's e-value has expectation 1 given
  * the runs before, so the running product is a test martingale and, by Ville's inequality,

@@ -1,5 +1,5 @@
-import type { BlockReasonCode, Comparison, ComparisonEntry } from '../compare/schema.js'
 import type { Manifest } from '../manifest/schema.js'
+import type { BlockReasonCode, Comparison, ComparisonEntry } from '../records/comparison.js'
 import type { Health } from './schema.js'
 
 const MAX_LISTED = 50

@@ -1,4 +1,4 @@
-import type { Comparison, InstanceCell, InstanceRow } from '../compare/schema.js'
+import type { Comparison, InstanceCell, InstanceRow } from '../records/comparison.js'
 import type { SignalMetric } from './schema.js'
 
 /**

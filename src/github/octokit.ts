@@ -1,7 +1,7 @@
 import { retry } from '@octokit/plugin-retry'
 import { throttling } from '@octokit/plugin-throttling'
 import { Octokit } from '@octokit/rest'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 
 /** Octokit with retries (5xx, network) and GitHub's recommended throttling (writes spaced ≥ 1 s). */
 export const HwOctokit = Octokit.plugin(retry, throttling)

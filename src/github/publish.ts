@@ -1,13 +1,13 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { type Comparison, ComparisonSchema } from '../compare/schema.js'
 import type { Decision } from '../detect/schema.js'
-import { readDecision } from '../detect/step.js'
-import { HwError } from '../errors.js'
+import { readDecision } from '../pipeline/detect.js'
 import { readDiagnosis } from '../pipeline/diagnose.js'
+import { type Comparison, ComparisonSchema } from '../records/comparison.js'
 import { STATUS_LABEL } from '../report/decision.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { containedPath, isContained } from '../util/contained.js'
+import { HwError } from '../util/errors.js'
 import { type UpsertResult, upsertPrComment, viewerLogin } from './comment.js'
 import {
   keyRunStatus,

@@ -1,14 +1,14 @@
-import type { Comparison } from '../compare/schema.js'
 import { formatEffect as formatEffectRaw, formatRerun as formatRerunRaw } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from '../detect/schema.js'
 import { type DiagnosisSummary, diagnosisMarkdown } from '../diagnose/summary.js'
+import type { Comparison } from '../records/comparison.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from '../report/budget.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from '../report/escape.js'
-import { fmtInt, fmtP } from '../report/format.js'
 import { markdownSections } from '../report/markdown.js'
 import { confirmedMetrics, verdictSentences } from '../report/verdict.js'
+import { fmtInt, fmtP } from '../util/format.js'
 import { identityMarker, type NoticeState, stateMarker, type TrackingState } from './marker.js'
 
 /**

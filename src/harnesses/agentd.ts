@@ -1,6 +1,6 @@
 import { access, constants } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 import type { AttemptContext, HarnessAdapter, InstalledHarness, ParsedRun, RawRun } from './contract.js'
 import { attemptEnv } from './env.js'
 import { writeCellFiles } from './files.js'

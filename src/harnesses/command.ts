@@ -1,7 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../errors.js'
 import { COMMAND_PLACEHOLDERS, type CommandPlaceholder } from '../manifest/templates.js'
+import { HwError } from '../util/errors.js'
 import { expandTemplate, shellQuote } from '../util/template.js'
 import type {
   AttemptContext,

@@ -1,8 +1,8 @@
+import type { HarnessName, WireApi } from '../manifest/harness-names.js'
 import type { Cell } from '../manifest/schema.js'
-import type { SelfReport } from '../run/records.js'
+import type { SelfReport } from '../records/attempt.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import type { AttemptEndpoint } from '../telemetry/capture.js'
-import type { HarnessName, WireApi } from './names.js'
 
 /** Where installed harness packages live; shared by every attempt and leg on the machine. */
 export interface InstallContext {

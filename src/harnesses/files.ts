@@ -1,7 +1,7 @@
 import { mkdir, readdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../errors.js'
 import { readBack } from '../sandbox/read-back.js'
+import { HwError } from '../util/errors.js'
 
 /**
  * Resolve `rel` inside `root`, refusing anything that would land outside it (absolute paths, `..`).

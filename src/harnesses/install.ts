@@ -3,15 +3,15 @@ import { chmod, copyFile, lstat, mkdir, readdir, readFile, rm, writeFile } from 
 import os from 'node:os'
 import path from 'node:path'
 import lockfile from 'proper-lockfile'
-import { HwError } from '../errors.js'
+import type { HarnessName } from '../manifest/harness-names.js'
 import { EXACT_VERSION } from '../manifest/schema.js'
-import { toolEnv } from '../run/process.js'
+import { toolEnv } from '../process/exec.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { isolates, type JobRun, runSandboxJob } from '../sandbox/job.js'
+import { HwError } from '../util/errors.js'
 import { quotePath } from '../util/paths.js'
 import type { InstallContext, InstalledHarness } from './contract.js'
 import { npmCli, pythonRoots, resolveOnPath } from './install-tools.js'
-import type { HarnessName } from './names.js'
 
 /** Name of the file written last into an install folder; without it the install is redone. */
 export const MARKER = '.hw-installed.json'

@@ -1,5 +1,5 @@
+import type { WireApi } from '../manifest/harness-names.js'
 import type { AttemptContext } from './contract.js'
-import type { WireApi } from './names.js'
 import { bareOrigin, openaiBaseUrl } from './urls.js'
 
 /**

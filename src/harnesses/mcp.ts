@@ -1,9 +1,10 @@
 import path from 'node:path'
 import { parse as parseToml, stringify as toToml } from 'smol-toml'
+import type { HarnessName } from '../manifest/harness-names.js'
 import { readBack } from '../sandbox/read-back.js'
+import type { BridgeEndpoint } from './bridge-endpoint.js'
 import type { AttemptContext, Invocation } from './contract.js'
 import { jsonFile, writeInside } from './files.js'
-import type { HarnessName } from './names.js'
 import { writePiBridgeExtension } from './pi-bridge.js'
 
 /** The MCP server name every recipe registers; the model sees it inside each harness's tool names. */
@@ -18,16 +19,6 @@ export const MCP_STARTUP_TIMEOUT_S = 60
  * bridge's tools as native tools.
  */
 export type BridgeTransport = 'mcp-stdio' | 'mcp-http' | 'pi-extension'
-
-/**
- * Where one attempt's bridge is. `stdio`: the harness starts `command args…` itself, once per
- * invocation (each resumed turn too, rig.md §3.1), so the world lives in a state folder named in argv
- * — never in env: Codex passes a whitelist, Gemini and Copilot drop variables (rig.md §3.2). `http`: a
- * bridge already listening on 127.0.0.1 (`url` ends in `/mcp`).
- */
-export type BridgeEndpoint =
-  | { kind: 'stdio'; command: string; args: string[] }
-  | { kind: 'http'; url: string }
 
 /** A bridge tool as the model sees it in one harness: a name, and for Codex a Responses namespace. */
 export interface SeenToolName {

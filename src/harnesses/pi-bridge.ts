@@ -2,9 +2,9 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
+import type { BridgeEndpoint } from './bridge-endpoint.js'
 import { writeInside } from './files.js'
-import type { BridgeEndpoint } from './mcp.js'
 
 /** Where the extension is written inside the attempt's home. */
 export const PI_BRIDGE_EXTENSION = '.pi/hw-bridge/bridge-extension.mjs'

@@ -1,7 +1,7 @@
+import type { HarnessName } from '../manifest/harness-names.js'
 import type { Invocation } from './contract.js'
 import { dig, str } from './jsonl.js'
 import { withLeadingFlags } from './mcp.js'
-import type { HarnessName } from './names.js'
 
 /**
  * How a harness continues its session headless for the next turn of a dialogue (rig.md §0, VERIFIED

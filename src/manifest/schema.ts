@@ -1,8 +1,9 @@
 import { z } from 'zod'
-import { HwError } from '../errors.js'
-import { HARNESS_NAMES, HARNESSES, isHarnessName } from '../harnesses/names.js'
+import { ExitClassSchema } from '../records/attempt.js'
 import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duration.js'
+import { HwError } from '../util/errors.js'
 import { templatePlaceholders } from '../util/template.js'
+import { HARNESS_NAMES, HARNESSES, isHarnessName } from './harness-names.js'
 import { COMMAND_PLACEHOLDERS, ID_LIST_PLACEHOLDERS } from './templates.js'
 
 /**
@@ -32,8 +33,6 @@ export const InstanceId = z
   .refine((s) => !s.includes('..'), { message: 'instance ids may not contain ".." (they name folders)' })
 
 export const WireApiSchema = z.enum(['chat', 'responses', 'anthropic', 'gemini'])
-export const ExitClassSchema = z.enum(['clean', 'timeout', 'budget', 'error', 'infra'])
-export type ExitClass = z.infer<typeof ExitClassSchema>
 
 const EnvName = z
   .string()

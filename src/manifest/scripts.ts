@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 import { quotePath } from '../util/paths.js'
 import type { Manifest } from './schema.js'
 

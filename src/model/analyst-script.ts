@@ -1,4 +1,4 @@
-import type { AnalystPort, AnalystReply, AnalystSession } from '../diagnose/port.js'
+import type { AnalystPort, AnalystReply, AnalystSession } from '../dialogue/analyst-port.js'
 
 /** One dossier tool call the scripted analyst makes: the bridge tool's own name and its arguments. */
 export interface AnalystCall {

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import type { WireApi } from '../harnesses/names.js'
+import type { WireApi } from '../manifest/harness-names.js'
 import { countTokens } from './tokens.js'
 
 /** Providers cache only prompts of at least this many tokens (OpenAI and Anthropic both use 1024). */

@@ -1,10 +1,4 @@
-import type { OfferedTool } from './types.js'
-
-/** One reference call of a bridge task (`solution/calls.json`): a bridge tool and its arguments. */
-export interface ReferenceCall {
-  tool: string
-  arguments: Record<string, unknown>
-}
+import type { OfferedTool, ReferenceCall } from './types.js'
 
 /**
  * The reference calls of `solution/calls.json` (pure). Accepted shapes: an array, or `{calls: [...]}`,

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises'
 import { parse as parseYaml } from 'yaml'
-import { HwError } from '../errors.js'
 import { fieldPath } from '../manifest/load.js'
 import { ScriptedModelSchema } from '../manifest/schema.js'
+import { HwError } from '../util/errors.js'
 import type { ScriptedSettings } from './types.js'
 
 /** Settings in force for one task: the manifest's, with the task's overrides applied. */

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import { scriptedUserReply } from '../dialogue/scripted-user.js'
 import { parseUserSimulation } from '../dialogue/user-request.js'
-import type { WireApi } from '../harnesses/names.js'
+import type { WireApi } from '../manifest/harness-names.js'
 import { PrefixCache } from './cache.js'
 import { taskSettings } from './config.js'
 import { toolFingerprint, uniform } from './draw.js'

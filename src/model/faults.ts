@@ -1,4 +1,4 @@
-import type { WireApi } from '../harnesses/names.js'
+import type { WireApi } from '../manifest/harness-names.js'
 import { uniform } from './draw.js'
 import type { ScriptedSettings } from './types.js'
 

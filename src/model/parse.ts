@@ -1,4 +1,4 @@
-import type { WireApi } from '../harnesses/names.js'
+import type { WireApi } from '../manifest/harness-names.js'
 import type { OfferedTool, ParsedRequest, Schema } from './types.js'
 
 type Json = Record<string, unknown>

@@ -1,7 +1,7 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
-import { HwError } from '../errors.js'
+import { HwError } from '../util/errors.js'
 import { parseReferenceCalls } from './calls.js'
 import { collapse } from './parse.js'
 import type { TaskScript } from './types.js'

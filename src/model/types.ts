@@ -1,7 +1,6 @@
 import type { z } from 'zod'
-import type { WireApi } from '../harnesses/names.js'
+import type { WireApi } from '../manifest/harness-names.js'
 import type { ScriptedModelSchema } from '../manifest/schema.js'
-import type { ReferenceCall } from './calls.js'
 
 /** Settings of the scripted model as declared in a manifest (`model.scripted`), defaults applied. */
 export type ScriptedSettings = z.output<typeof ScriptedModelSchema>
@@ -99,4 +98,10 @@ export interface NeutralUsage {
   /** Prompt tokens written to the cache (reported only on Anthropic; 0 elsewhere). */
   cacheWrite: number
   output: number
+}
+
+/** One reference call of a bridge task (`solution/calls.json`): a bridge tool and its arguments. */
+export interface ReferenceCall {
+  tool: string
+  arguments: Record<string, unknown>
 }

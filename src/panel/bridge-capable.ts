@@ -1,10 +1,10 @@
 import { stat } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../errors.js'
 import { bridgeRefusal } from '../harnesses/mcp.js'
-import { isHarnessName } from '../harnesses/names.js'
 import { RESUME_RECIPES } from '../harnesses/resume.js'
+import { isHarnessName } from '../manifest/harness-names.js'
 import type { Manifest } from '../manifest/schema.js'
+import { HwError } from '../util/errors.js'
 import type { ResolvedPanel } from './resolve.js'
 import { loadTask } from './task.js'
 

@@ -2,9 +2,9 @@ import { readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
 import { type Environment, loadEnvironment } from '../bridge/env-schema.js'
-import { HwError } from '../errors.js'
 import { type GraderUse, parseGraderUses } from '../grade/registry.js'
 import type { ReferenceCall } from '../grade/types.js'
+import { HwError } from '../util/errors.js'
 import { loadTask, parseTaskToml, type Task } from './task.js'
 
 /**

@@ -1,9 +1,9 @@
 import { appendFile, mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { z } from 'zod'
-import { HwError } from '../errors.js'
 import { InstanceId } from '../manifest/schema.js'
 import { ID_LIST_PLACEHOLDERS, type IdListPlaceholder } from '../manifest/templates.js'
+import { HwError } from '../util/errors.js'
 import {
   expandTemplate as expandWith,
   templatePlaceholders as templatePlaceholdersOf,

@@ -1,8 +1,8 @@
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
-import { HwError } from '../errors.js'
 import { InstanceId, type Manifest } from '../manifest/schema.js'
+import { HwError } from '../util/errors.js'
 import { builtinPanelsDir, quotePath } from '../util/paths.js'
 
 /** Where a panel's instances come from, resolved to concrete locations. */

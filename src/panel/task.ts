@@ -2,9 +2,9 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml, TomlError } from 'smol-toml'
 import { z } from 'zod'
-import { HwError } from '../errors.js'
 import { fieldPath } from '../manifest/load.js'
 import { InstanceId, Seconds } from '../manifest/schema.js'
+import { HwError } from '../util/errors.js'
 
 /**
  * task.toml of a Harbor-layout task folder. Harbor's own keys (version, author_*, [environment],

@@ -1,7 +1,7 @@
-import { HwError } from '../errors.js'
 import type { LoadedManifest } from '../manifest/load.js'
 import { cellApi, treatmentIds } from '../manifest/schema.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
+import { HwError } from '../util/errors.js'
 import { deriveSeed, seededShuffle } from './order.js'
 import { CallKey, type Leg, PLAN_SCHEMA_VERSION, type Plan } from './schema.js'
 

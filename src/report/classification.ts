@@ -1,5 +1,5 @@
-import { fmtCounts } from '../classify/summary.js'
-import type { Comparison, ComparisonEntry } from '../compare/schema.js'
+import { fmtCounts } from '../compare/classification.js'
+import type { Comparison, ComparisonEntry } from '../records/comparison.js'
 import { codeSpan, escapeHtml, escapeMarkdown } from './escape.js'
 
 /**

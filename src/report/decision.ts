@@ -6,8 +6,8 @@ import {
 import { METRIC_RULES } from '../detect/effects.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
+import { fmtP } from '../util/format.js'
 import { codeSpan, escapeHtml, escapeMarkdown } from './escape.js'
-import { fmtP } from './format.js'
 
 /**
  * The "Decision" section of report.md and report.html: what the detection stage concluded from the

@@ -1,7 +1,7 @@
 import type { ComparisonDiff } from '../compare/diff.js'
+import { fmtP, fmtPp, fmtRate, fmtRatio, fmtValue } from '../util/format.js'
 import { fitSections, type Section } from './budget.js'
 import { codeSpan, escapeMarkdown } from './escape.js'
-import { fmtP, fmtPp, fmtRate, fmtRatio, fmtValue } from './format.js'
 
 /**
  * The Markdown of `harness-watch diff`: one table of per-cell changes between two runs, then each

@@ -1,9 +1,5 @@
-import type { Comparison, MetricName } from '../compare/schema.js'
-import { METRIC_NAMES } from '../compare/schema.js'
-import { chartSources } from './assets.js'
-import { classificationHtml } from './classification.js'
-import { type DecisionView, decisionHtml } from './decision.js'
-import { escapeHtml as e, jsonForScript } from './escape.js'
+import type { Comparison, MetricName } from '../records/comparison.js'
+import { METRIC_NAMES } from '../records/comparison.js'
 import {
   fmtCi,
   fmtMde,
@@ -18,7 +14,11 @@ import {
   mdeNote,
   panelText,
   routeText,
-} from './format.js'
+} from '../util/format.js'
+import { chartSources } from './assets.js'
+import { classificationHtml } from './classification.js'
+import { type DecisionView, decisionHtml } from './decision.js'
+import { escapeHtml as e, jsonForScript } from './escape.js'
 import { REPORT_APP_JS } from './html-app.js'
 import { blocksText, driftLines, METRIC_LABELS, notComparable, telemetryText } from './markdown.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'

@@ -1,12 +1,8 @@
-import type { Comparison, ComparisonEntry, MetricName } from '../compare/schema.js'
-import { METRIC_NAMES } from '../compare/schema.js'
 import { freshInputNotComparable } from '../detect/comparable.js'
 import type { Decision } from '../detect/schema.js'
+import type { Comparison, ComparisonEntry, MetricName } from '../records/comparison.js'
+import { METRIC_NAMES } from '../records/comparison.js'
 import { isUnisolated, UNISOLATED_WARNING } from '../sandbox/contract.js'
-import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
-import { classificationMarkdown, denominatorsLine, notEvaluatedReason } from './classification.js'
-import { type DecisionView, decisionMarkdown } from './decision.js'
-import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
 import {
   fmtCi,
   fmtInt,
@@ -22,7 +18,11 @@ import {
   mdeNote,
   panelText,
   routeText,
-} from './format.js'
+} from '../util/format.js'
+import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
+import { classificationMarkdown, denominatorsLine, notEvaluatedReason } from './classification.js'
+import { type DecisionView, decisionMarkdown } from './decision.js'
+import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardMarkdown } from './scorecard.js'
 import { confirmedMetrics, verdictSentences } from './verdict.js'

@@ -1,5 +1,5 @@
-import type { Comparison, ComparisonEntry } from '../compare/schema.js'
-import { fmtPointsCi, fmtPp } from './format.js'
+import type { Comparison, ComparisonEntry } from '../records/comparison.js'
+import { fmtPointsCi, fmtPp } from '../util/format.js'
 
 /**
  * Whether a comparison is an A/A pair: both cells run the same harness, version and config (equal

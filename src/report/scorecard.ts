@@ -1,4 +1,4 @@
-import type { Scorecard } from '../compare/scorecard-schema.js'
+import type { Scorecard } from '../records/scorecard.js'
 import { codeSpan, escapeHtml, escapeMarkdown } from './escape.js'
 
 const pct = (v: number | null): string => (v === null ? '—' : `${(v * 100).toFixed(1)}%`)

@@ -1,6 +1,6 @@
-import type { Comparison, ComparisonEntry } from '../compare/schema.js'
 import type { ComparisonVerdict, Decision, Signal, SignalMetric } from '../detect/schema.js'
-import { fmtNum, fmtPoints, roundHalfAway } from './format.js'
+import type { Comparison, ComparisonEntry } from '../records/comparison.js'
+import { fmtNum, fmtPoints, roundHalfAway } from '../util/format.js'
 
 /**
  * The verdict in plain words: one sentence per compared metric of each comparison, for the first

@@ -1,6 +1,6 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import type { Comparison } from '../compare/schema.js'
+import type { Comparison } from '../records/comparison.js'
 import type { DecisionView } from './decision.js'
 import { renderHtmlReport } from './html.js'
 import { renderMarkdownReport } from './markdown.js'

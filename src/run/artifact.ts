@@ -1,13 +1,18 @@
 import { appendFile, mkdir, readFile, rename, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
-import { HwError } from '../errors.js'
-import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
+import {
+  type AttemptRecord,
+  AttemptRecordSchema,
+  type LegRecord,
+  LegRecordSchema,
+} from '../records/attempt.js'
+import { type LedgerRow, LedgerRowSchema } from '../records/ledger.js'
+import { HwError } from '../util/errors.js'
 import { strictJson } from '../util/json.js'
 import { jsonErrorPosition, jsonErrorReason, parseJsonText } from '../util/json-text.js'
 import { quotePath, safeSegment } from '../util/paths.js'
 import { issuesSummary } from '../util/zod-message.js'
-import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from './records.js'
 
 export const ATTEMPTS_FILE = 'attempts.jsonl'
 export const LEDGER_FILE = 'ledger.jsonl'

@@ -1,12 +1,14 @@
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import { checkLedger } from '../classify/ledger-check.js'
-import { messageOf } from '../errors.js'
 import type { AttemptContext, HarnessAdapter, InstalledHarness, ParsedRun } from '../harnesses/contract.js'
 import { type BridgeTransport, wireBridge } from '../harnesses/mcp.js'
-import type { WireApi } from '../harnesses/names.js'
+import type { WireApi } from '../manifest/harness-names.js'
 import type { Cell } from '../manifest/schema.js'
+import type { HarnessRunResult } from '../process/exec.js'
+import type { AttemptRecord } from '../records/attempt.js'
+import type { Attribution, LedgerRow } from '../records/ledger.js'
+import { checkLedger } from '../records/ledger-check.js'
 import type { SandboxChoice } from '../sandbox/select.js'
 import type {
   AttemptBudget,
@@ -14,8 +16,8 @@ import type {
   CapturedTelemetry,
   TelemetryCapture,
 } from '../telemetry/capture.js'
-import type { Attribution, LedgerRow } from '../telemetry/ledger.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
+import { messageOf } from '../util/errors.js'
 import { bridgeSandboxPaths, bridgeStdioEndpoint } from './bridge.js'
 import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
 import { type DialogueSummary, type HarnessOnce, runDialogueAttempt } from './dialogue.js'
@@ -26,11 +28,10 @@ import {
   finishUserSimulation,
 } from './dialogue-attempt.js'
 import { harnessEnv } from './env.js'
-import type { InstanceSource, Verdict } from './instances.js'
+import type { InstanceSource } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
-import type { HarnessRunResult } from './process.js'
-import type { AttemptRecord } from './records.js'
 import { emptyTelemetry } from './telemetry.js'
+import type { Verdict } from './verdict.js'
 import {
   type AttemptDirs,
   collectDeliverable,

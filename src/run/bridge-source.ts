@@ -7,7 +7,7 @@ import { gradeAll } from '../grade/registry.js'
 import type { BridgeTask } from '../panel/bridge-task.js'
 import { strictJson } from '../util/json.js'
 import { safeSegment } from '../util/paths.js'
-import type { SourceDirs, Verdict } from './instances.js'
+import type { SourceDirs, Verdict } from './verdict.js'
 import { buildTemplate, copyTemplate } from './workspace.js'
 
 /**

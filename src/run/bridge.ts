@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs'
 import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import type { BridgeEndpoint } from '../harnesses/mcp.js'
+import type { BridgeEndpoint } from '../harnesses/bridge-endpoint.js'
 import { bundledSdk } from '../harnesses/pi-bridge.js'
 
 /** What a bridge task's instance source hands the attempt: the environment file and a fresh state folder. */

@@ -1,9 +1,9 @@
-import type { HarnessName } from '../harnesses/names.js'
 import { RESUME_RECIPES } from '../harnesses/resume.js'
+import type { HarnessName } from '../manifest/harness-names.js'
+import type { AttemptRecord } from '../records/attempt.js'
+import type { Attribution } from '../records/ledger.js'
 import type { AttemptTelemetry, CapturedTelemetry, TelemetryCapture } from '../telemetry/capture.js'
-import type { Attribution } from '../telemetry/ledger.js'
 import type { DialogueAttempt, DialogueSummary, HarnessOnce } from './dialogue.js'
-import type { AttemptRecord } from './records.js'
 
 /** What the dialogue glue needs of the leg (a slice of LegContext). */
 export interface DialogueLeg {

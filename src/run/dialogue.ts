@@ -6,8 +6,8 @@ import { userSimulationBody } from '../dialogue/user-request.js'
 import type { Invocation, ParsedRun } from '../harnesses/contract.js'
 import { withLeadingFlags } from '../harnesses/mcp.js'
 import type { ResumeRecipe } from '../harnesses/resume.js'
+import type { HarnessRunResult } from '../process/exec.js'
 import type { AttemptEndpoint } from '../telemetry/capture.js'
-import type { HarnessRunResult } from './process.js'
 
 /** Runs the harness once: the invocation is prepared for `prompt`, then `adjust`ed (session flags). */
 export type HarnessOnce = (turn: {

@@ -3,10 +3,10 @@ import os from 'node:os'
 import path from 'node:path'
 import { loadManifest } from '../manifest/load.js'
 import { resolvePanel } from '../panel/resolve.js'
+import type { LegRecord } from '../records/attempt.js'
 import { type LegProgressEvent, runLeg } from './leg.js'
 import { loadPlan, selectLeg } from './plan-file.js'
 import type { ProgressReporter } from './progress.js'
-import type { LegRecord } from './records.js'
 import { openRunTelemetry } from './telemetry-setup.js'
 
 export interface RunLegFilesOptions {

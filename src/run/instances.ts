@@ -1,43 +1,20 @@
 import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { CallSummary } from '../bridge/calls.js'
-import { HwError } from '../errors.js'
 import type { Manifest } from '../manifest/schema.js'
 import { type BridgeTask, loadBridgeTask } from '../panel/bridge-task.js'
 import { expandTemplate, writePredictions } from '../panel/idlist.js'
 import { loadTask, type Task } from '../panel/task.js'
 import { parseReward, runTaskVerifier } from '../panel/verifier.js'
+import { toolEnv } from '../process/exec.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { describeExit, isolates, type JobLimits, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { readBack } from '../sandbox/read-back.js'
+import { HwError } from '../util/errors.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
-import type { VerifierStatus } from './outcome.js'
-import { toolEnv } from './process.js'
+import type { SourceDirs, Verdict } from './verdict.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
-
-/** The verifier's verdict on one attempt. */
-export interface Verdict {
-  status: Exclude<VerifierStatus, 'skipped'>
-  exitCode: number | null
-  reward: number | null
-  durationMs: number
-  /** Why the status is error/timeout, or null. */
-  reason: string | null
-  /** Bridge tasks: the attempt's tool calls by status (from calls.jsonl). */
-  tools?: CallSummary
-}
-
-/** The folders of one attempt an instance source works in (all absolute). */
-export interface SourceDirs {
-  /** Empty before `prepare`; the harness's working directory afterwards. */
-  workspace: string
-  /** Private scratch folder outside workspace and home (setup output, predictions, grader reports). */
-  scratch: string
-  /** The attempt's logs folder in the artifact (setup.log, verifier.log are written here). */
-  logsDir: string
-}
 
 /**
  * Where an instance's workspace, prompt and grade come from. Task folders: environment/ is copied,

@@ -1,5 +1,5 @@
-import { EXIT } from '../errors.js'
-import { killAllRunning } from './process.js'
+import { killAllRunning } from '../process/exec.js'
+import { EXIT } from '../util/errors.js'
 
 /**
  * Ctrl-C and SIGTERM for a long command — the one handler behind both front doors: the `run` and

@@ -1,6 +1,5 @@
-import type { ExitClass } from '../manifest/schema.js'
-import type { LedgerRow } from '../telemetry/ledger.js'
-import type { Outcome } from './records.js'
+import type { ExitClass, Outcome } from '../records/attempt.js'
+import type { LedgerRow } from '../records/ledger.js'
 
 /** The verifier's verdict as the attempt record keeps it. */
 export type VerifierStatus = 'pass' | 'fail' | 'error' | 'timeout' | 'skipped'

@@ -1,6 +1,6 @@
 import cliProgress from 'cli-progress'
+import type { AttemptRecord, LegRecord } from '../records/attempt.js'
 import type { LegProgressEvent, LegSession } from './leg.js'
-import type { AttemptRecord, LegRecord } from './records.js'
 
 /**
  * One line per finished attempt, e.g.

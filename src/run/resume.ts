@@ -1,5 +1,5 @@
-import { HwError } from '../errors.js'
-import type { AttemptRecord } from './records.js'
+import type { AttemptRecord } from '../records/attempt.js'
+import { HwError } from '../util/errors.js'
 
 /** `<instance>\u0000<trial>`: one (instance, trial) pair of a leg. */
 export function pairKey(instance: string, trial: number): string {

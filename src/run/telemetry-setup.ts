@@ -1,9 +1,9 @@
-import { HwError } from '../errors.js'
 import type { Manifest } from '../manifest/schema.js'
 import { type ScriptedModel, startScriptedModel } from '../model/server.js'
 import type { TelemetryCapture } from '../telemetry/capture.js'
 import { openLedgerCapture } from '../telemetry/ledger-capture.js'
 import { openLiteLLMCapture } from '../telemetry/litellm/capture.js'
+import { HwError } from '../util/errors.js'
 
 /** The measurement plane of a run: one capture (and the scripted model when the route is scripted). */
 export interface RunTelemetry {

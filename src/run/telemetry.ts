@@ -1,4 +1,4 @@
-import type { TelemetrySummary } from '../telemetry/ledger.js'
+import type { TelemetrySummary } from '../records/ledger.js'
 
 /**
  * A summary for an attempt whose telemetry could not be collected: no rows, every total null, with the

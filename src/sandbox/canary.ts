@@ -3,7 +3,8 @@ import { randomBytes } from 'node:crypto'
 import { mkdir, readFile, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { CanaryResult, SandboxBackend } from './contract.js'
+import type { CanaryResult } from '../records/isolation.js'
+import type { SandboxBackend } from './contract.js'
 
 /**
  * What the probe does inside the sandbox: print every `/proc/<pid>/environ` and `/proc/<pid>/cmdline` it can

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { killGroup, runHarnessProcess } from '../run/process.js'
+import { killGroup, runHarnessProcess } from '../process/exec.js'
 import type { ExecCommand, ExecLimits, Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
 import { NAMESPACE_SCRIPT } from './namespace-script.js'
 import { PRIV_ENV, type Privilege, runAsRoot, runAsRootSync } from './privileged.js'

@@ -1,4 +1,4 @@
-import { runHarnessProcess } from '../run/process.js'
+import { runHarnessProcess } from '../process/exec.js'
 import type { Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
 
 /**

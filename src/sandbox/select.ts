@@ -1,13 +1,8 @@
-import { HwError } from '../errors.js'
 import type { SandboxSetting } from '../manifest/schema.js'
+import type { CanaryResult, Isolation } from '../records/isolation.js'
+import { HwError } from '../util/errors.js'
 import { type CanaryCheck, runCanary } from './canary.js'
-import {
-  type CanaryResult,
-  type Isolation,
-  type ProbeResult,
-  type SandboxBackend,
-  UNISOLATED_WARNING,
-} from './contract.js'
+import { type ProbeResult, type SandboxBackend, UNISOLATED_WARNING } from './contract.js'
 import { envOnlyBackend } from './env-only.js'
 import { namespaceBackend } from './namespace.js'
 import { noneBackend } from './none.js'

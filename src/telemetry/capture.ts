@@ -1,4 +1,4 @@
-import type { Attribution, LedgerRow, TelemetrySummary } from './ledger.js'
+import type { Attribution, LedgerRow, TelemetrySummary } from '../records/ledger.js'
 
 /**
  * Where one attempt's harness must send its model requests. `origin` is a bare origin (scheme, host,
@@ -43,6 +43,3 @@ export interface TelemetryCapture {
   begin(attribution: Attribution, budget: AttemptBudget): Promise<AttemptTelemetry>
   close(): Promise<void>
 }
-
-export { type LedgerCapture, type LedgerCaptureOptions, openLedgerCapture } from './ledger-capture.js'
-export { type LiteLLMCapture, type LiteLLMCaptureOptions, openLiteLLMCapture } from './litellm/capture.js'

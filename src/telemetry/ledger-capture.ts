@@ -1,6 +1,6 @@
 import type { ModelRoute } from '../manifest/schema.js'
+import type { Attribution } from '../records/ledger.js'
 import type { AttemptBudget, AttemptTelemetry, CapturedTelemetry, TelemetryCapture } from './capture.js'
-import type { Attribution } from './ledger.js'
 import { RecordingProxy } from './proxy.js'
 import { describeRowProblems, INPUT_ERROR_FLAG } from './row-check.js'
 import { summarizeAttempt } from './summary.js'

@@ -1,6 +1,6 @@
 import { closeSync, mkdirSync, openSync, writeSync } from 'node:fs'
 import path from 'node:path'
-import type { LedgerRow } from './ledger.js'
+import type { LedgerRow } from '../records/ledger.js'
 
 /**
  * Appends ledger rows to a JSONL file (one file per leg), one line per row, written through to the

@@ -1,5 +1,5 @@
+import type { Tokens } from '../records/ledger.js'
 import type { CacheRule, UsageApi } from './cache-semantics.js'
-import type { Tokens } from './ledger.js'
 
 type Obj = Record<string, unknown>
 

@@ -4,7 +4,7 @@ import { SseParser } from './sse.js'
 export type ObservedApi = 'chat' | 'responses' | 'anthropic' | 'gemini' | 'other'
 
 /** What the proxy reads out of an upstream answer: never the text, only usage, model and error code. */
-export interface Observation {
+export interface ResponseObservation {
   /** The provider's usage object (`usage` or Gemini `usageMetadata`); Anthropic streams are merged. */
   usage: Record<string, unknown> | null
   /** The model named in the answer (`model`, Responses `response.model`, Gemini `modelVersion`). */
@@ -19,7 +19,7 @@ export interface ResponseObserver {
   /** A chunk exactly as forwarded to the client. Never throws. */
   write(chunk: Buffer): void
   /** Called once after the last chunk; resolves when any decoder has drained. */
-  end(): Promise<Observation>
+  end(): Promise<ResponseObservation>
 }
 
 /** A non-stream answer larger than this is forwarded but not parsed (usage then counts as absent). */
@@ -250,7 +250,7 @@ export function observeResponse(
       unreadable = true
     }
   }
-  const done = (): Observation => {
+  const done = (): ResponseObservation => {
     try {
       finishSink()
     } catch {

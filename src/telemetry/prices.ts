@@ -1,4 +1,4 @@
-import type { Tokens } from './ledger.js'
+import type { Tokens } from '../records/ledger.js'
 import { hasTokens } from './normalize.js'
 
 /** The manifest price table of a route, USD per million tokens (`model.prices`). */

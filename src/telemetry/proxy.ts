@@ -4,14 +4,14 @@ import https from 'node:https'
 import type { AddressInfo, Socket } from 'node:net'
 import { performance } from 'node:perf_hooks'
 import type { Duplex } from 'node:stream'
+import { type Attribution, LEDGER_SCHEMA_VERSION, type LedgerRow } from '../records/ledger.js'
 import { requestTarget } from '../util/request-target.js'
 import { keyCandidates, keyHeaderFor, newAttemptKey, upstreamHeaders, upstreamSearch } from './attempt-key.js'
 import { type CacheSemantics, cacheRuleFor } from './cache-semantics.js'
 import type { AttemptBudget } from './capture.js'
-import { type Attribution, LEDGER_SCHEMA_VERSION, type LedgerRow } from './ledger.js'
 import { LedgerWriter } from './ledger-writer.js'
 import { hasTokens, NULL_TOKENS, normalizeUsage, projectUsage } from './normalize.js'
-import { type Observation, observeResponse, type ResponseObserver } from './observe.js'
+import { observeResponse, type ResponseObservation, type ResponseObserver } from './observe.js'
 import { chooseProxySpend, type Prices } from './prices.js'
 import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
 import {
@@ -147,7 +147,7 @@ interface Outcome {
   httpStatus: number | null
   errorClass: string | null
   errorCode: string | null
-  observation: Observation | null
+  observation: ResponseObservation | null
   /** The upstream was not asked, or answered with an error: nothing was billed. */
   noCharge: boolean
   /** The proxy answered itself (unknown key, budget, upstream unreachable): the upstream never saw it. */
@@ -418,9 +418,9 @@ export class RecordingProxy {
     let retried = false
     let firstByte: number | null = null
     let observer: ResponseObserver | null = null
-    let observed: Promise<Observation | null> | null = null
+    let observed: Promise<ResponseObservation | null> | null = null
     // The observer is ended exactly once, whichever way the exchange ends.
-    const finishObservation = (): Promise<Observation | null> => {
+    const finishObservation = (): Promise<ResponseObservation | null> => {
       observed ??= observer ? observer.end() : Promise.resolve(null)
       return observed
     }
@@ -429,7 +429,7 @@ export class RecordingProxy {
      * answer is handed to the socket and after other ready I/O in this turn of the event loop, so a
      * burst of answers is forwarded before any of their rows is built.
      */
-    const record = (outcome: (observation: Observation | null) => Outcome): void => {
+    const record = (outcome: (observation: ResponseObservation | null) => Outcome): void => {
       if (done) return
       done = true
       const t1 = performance.now()

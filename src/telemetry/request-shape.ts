@@ -1,5 +1,5 @@
 import zlib from 'node:zlib'
-import type { LedgerRow } from './ledger.js'
+import type { LedgerRow } from '../records/ledger.js'
 import type { ObservedApi } from './observe.js'
 
 export type RequestShape = NonNullable<LedgerRow['request_shape']>

@@ -1,6 +1,6 @@
+import type { LedgerRow, Tokens } from '../records/ledger.js'
+import { MAX_LEDGER_MS, MAX_LEDGER_TOKENS, MAX_LEDGER_USD } from '../records/limits.js'
 import { excerpt } from '../util/text.js'
-import type { LedgerRow, Tokens } from './ledger.js'
-import { MAX_LEDGER_MS, MAX_LEDGER_TOKENS, MAX_LEDGER_USD } from './limits.js'
 
 /** One field of one ledger row that broke a rule and was set to null. */
 export interface RowProblem {

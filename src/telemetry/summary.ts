@@ -1,6 +1,6 @@
-import type { SelfReport } from '../run/records.js'
-import type { Coverage, LedgerRow, TelemetrySummary, Tokens } from './ledger.js'
-import { MAX_LEDGER_TOKENS, MAX_LEDGER_USD } from './limits.js'
+import type { SelfReport } from '../records/attempt.js'
+import type { Coverage, LedgerRow, TelemetrySummary, Tokens } from '../records/ledger.js'
+import { MAX_LEDGER_TOKENS, MAX_LEDGER_USD } from '../records/limits.js'
 
 /** Severity order of coverage: a worse one always wins when two findings meet. */
 const RANK: Record<Coverage, number> = { complete: 0, unknown: 1, partial: 2, missing: 3 }

@@ -1,4 +1,4 @@
-import { isHarnessName } from '../harnesses/names.js'
+import { isHarnessName } from '../manifest/harness-names.js'
 import { finalize, nativeType, otherEvent } from './draft.js'
 import { MAPPERS } from './registry.js'
 import type { AttemptRef, TrajectoryEvent, TrajectoryIssue } from './schema.js'

@@ -1,4 +1,4 @@
-import type { HarnessName } from '../harnesses/names.js'
+import type { HarnessName } from '../manifest/harness-names.js'
 import { agentdMapper } from './from/agentd.js'
 import { claudeCodeMapper } from './from/claude-code.js'
 import { codexMapper } from './from/codex.js'

@@ -1,6 +1,6 @@
 import { realpathSync } from 'node:fs'
 import path from 'node:path'
-import { HwError } from '../errors.js'
+import { HwError } from './errors.js'
 
 /**
  * Paths read from an artifact (decision.json's `runs[].comparison`, `confirmation.plan`, a plan's

@@ -1,4 +1,4 @@
-import { HwError } from '../errors.js'
+import { HwError } from './errors.js'
 import { quotePath } from './paths.js'
 import { clip, oneLine } from './text.js'
 

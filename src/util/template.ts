@@ -1,4 +1,4 @@
-import { HwError } from '../errors.js'
+import { HwError } from './errors.js'
 
 /**
  * POSIX shell quoting for one word: the result, pasted into a `bash -c` script, is read back as exactly

@@ -10,8 +10,8 @@ import {
   misconfigurationLine,
   secretMismatches,
 } from '../../src/action/misconfig.js'
-import { HwError } from '../../src/errors.js'
 import { explainGitHubError } from '../../src/github/octokit.js'
+import { HwError } from '../../src/util/errors.js'
 
 const caller = { GITHUB_WORKFLOW_REF: 'acme/widgets/.github/workflows/weekly.yml@refs/heads/main' }
 
@@ -68,7 +68,11 @@ describe('misconfiguration lines', () => {
     })
     expect([...reads].sort()).toEqual(['GITHUB_WORKSPACE', 'LITELLM_BASE_URL', 'LITELLM_MASTER_KEY'])
     expect(
-      secretMismatches(reads, ['provider-api-key', 'litellm-master-key'], 'job "hw" in .github/workflows/weekly.yml'),
+      secretMismatches(
+        reads,
+        ['provider-api-key', 'litellm-master-key'],
+        'job "hw" in .github/workflows/weekly.yml',
+      ),
     ).toEqual([
       'unused secret: "provider-api-key" is passed by job "hw" in .github/workflows/weekly.yml but the manifest never reads PROVIDER_API_KEY; remove it, or name PROVIDER_API_KEY in the manifest',
       'missing secret: the manifest reads LITELLM_BASE_URL; pass the secret "litellm-base-url" under secrets: of job "hw" in .github/workflows/weekly.yml',

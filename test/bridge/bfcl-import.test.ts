@@ -3,12 +3,12 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseEnvironment } from '../../src/bridge/env-schema.js'
-import { HwError } from '../../src/errors.js'
 import { gradeToolCalls, ToolCallsSpec } from '../../src/grade/tool-calls.js'
 import { loadBridgeTask } from '../../src/panel/bridge-task.js'
 import { importBfcl } from '../../src/panel/import/write.js'
 import { loadTask } from '../../src/panel/task.js'
 import { verifyPanel } from '../../src/panel/verify.js'
+import { HwError } from '../../src/util/errors.js'
 
 const FIXTURE = path.join(import.meta.dirname, 'fixtures/bfcl/BFCL_v4_mixed.json')
 let out: string

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseEnvironment } from '../../src/bridge/env-schema.js'
-import { HwError } from '../../src/errors.js'
+import { HwError } from '../../src/util/errors.js'
 
 const good = readFileSync(path.join(import.meta.dirname, 'fixtures/shop.json'), 'utf8')
 

@@ -1,5 +1,4 @@
 import { describe, expect, it } from 'vitest'
-import type { Observation } from '../../src/compare/observations.js'
 import {
   buildScorecard,
   choiceRatio,
@@ -10,17 +9,18 @@ import {
   passHatK,
   toolCallErrorRate,
 } from '../../src/compare/scorecard.js'
-import { createRng } from '../../src/compare/stats/rng.js'
+import type { TrialObservation } from '../../src/ingest/observations.js'
 import { scorecardMarkdown } from '../../src/report/scorecard.js'
+import { createRng } from '../../src/stats/rng.js'
 import { strictJson } from '../../src/util/json.js'
 
 function obs(
   cell: string,
   instance: string,
   trial: number,
-  outcome: Observation['outcome'],
-  extra: Partial<Observation> = {},
-): Observation {
+  outcome: TrialObservation['outcome'],
+  extra: Partial<TrialObservation> = {},
+): TrialObservation {
   return {
     cell,
     instance,
@@ -31,7 +31,7 @@ function obs(
     coverage: 'complete',
     coverageDetail: null,
     attemptCoverage: { complete: 1, partial: 0, missing: 0, unknown: 0 },
-    metrics: { spend_usd: 0.5 } as Observation['metrics'],
+    metrics: { spend_usd: 0.5 } as TrialObservation['metrics'],
     shape: { firstRequestBytes: null, firstRequestTools: null, auxRequests: null },
     identity: { harnessVersion: null, configHash: null, models: [] },
     reasons: [],
@@ -65,7 +65,7 @@ describe('scorecard metrics (reference values)', () => {
     expect(costPerSolved(trials.filter((o) => o.outcome !== 'resolved'))).toBeNull()
     const unknownSpend = [
       ...trials,
-      obs('x', 'd', 0, 'resolved', { metrics: { spend_usd: null } as Observation['metrics'] }),
+      obs('x', 'd', 0, 'resolved', { metrics: { spend_usd: null } as TrialObservation['metrics'] }),
     ]
     expect(costPerSolved(unknownSpend)).toBeNull()
     expect(exitDistribution(trials)).toEqual({ clean: 11, infra: 1 })
@@ -103,7 +103,7 @@ describe('scorecard by seeded simulation', () => {
   it('pass^k is unbiased for p^k and pass@1 for p', () => {
     const rng = createRng(20261201)
     const p = 0.7
-    const trials: Observation[] = []
+    const trials: TrialObservation[] = []
     for (let i = 0; i < 3000; i++) {
       for (let t = 0; t < 4; t++)
         trials.push(obs('x', `i${i}`, t, rng.nextFloat() < p ? 'resolved' : 'unresolved'))

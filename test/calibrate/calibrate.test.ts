@@ -3,7 +3,7 @@ import { calibrate } from '../../src/calibrate/calibrate.js'
 import { pilotModel } from '../../src/calibrate/pilot.js'
 import { NO_EFFECT, parametricWorld } from '../../src/calibrate/scenario.js'
 import { effectOf, runScenario, simulateOnce } from '../../src/calibrate/simulate.js'
-import { createRng } from '../../src/compare/stats/rng.js'
+import { createRng } from '../../src/stats/rng.js'
 import { makeComparison, rows } from '../detect/fixtures.js'
 
 const thresholds = {

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { fixedMcNemarPower, mcnemarCriticalB } from '../../src/calibrate/fixed-power.js'
 import { compareSequential, formatSequential } from '../../src/calibrate/sequential.js'
-import { adaptiveAlternative, deficitAlternative } from '../../src/compare/stats/evalue.js'
-import { mcnemarPOneSided } from '../../src/compare/stats/mcnemar.js'
+import { adaptiveAlternative, deficitAlternative } from '../../src/stats/evalue.js'
+import { mcnemarPOneSided } from '../../src/stats/mcnemar.js'
 
 const base = {
   blocksPerWeek: 40,

@@ -2,9 +2,9 @@
 import { describe, expect, it } from 'vitest'
 import type { AttemptInput } from '../../src/classify/classes.js'
 import { classifyAttempts, retryExitClass } from '../../src/classify/classify.js'
-import { checkLedger } from '../../src/classify/ledger-check.js'
 import { DEFAULT_CLASSIFY } from '../../src/classify/options.js'
-import type { AttemptRecord } from '../../src/run/records.js'
+import type { AttemptRecord } from '../../src/records/attempt.js'
+import { checkLedger } from '../../src/records/ledger-check.js'
 import { attempt, ids, ledgerFor, makePlan } from '../compare/fixtures.js'
 
 const plan = await makePlan({ panel: { source: 'inline', instances: ids(6) } })

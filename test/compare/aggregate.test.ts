@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { aggregate } from '../../src/compare/aggregate.js'
-import { type Comparison, ComparisonSchema } from '../../src/compare/schema.js'
+import { aggregate } from '../../src/pipeline/aggregate.js'
+import { type Comparison, ComparisonSchema } from '../../src/records/comparison.js'
 import { attempt, ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from './fixtures.js'
 
 const outDir = () => mkdtempSync(path.join(tmpdir(), 'hw-agg-out-'))

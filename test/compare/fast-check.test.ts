@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { z } from 'zod'
-import { fastCheck, fastCheckSource } from '../../src/compare/fast-check.js'
-import { AttemptRecordSchema, LegRecordSchema } from '../../src/run/records.js'
-import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { fastCheck, fastCheckSource } from '../../src/ingest/fast-check.js'
+import { AttemptRecordSchema, LegRecordSchema } from '../../src/records/attempt.js'
+import { LedgerRowSchema } from '../../src/records/ledger.js'
 import { attempt, ids, ledgerFor, legRecord, makePlan } from './fixtures.js'
 
 /** Deterministic pseudo-random choices. */

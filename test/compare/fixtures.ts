@@ -10,8 +10,8 @@ import {
   type AttemptRecord,
   LEG_SCHEMA_VERSION,
   type LegRecord,
-} from '../../src/run/records.js'
-import { LEDGER_SCHEMA_VERSION, type LedgerRow, type TelemetrySummary } from '../../src/telemetry/ledger.js'
+} from '../../src/records/attempt.js'
+import { LEDGER_SCHEMA_VERSION, type LedgerRow, type TelemetrySummary } from '../../src/records/ledger.js'
 import { baseManifest, writeManifest } from '../support/manifests.js'
 
 /** A real plan from a real manifest (inline panel); `over` overrides manifest fields. */

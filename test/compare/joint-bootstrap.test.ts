@@ -4,7 +4,7 @@ import {
   bootstrapCostPerResolutionRatio,
   bootstrapMeanDifference,
   bootstrapRatioOfMeans,
-} from '../../src/compare/stats/index.js'
+} from '../../src/stats/index.js'
 
 /** Skewed non-negative values with ties and zeros, deterministic. */
 function column(n: number, seed: number, zeros = false): Float64Array {

@@ -3,11 +3,11 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { buildComparison } from '../../src/compare/build.js'
-import { comparePublished } from '../../src/compare/published/compare.js'
-import { publishedInput } from '../../src/compare/published/input.js'
-import { readPublished } from '../../src/compare/published/read.js'
-import { type Comparison, ComparisonSchema } from '../../src/compare/schema.js'
-import { HwError } from '../../src/errors.js'
+import { publishedInput } from '../../src/ingest/published/input.js'
+import { readPublished } from '../../src/ingest/published/read.js'
+import { comparePublished } from '../../src/pipeline/published.js'
+import { type Comparison, ComparisonSchema } from '../../src/records/comparison.js'
+import { HwError } from '../../src/util/errors.js'
 
 const tmp = () => mkdtempSync(path.join(tmpdir(), 'hw-pub-'))
 const write = (dir: string, rel: string, value: unknown) => {

@@ -1,12 +1,12 @@
 import { appendFileSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { readLegArtifacts } from '../../src/compare/artifacts.js'
-import { fastCheckSource } from '../../src/compare/fast-check.js'
-import { getResamplePlan } from '../../src/compare/stats/resample-plan.js'
-import { sum8, sumKernelModule } from '../../src/compare/sum-kernel.js'
-import { type LedgerFileResult, ledgerOffThread, startSums, sumReplicates } from '../../src/compare/worker.js'
-import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { readLegArtifacts } from '../../src/ingest/artifacts.js'
+import { fastCheckSource } from '../../src/ingest/fast-check.js'
+import { type LedgerFileResult, ledgerOffThread, startSums, sumReplicates } from '../../src/ingest/worker.js'
+import { LedgerRowSchema } from '../../src/records/ledger.js'
+import { getResamplePlan } from '../../src/stats/resample-plan.js'
+import { sum8, sumKernelModule } from '../../src/stats/sum-kernel.js'
 import { ids, makePlan, pairedOutcomes, writeArtifacts } from './fixtures.js'
 
 /** Artifacts with every kind of ledger problem: broken JSON, schema-invalid rows, blank lines, CRLF. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { defaultCacheDir } from '../../src/harnesses/install.js'
 import { MCP_RECIPES } from '../../src/harnesses/mcp.js'
-import type { HarnessName, WireApi } from '../../src/harnesses/names.js'
 import { adapterFor } from '../../src/harnesses/registry.js'
+import type { HarnessName, WireApi } from '../../src/manifest/harness-names.js'
 import { expectBridgeRecipeWorks } from '../support/bridge-checks.js'
 import { runWithBridge } from '../support/bridge-run.js'
 

@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { createRng } from '../../src/compare/stats/rng.js'
 import { DEFAULT_DESIGN, DESIGNS } from '../../src/detect/designs/registry.js'
 import { logExcess } from '../../src/detect/designs/rerun-exact.js'
 import { competitivePairs, type PairedBlock } from '../../src/detect/pairs.js'
 import type { Signal } from '../../src/detect/schema.js'
+import { createRng } from '../../src/stats/rng.js'
 import { makeComparison, rows } from './fixtures.js'
 
 const spendSignal = (threshold = 1.5): Signal => ({

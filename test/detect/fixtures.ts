@@ -5,6 +5,9 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { loadManifest } from '../../src/manifest/load.js'
+import { resolvePanel } from '../../src/panel/resolve.js'
+import { buildPlan } from '../../src/plan/plan.js'
 import {
   type Comparison,
   type ComparisonEntry,
@@ -14,12 +17,9 @@ import {
   METRIC_NAMES,
   type MetricComparison,
   SCOPE_STATEMENT,
-} from '../../src/compare/schema.js'
-import { bootstrapMeanDifference, bootstrapRatioOfMeans } from '../../src/compare/stats/bootstrap.js'
-import { mcnemarExact } from '../../src/compare/stats/mcnemar.js'
-import { loadManifest } from '../../src/manifest/load.js'
-import { resolvePanel } from '../../src/panel/resolve.js'
-import { buildPlan } from '../../src/plan/plan.js'
+} from '../../src/records/comparison.js'
+import { bootstrapMeanDifference, bootstrapRatioOfMeans } from '../../src/stats/bootstrap.js'
+import { mcnemarExact } from '../../src/stats/mcnemar.js'
 import { strictJson } from '../../src/util/json.js'
 
 export interface CellSpec {

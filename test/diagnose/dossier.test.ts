@@ -1,8 +1,8 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { detectStep } from '../../src/detect/step.js'
 import type { Dossier } from '../../src/diagnose/schema.js'
+import { detectStep } from '../../src/pipeline/detect.js'
 import { diagnoseRun } from '../../src/pipeline/diagnose.js'
 import { diffOf, jsonl, makeRunDir, opencodeEvents, piEvents, rowsEvery, type Step } from './run-dir.js'
 

@@ -6,9 +6,9 @@ import { runAnalyst } from '../../src/diagnose/analyst.js'
 import type { Dossier } from '../../src/diagnose/schema.js'
 import { defaultCacheDir } from '../../src/harnesses/install.js'
 import { piAdapter } from '../../src/harnesses/pi.js'
-import { runLocal } from '../../src/local/pipeline.js'
 import { scriptedAnalyst } from '../../src/model/analyst-script.js'
 import { diagnoseRun } from '../../src/pipeline/diagnose.js'
+import { runLocal } from '../../src/pipeline/local.js'
 import { writeManifest } from '../support/manifests.js'
 
 // Known changes injected into one cell of a small local run (real child processes, the real recording

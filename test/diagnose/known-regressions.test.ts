@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { runAnalyst } from '../../src/diagnose/analyst.js'
 import { scriptedAnalyst } from '../../src/model/analyst-script.js'
 import { diagnoseRun } from '../../src/pipeline/diagnose.js'
-import type { AttemptRecord } from '../../src/run/records.js'
+import type { AttemptRecord } from '../../src/records/attempt.js'
 import { diffOf, jsonl, makeRunDir, opencodeEvents, piEvents, rowsEvery, type Step } from './run-dir.js'
 
 // Known changes injected into one cell (b) of an otherwise identical pair; the behaviour measures and

@@ -3,7 +3,7 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { runLocal } from '../../src/local/pipeline.js'
+import { runLocal } from '../../src/pipeline/local.js'
 import { writeManifest } from '../support/manifests.js'
 
 // The local pipeline with two command cells (real child processes, real proxy and scripted model):

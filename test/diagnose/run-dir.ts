@@ -1,10 +1,10 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { aggregate } from '../../src/compare/aggregate.js'
+import { aggregate } from '../../src/pipeline/aggregate.js'
 import type { Plan } from '../../src/plan/schema.js'
-import type { AttemptRecord } from '../../src/run/records.js'
-import type { LedgerRow } from '../../src/telemetry/ledger.js'
+import type { AttemptRecord } from '../../src/records/attempt.js'
+import type { LedgerRow } from '../../src/records/ledger.js'
 import { ledgerFor, makePlan, pairedOutcomes, writeArtifacts, writePlan } from '../compare/fixtures.js'
 
 /** One tool call of a scripted trajectory: seconds after the attempt start. */

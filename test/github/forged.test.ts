@@ -9,7 +9,6 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { z } from 'zod'
-import { ComparisonSchema } from '../../src/compare/schema.js'
 import { DecisionSchema } from '../../src/detect/schema.js'
 import { publish } from '../../src/github/publish.js'
 import {
@@ -18,6 +17,7 @@ import {
   recoveredComment,
   trackingIssueBody,
 } from '../../src/github/render.js'
+import { ComparisonSchema } from '../../src/records/comparison.js'
 import { renderHtmlReport } from '../../src/report/html.js'
 import { renderMarkdownReport } from '../../src/report/markdown.js'
 import { strictJson } from '../../src/util/json.js'

@@ -3,7 +3,6 @@ import { readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import {
   AGENTD_BUDGET_EXIT,
   agentdAdapter,
@@ -13,8 +12,9 @@ import {
 import type { AttemptContext } from '../../src/harnesses/contract.js'
 import { wireBridge } from '../../src/harnesses/mcp.js'
 import { type ScriptedModel, startScriptedModel } from '../../src/model/server.js'
+import { runHarnessProcess } from '../../src/process/exec.js'
 import { classifyExit, decideOutcome } from '../../src/run/outcome.js'
-import { runHarnessProcess } from '../../src/run/process.js'
+import { HwError } from '../../src/util/errors.js'
 import { isolatedEnvKeys, leaks, makeCtx, rawRun, useAttemptDirs } from './helpers.js'
 
 const STANDIN = path.join(import.meta.dirname, 'fixtures', 'agentd', 'agentd-standin.mjs')

@@ -4,7 +4,7 @@ import path from 'node:path'
 import { execa } from 'execa'
 import { afterEach, beforeEach } from 'vitest'
 import type { AttemptContext } from '../../src/harnesses/contract.js'
-import type { WireApi } from '../../src/harnesses/names.js'
+import type { WireApi } from '../../src/manifest/harness-names.js'
 
 /** The folders of one attempt: `base` holds the other three. */
 export interface AttemptDirs {

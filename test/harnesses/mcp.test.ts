@@ -2,17 +2,12 @@ import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { describe, expect, it } from 'vitest'
+import type { BridgeEndpoint } from '../../src/harnesses/bridge-endpoint.js'
 import type { HarnessAdapter } from '../../src/harnesses/contract.js'
-import {
-  type BridgeEndpoint,
-  bridgeRefusal,
-  MCP_RECIPES,
-  wireBridge,
-  withLeadingFlags,
-} from '../../src/harnesses/mcp.js'
-import { HARNESS_NAMES, type HarnessName } from '../../src/harnesses/names.js'
+import { bridgeRefusal, MCP_RECIPES, wireBridge, withLeadingFlags } from '../../src/harnesses/mcp.js'
 import { piBridgeSource } from '../../src/harnesses/pi-bridge.js'
 import { adapterFor } from '../../src/harnesses/registry.js'
+import { HARNESS_NAMES, type HarnessName } from '../../src/manifest/harness-names.js'
 import { fakeInstalled, leaks, makeCtx, useAttemptDirs } from './helpers.js'
 
 const STDIO: BridgeEndpoint = {

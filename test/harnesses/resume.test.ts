@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Invocation } from '../../src/harnesses/contract.js'
-import { HARNESS_NAMES } from '../../src/harnesses/names.js'
 import { RESUME_RECIPES } from '../../src/harnesses/resume.js'
+import { HARNESS_NAMES } from '../../src/manifest/harness-names.js'
 
 const inv = (command: string, args: string[]): Invocation => ({ command, args, env: {}, cwd: '/w' })
 

@@ -3,10 +3,10 @@ import { mkdtemp } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { installDir, MARKER } from '../../src/harnesses/install.js'
-import { installAll, runLocal } from '../../src/local/pipeline.js'
 import { loadManifest } from '../../src/manifest/load.js'
+import { installAll, runLocal } from '../../src/pipeline/local.js'
+import { HwError } from '../../src/util/errors.js'
 import { baseManifest, writeManifest } from '../support/manifests.js'
 
 // `local` with `command` cells (real child processes, no harness install) on two built-in tasks.

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { loadManifest, parseManifestText } from '../../src/manifest/load.js'
+import { HwError } from '../../src/util/errors.js'
 import { baseManifest, writeManifest } from '../support/manifests.js'
 
 function problems(text: string, file = 'manifests/p0.yml'): string[] {

@@ -1,10 +1,10 @@
 import { mkdirSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { assertBridgeCapable, bridgeInstances } from '../../src/panel/bridge-capable.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
+import { HwError } from '../../src/util/errors.js'
 import { baseManifest, writeManifest } from '../support/manifests.js'
 
 const META = '[metadata]\ndifficulty = "easy"\nlanguage = "javascript"\ncategory = "feature"\n'

@@ -7,7 +7,7 @@ import { loadManifest } from '../../src/manifest/load.js'
 import { listTaskFolders, resolvePanel } from '../../src/panel/resolve.js'
 import { loadTask, type Task } from '../../src/panel/task.js'
 import { verifyPanel } from '../../src/panel/verify.js'
-import { runProcessGroup } from '../../src/run/process.js'
+import { runProcessGroup } from '../../src/process/exec.js'
 import { builtinPanelsDir, packageRoot } from '../../src/util/paths.js'
 
 const CORE = path.join(builtinPanelsDir(), 'core')

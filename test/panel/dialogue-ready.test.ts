@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { assertDialogueReady, dialogueInstances } from '../../src/panel/bridge-capable.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
+import { HwError } from '../../src/util/errors.js'
 import { baseManifest, writeManifest } from '../support/manifests.js'
 
 const CELLS = [

@@ -4,7 +4,6 @@ import { mkdtemp, readFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import {
   expandTemplate,
@@ -12,6 +11,7 @@ import {
   templatePlaceholders,
   writePredictions,
 } from '../../src/panel/idlist.js'
+import { HwError } from '../../src/util/errors.js'
 import { packageRoot } from '../../src/util/paths.js'
 import { shellQuote } from '../../src/util/template.js'
 import { removeDir } from './fixture.js'

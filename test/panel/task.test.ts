@@ -1,7 +1,7 @@
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { loadTask, parseTaskToml } from '../../src/panel/task.js'
+import { HwError } from '../../src/util/errors.js'
 import { GOOD_TOML, removeDir, taskFiles, writePanel } from './fixture.js'
 
 const FILE = '/panels/x/task.toml'

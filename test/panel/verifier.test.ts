@@ -5,7 +5,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadTask, type Task } from '../../src/panel/task.js'
 import { parseReward, runTaskVerifier, verifierBaseEnv } from '../../src/panel/verifier.js'
-import { runProcessGroup } from '../../src/run/process.js'
+import { runProcessGroup } from '../../src/process/exec.js'
 import { removeDir, taskFiles, writePanel } from './fixture.js'
 
 /** True while `pid` is a live (non-zombie) process. Reads /proc, so Linux only. */

@@ -8,7 +8,7 @@ import { ManifestSchema } from '../../src/manifest/schema.js'
 import { scriptedAnalyst } from '../../src/model/analyst-script.js'
 import { analystCell, answerFromMessage, harnessAnalyst } from '../../src/pipeline/analyst-harness.js'
 import { diagnoseRun } from '../../src/pipeline/diagnose.js'
-import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { LedgerRowSchema } from '../../src/records/ledger.js'
 import {
   diffOf,
   jsonl,

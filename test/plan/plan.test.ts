@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
 import { artifactName, buildPlan, MAX_LEGS } from '../../src/plan/plan.js'
 import { PlanSchema } from '../../src/plan/schema.js'
+import { HwError } from '../../src/util/errors.js'
 import { strictJson } from '../../src/util/json.js'
 import { baseManifest, writeManifest } from '../support/manifests.js'
 

@@ -9,7 +9,7 @@ import {
   mcnemarText,
   mdeNote,
   roundHalfAway,
-} from '../../src/report/format.js'
+} from '../../src/util/format.js'
 
 describe('points print one way', () => {
   it('one decimal, half away from zero on the decimal form, U+2212 minus', () => {

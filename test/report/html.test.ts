@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { chromium } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { aggregate } from '../../src/compare/aggregate.js'
+import { aggregate } from '../../src/pipeline/aggregate.js'
 import { renderHtmlReport } from '../../src/report/html.js'
 import { attempt, ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from '../compare/fixtures.js'
 

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { buildComparison } from '../../src/compare/build.js'
-import type { PublishedInstance, PublishedSystem } from '../../src/compare/published/formats.js'
-import { publishedInput } from '../../src/compare/published/input.js'
+import type { PublishedInstance, PublishedSystem } from '../../src/ingest/published/formats.js'
+import { publishedInput } from '../../src/ingest/published/input.js'
 import {
   fitSections,
   GITHUB_BODY_LIMIT,

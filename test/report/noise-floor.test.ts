@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { aggregate } from '../../src/compare/aggregate.js'
+import { aggregate } from '../../src/pipeline/aggregate.js'
 import { attempt, ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from '../compare/fixtures.js'
 
 describe('an A/A pair is shown as the noise floor', () => {

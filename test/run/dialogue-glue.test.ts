@@ -5,8 +5,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Invocation } from '../../src/harnesses/contract.js'
 import { RESUME_RECIPES } from '../../src/harnesses/resume.js'
 import { type ScriptedModel, startScriptedModel } from '../../src/model/server.js'
+import type { HarnessRunResult } from '../../src/process/exec.js'
 import { type HarnessOnce, runDialogueAttempt } from '../../src/run/dialogue.js'
-import type { HarnessRunResult } from '../../src/run/process.js'
 
 const SCENARIO = 'You are Ada. You want order W1001 moved.\nSay STOP when done.'
 const INV: Invocation = { command: 'pi', args: ['-p', 'PROMPT'], cwd: '/', env: {} }

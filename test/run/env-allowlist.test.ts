@@ -2,8 +2,8 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
+import { runProcessGroup, toolEnv } from '../../src/process/exec.js'
 import { harnessEnv } from '../../src/run/env.js'
-import { runProcessGroup, toolEnv } from '../../src/run/process.js'
 
 // Installs, setup scripts, verifiers and harnesses get an explicit allowlist, never the runner's
 // environment (issue 11 point 1); the runner's job marker passes so its orphan cleanup still works.

@@ -12,8 +12,8 @@ import {
   AttemptRecordSchema,
   type LegRecord,
   LegRecordSchema,
-} from '../../src/run/records.js'
-import { type LedgerRow, LedgerRowSchema } from '../../src/telemetry/ledger.js'
+} from '../../src/records/attempt.js'
+import { type LedgerRow, LedgerRowSchema } from '../../src/records/ledger.js'
 
 /**
  * A small panel of real task folders (each with a real tests/test.sh) and harness scripts, written

@@ -1,11 +1,11 @@
 import { existsSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import { type LegProgressEvent, runLeg } from '../../src/run/leg.js'
 import { loadPlan } from '../../src/run/plan-file.js'
 import { formatLegSummary } from '../../src/run/progress.js'
 import type { AttemptTelemetry, TelemetryCapture } from '../../src/telemetry/capture.js'
+import { HwError } from '../../src/util/errors.js'
 import {
   manifestAndPlan,
   pidsWithCmdline,

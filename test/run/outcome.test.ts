@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest'
+import type { LedgerRow } from '../../src/records/ledger.js'
 import {
   backoffSeconds,
   classifyExit,
@@ -6,7 +7,6 @@ import {
   type ExitFacts,
   shouldRetry,
 } from '../../src/run/outcome.js'
-import type { LedgerRow } from '../../src/telemetry/ledger.js'
 
 function row(over: Partial<LedgerRow> = {}): LedgerRow {
   return {

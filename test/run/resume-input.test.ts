@@ -2,10 +2,10 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { beforeAll, describe, expect, it } from 'vitest'
-import { HwError } from '../../src/errors.js'
 import type { Plan } from '../../src/plan/schema.js'
+import type { AttemptRecord } from '../../src/records/attempt.js'
 import { LegArtifact } from '../../src/run/artifact.js'
-import type { AttemptRecord } from '../../src/run/records.js'
+import { HwError } from '../../src/util/errors.js'
 import { attempt, ledgerFor, makePlan } from '../compare/fixtures.js'
 
 let plan: Plan

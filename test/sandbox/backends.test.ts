@@ -2,11 +2,12 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync }
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { isHwError } from '../../src/errors.js'
 import type { SandboxSetting } from '../../src/manifest/schema.js'
+import type { Isolation } from '../../src/records/isolation.js'
 import { runCanary } from '../../src/sandbox/canary.js'
-import type { Isolation, Sandbox, SandboxBackend } from '../../src/sandbox/contract.js'
+import type { Sandbox, SandboxBackend } from '../../src/sandbox/contract.js'
 import { BACKENDS, decide, describeSandbox } from '../../src/sandbox/select.js'
+import { isHwError } from '../../src/util/errors.js'
 
 const setting = (over: Partial<SandboxSetting> = {}): SandboxSetting => ({
   backend: 'auto',

@@ -4,9 +4,9 @@ import path from 'node:path'
 import OpenAI from 'openai'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { ModelRoute } from '../../src/manifest/schema.js'
-import { type LiteLLMCapture, openLiteLLMCapture } from '../../src/telemetry/capture.js'
-import { type Attribution, LedgerRowSchema, TelemetrySummarySchema } from '../../src/telemetry/ledger.js'
+import { type Attribution, LedgerRowSchema, TelemetrySummarySchema } from '../../src/records/ledger.js'
 import type { LiteLLMSettings } from '../../src/telemetry/litellm/capture.js'
+import { type LiteLLMCapture, openLiteLLMCapture } from '../../src/telemetry/litellm/capture.js'
 import { FakeLiteLLM, type FakeLiteLLMOptions, hashKey } from './support/fake-litellm.js'
 
 const ROUTE: ModelRoute = {

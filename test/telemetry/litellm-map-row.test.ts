@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { LedgerRowSchema } from '../../src/records/ledger.js'
 import { mapSpendLogRow } from '../../src/telemetry/litellm/map-row.js'
 import { sha256 } from '../../src/util/json.js'
 import { spendRow } from './support/fake-litellm.js'

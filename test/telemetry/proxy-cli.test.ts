@@ -3,7 +3,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { LedgerRowSchema } from '../../src/telemetry/ledger.js'
+import { LedgerRowSchema } from '../../src/records/ledger.js'
 import { startUpstream, type TestUpstream } from './support/upstream.js'
 
 const ROOT = path.resolve(__dirname, '../..')

@@ -1,7 +1,7 @@
 import net from 'node:net'
 import { gzipSync } from 'node:zlib'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Attribution } from '../../src/telemetry/ledger.js'
+import type { Attribution } from '../../src/records/ledger.js'
 import { RecordingProxy } from '../../src/telemetry/proxy.js'
 import { rawRequest } from '../support/raw-http.js'
 import { startUpstream, type TestUpstream } from './support/upstream.js'

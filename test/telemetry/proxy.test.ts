@@ -7,13 +7,13 @@ import Anthropic from '@anthropic-ai/sdk'
 import OpenAI from 'openai'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import type { ModelRoute } from '../../src/manifest/schema.js'
+import { type Attribution, LedgerRowSchema } from '../../src/records/ledger.js'
+import type { AttemptEndpoint } from '../../src/telemetry/capture.js'
 import {
-  type AttemptEndpoint,
   type LedgerCapture,
   type LedgerCaptureOptions,
   openLedgerCapture,
-} from '../../src/telemetry/capture.js'
-import { type Attribution, LedgerRowSchema } from '../../src/telemetry/ledger.js'
+} from '../../src/telemetry/ledger-capture.js'
 import { rawRequest } from '../support/raw-http.js'
 import { startUpstream, type TestUpstream } from './support/upstream.js'
 

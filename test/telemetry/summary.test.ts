@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import type { SelfReport } from '../../src/run/records.js'
-import { TelemetrySummarySchema } from '../../src/telemetry/ledger.js'
+import type { SelfReport } from '../../src/records/attempt.js'
+import { TelemetrySummarySchema } from '../../src/records/ledger.js'
 import {
   modelMatches,
   selfReportDivergence,

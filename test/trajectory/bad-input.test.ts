@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import type { HarnessName } from '../../src/harnesses/names.js'
+import type { HarnessName } from '../../src/manifest/harness-names.js'
 import { kindOfCommand, pathsOfCommand } from '../../src/trajectory/classify.js'
 import { normalizeTrajectory } from '../../src/trajectory/read.js'
 

@@ -1,8 +1,8 @@
 import type { Command } from 'commander'
-import { aggregate, aggregationFailure } from '../../compare/aggregate.js'
 import { parseResamplesOption } from '../../compare/options.js'
-import type { Comparison } from '../../compare/schema.js'
-import { fmtP, fmtPp } from '../../report/format.js'
+import { aggregate, aggregationFailure } from '../../pipeline/aggregate.js'
+import type { Comparison } from '../../records/comparison.js'
+import { fmtP, fmtPp } from '../../util/format.js'
 import { printable } from '../../util/text.js'
 import { parseIntOption } from './plan.js'
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
 import { openEnvironment } from '../../bridge/open.js'
 import { serveHttp, serveStdio } from '../../bridge/server.js'
-import { HwError } from '../../errors.js'
+import { HwError } from '../../util/errors.js'
 
 interface ServeOptions {
   env: string

@@ -1,9 +1,9 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
-import { detectStep } from '../../detect/step.js'
-import { HwError } from '../../errors.js'
+import { detectStep } from '../../pipeline/detect.js'
 import { diagnoseRun } from '../../pipeline/diagnose.js'
+import { HwError } from '../../util/errors.js'
 import { describeDecision, failOnNothingRun } from './detect.js'
 
 export function registerConfirm(program: Command): void {

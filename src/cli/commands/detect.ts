@@ -3,7 +3,7 @@ import type { Command } from 'commander'
 import { formatEffect, formatRerunTest } from '../../detect/decide.js'
 import { groupedMessage, groupHealth } from '../../detect/health.js'
 import type { Decision } from '../../detect/schema.js'
-import { detectStep } from '../../detect/step.js'
+import { detectStep } from '../../pipeline/detect.js'
 
 export function registerDetect(program: Command): void {
   program

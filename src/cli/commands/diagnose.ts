@@ -1,8 +1,8 @@
 import type { Command } from 'commander'
-import { HwError } from '../../errors.js'
 import { scriptedAnalyst } from '../../model/analyst-script.js'
 import { harnessAnalystForRun } from '../../pipeline/analyst-harness.js'
 import { diagnoseRun, finalRoundDir } from '../../pipeline/diagnose.js'
+import { HwError } from '../../util/errors.js'
 
 export function registerDiagnose(program: Command): void {
   program

@@ -1,9 +1,9 @@
 import path from 'node:path'
 import type { Command } from 'commander'
-import { EXIT } from '../../errors.js'
-import { runLocal } from '../../local/pipeline.js'
+import { runLocal } from '../../pipeline/local.js'
 import { handleInterrupts } from '../../run/interrupt.js'
 import { createProgressReporter } from '../../run/progress.js'
+import { EXIT } from '../../util/errors.js'
 import { aggregateSummaryLine } from './aggregate.js'
 import { parseIntOption } from './plan.js'
 

@@ -1,10 +1,10 @@
 import type { Command } from 'commander'
-import { HwError } from '../../errors.js'
 import { loadManifest } from '../../manifest/load.js'
 import { loadSettingsFile } from '../../model/config.js'
 import { startScriptedModel } from '../../model/server.js'
 import type { ScriptedSettings } from '../../model/types.js'
 import { resolvePanel } from '../../panel/resolve.js'
+import { HwError } from '../../util/errors.js'
 
 interface ServeOptions {
   port: string

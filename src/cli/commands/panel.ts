@@ -1,11 +1,11 @@
 import os from 'node:os'
 import path from 'node:path'
 import type { Command } from 'commander'
-import { EXIT, HwError } from '../../errors.js'
 import { SandboxSettingSchema } from '../../manifest/schema.js'
 import { importBfcl } from '../../panel/import/write.js'
 import { badTasks, isGood, type PanelVerification, resolvePanelDir, verifyPanel } from '../../panel/verify.js'
 import { chooseSandbox, type SandboxChoice } from '../../sandbox/select.js'
+import { EXIT, HwError } from '../../util/errors.js'
 
 interface VerifyFlags {
   json?: boolean

@@ -1,12 +1,12 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
-import { HwError } from '../../errors.js'
 import { loadManifest } from '../../manifest/load.js'
 import { assertScriptsExist } from '../../manifest/scripts.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
 import { legTimeoutWarning } from '../../plan/timeouts.js'
+import { HwError } from '../../util/errors.js'
 import { strictJson } from '../../util/json.js'
 import { quotePath } from '../../util/paths.js'
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander'
-import { HwError } from '../../errors.js'
 import { loadManifest } from '../../manifest/load.js'
 import { type ProxyRoute, RecordingProxy } from '../../telemetry/proxy.js'
+import { HwError } from '../../util/errors.js'
 
 interface ProxyOptions {
   upstream: string

@@ -1,6 +1,6 @@
 import type { Command } from 'commander'
-import { HwError } from '../../errors.js'
 import { publish, publishLine } from '../../github/publish.js'
+import { HwError } from '../../util/errors.js'
 import { parseIntOption } from './plan.js'
 
 export function registerPublish(program: Command): void {

@@ -1,8 +1,8 @@
 import type { Command } from 'commander'
-import { EXIT } from '../../errors.js'
 import { runLegFromFiles } from '../../run/entry.js'
 import { handleInterrupts } from '../../run/interrupt.js'
 import { createProgressReporter } from '../../run/progress.js'
+import { EXIT } from '../../util/errors.js'
 
 interface RunOptions {
   plan: string

@@ -1,4 +1,4 @@
-import type { SeededRng } from '../../compare/stats/rng.js'
+import type { SeededRng } from '../../stats/index.js'
 import type { PairedBlock } from '../pairs.js'
 import type { RerunTest, Signal } from '../schema.js'
 

@@ -1,6 +1,5 @@
-import { mcnemarPOneSided } from '../../compare/stats/mcnemar.js'
-import type { SeededRng } from '../../compare/stats/rng.js'
-import { wilcoxonSignedRank } from '../../compare/stats/wilcoxon.js'
+import type { SeededRng } from '../../stats/index.js'
+import { mcnemarPOneSided, wilcoxonSignedRank } from '../../stats/index.js'
 import { metricValue, type PairedBlock, resolvedValue } from '../pairs.js'
 import type { RerunTest, Signal } from '../schema.js'
 import type { ConfirmationDesign, DecideInput, SelectInput, Selection, Verdict } from './contract.js'

@@ -1,4 +1,4 @@
-import type { LedgerRow } from '../../telemetry/ledger.js'
+import type { LedgerRow } from '../../records/ledger.js'
 import type { TrajectoryEvent } from '../../trajectory/schema.js'
 
 /**

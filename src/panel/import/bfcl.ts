@@ -1,6 +1,6 @@
 import { stringify as tomlStringify } from 'smol-toml'
 import { z } from 'zod'
-import { HwError } from '../../errors.js'
+import { HwError } from '../../util/errors.js'
 import { quotePath } from '../../util/paths.js'
 
 /**

@@ -1,6 +1,6 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../../errors.js'
+import { HwError } from '../../util/errors.js'
 import { quotePath } from '../../util/paths.js'
 import { BfclAnswer, BfclQuestion, bfclToTasks, type ImportResult, parseJsonLines } from './bfcl.js'
 

@@ -1,5 +1,5 @@
+import { type Attribution, LEDGER_SCHEMA_VERSION, type LedgerRow } from '../../records/ledger.js'
 import { cacheRuleFor } from '../cache-semantics.js'
-import { type Attribution, LEDGER_SCHEMA_VERSION, type LedgerRow } from '../ledger.js'
 import { normalizeUsage, projectUsage } from '../normalize.js'
 import { chooseLoggedSpend, type Prices } from '../prices.js'
 import { toIsoUtc } from './dates.js'

@@ -7,16 +7,16 @@ import {
   DEFAULT_B,
   DEFAULT_SEED,
   pairedBootstrap,
-} from '../../../src/compare/stats/bootstrap.js'
+} from '../../../src/stats/bootstrap.js'
 import {
   bcaInterval,
   biasCorrection,
   jackknifeAcceleration,
   leaveOneOutMeans,
   percentileInterval,
-} from '../../../src/compare/stats/bootstrap-intervals.js'
-import { normalQuantile } from '../../../src/compare/stats/normal.js'
-import { createResamplePlan } from '../../../src/compare/stats/resample-plan.js'
+} from '../../../src/stats/bootstrap-intervals.js'
+import { normalQuantile } from '../../../src/stats/normal.js'
+import { createResamplePlan } from '../../../src/stats/resample-plan.js'
 import { expectAllFinite, expectRelative } from './helpers.js'
 
 // A skewed sample (lognormal quantiles times a small cycle), and paired resource values with a

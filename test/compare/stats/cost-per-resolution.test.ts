@@ -3,7 +3,7 @@ import {
   costConditionalOnSuccess,
   expectedCostPerAttempt,
   portfolioCostPerResolution,
-} from '../../../src/compare/stats/cost-per-resolution.js'
+} from '../../../src/stats/cost-per-resolution.js'
 
 describe('cost per resolution', () => {
   const spend = [2, 4, 6, 8]

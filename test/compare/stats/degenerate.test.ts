@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import * as stats from '../../../src/compare/stats/index.js'
+import * as stats from '../../../src/stats/index.js'
 import { expectAllFinite } from './helpers.js'
 
 // JSON never holds NaN or Infinity (statistics.md): every public function, fed empty arrays, all

@@ -1,10 +1,5 @@
 import { expect, describe as group, it } from 'vitest'
-import {
-  describe,
-  QUANTILE_METHOD,
-  quantile,
-  quantileSorted,
-} from '../../../src/compare/stats/descriptive.js'
+import { describe, QUANTILE_METHOD, quantile, quantileSorted } from '../../../src/stats/descriptive.js'
 
 group('descriptive statistics', () => {
   it('n, mean, median, P90 (type 7) and total', () => {

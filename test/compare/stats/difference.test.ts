@@ -1,8 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import {
-  RESOLVE_RATE_DIFFERENCE_METHOD,
-  resolveRateDifference,
-} from '../../../src/compare/stats/difference.js'
+import { RESOLVE_RATE_DIFFERENCE_METHOD, resolveRateDifference } from '../../../src/stats/difference.js'
 import { expectAllFinite, expectRelative } from './helpers.js'
 
 describe("difference in resolve rate with Newcombe's paired hybrid score interval (method 10)", () => {

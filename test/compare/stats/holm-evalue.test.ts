@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { discordantEValue } from '../../../src/compare/stats/evalue.js'
-import { holm } from '../../../src/compare/stats/holm.js'
+import { discordantEValue } from '../../../src/stats/evalue.js'
+import { holm } from '../../../src/stats/holm.js'
 import { expectRelative } from './helpers.js'
 
 describe('Holm step-down', () => {

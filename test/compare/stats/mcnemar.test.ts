@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { halfBinomialCdf, halfBinomialSf, ratioToNumber } from '../../../src/compare/stats/exact.js'
+import { halfBinomialCdf, halfBinomialSf, ratioToNumber } from '../../../src/stats/exact.js'
 import {
   mcnemarExact,
   mcnemarPMidTwoSided,
   mcnemarPOneSided,
   mcnemarPTwoSided,
-} from '../../../src/compare/stats/mcnemar.js'
+} from '../../../src/stats/mcnemar.js'
 import { expectRelative } from './helpers.js'
 
 // statistics.md reference table (scipy 1.17.1): b, c, exact two-sided, one-sided (c > b), mid-p two-sided.

@@ -6,10 +6,10 @@ import {
   meanOfRatios,
   pairedDifferences,
   ratioOfMeans,
-} from '../../../src/compare/stats/paired.js'
-import { pairedTTest } from '../../../src/compare/stats/paired-t.js'
-import { signTest } from '../../../src/compare/stats/sign-test.js'
-import { wilcoxonSignedRank } from '../../../src/compare/stats/wilcoxon.js'
+} from '../../../src/stats/paired.js'
+import { pairedTTest } from '../../../src/stats/paired-t.js'
+import { signTest } from '../../../src/stats/sign-test.js'
+import { wilcoxonSignedRank } from '../../../src/stats/wilcoxon.js'
 import { expectAllFinite, expectRelative } from './helpers.js'
 
 const DARWIN = [6, 8, 14, 16, 23, 24, 28, 29, 41, -48, 49, 56, 60, -67, 75]

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { meanPassAtK, meanPassHatK, passAtK, passHatK } from '../../../src/compare/stats/passk.js'
+import { meanPassAtK, meanPassHatK, passAtK, passHatK } from '../../../src/stats/passk.js'
 import { expectRelative } from './helpers.js'
 
 describe('pass@k and pass^k per instance (statistics.md)', () => {

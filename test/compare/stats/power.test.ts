@@ -1,11 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { ratioToNumber } from '../../../src/compare/stats/exact.js'
+import { ratioToNumber } from '../../../src/stats/exact.js'
 import {
   connorSampleSize,
   criticalValues,
   mcnemarPower,
   minimumDetectableEffect,
-} from '../../../src/compare/stats/power.js'
+} from '../../../src/stats/power.js'
 import { expectAllFinite } from './helpers.js'
 
 describe('power of the exact McNemar test by enumeration (statistics.md)', () => {

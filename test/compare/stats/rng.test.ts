@@ -5,8 +5,8 @@ import {
   createResamplePlan,
   forEachReplicateChunk,
   getResamplePlan,
-} from '../../../src/compare/stats/resample-plan.js'
-import { createRng, MAX_SEED } from '../../../src/compare/stats/rng.js'
+} from '../../../src/stats/resample-plan.js'
+import { createRng, MAX_SEED } from '../../../src/stats/rng.js'
 
 describe('seeded PRNG (pure-rand xoroshiro128+)', () => {
   it('is deterministic given a seed', () => {

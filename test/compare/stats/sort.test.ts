@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { sortAscending } from '../../../src/compare/stats/sort.js'
+import { sortAscending } from '../../../src/stats/sort.js'
 
 /** Deterministic doubles of every kind: both signs, ±0, ties, infinities, subnormals, wide exponents. */
 function values(n: number, seed: number): Float64Array {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { normalCdf, normalQuantile } from '../../../src/compare/stats/normal.js'
+import { normalCdf, normalQuantile } from '../../../src/stats/normal.js'
 import {
   lnGamma,
   logChoose,
@@ -7,7 +7,7 @@ import {
   regularizedIncompleteBeta,
   studentTCdf,
   studentTTwoSidedP,
-} from '../../../src/compare/stats/special.js'
+} from '../../../src/stats/special.js'
 import { expectRelative } from './helpers.js'
 
 // Reference values from scipy.special 1.17.1 (ndtr, ndtri, betainc, gammaln) and scipy.stats.t.cdf.

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { JointBootstrap } from '../../../src/compare/joint-bootstrap.js'
-import { bootstrapRatioOfMeans, chosenInterval } from '../../../src/compare/stats/bootstrap.js'
-import { createResamplePlan } from '../../../src/compare/stats/resample-plan.js'
-import { logRatioWithSe } from '../../../src/compare/stats/studentized.js'
+import { bootstrapRatioOfMeans, chosenInterval } from '../../../src/stats/bootstrap.js'
+import { createResamplePlan } from '../../../src/stats/resample-plan.js'
+import { logRatioWithSe } from '../../../src/stats/studentized.js'
 
 /** Skewed positive costs, deterministic. */
 function costs(n: number, seed: number): number[] {

@@ -1,4 +1,4 @@
-import { LEDGER_SCHEMA_VERSION, type LedgerRow } from '../../../src/telemetry/ledger.js'
+import { LEDGER_SCHEMA_VERSION, type LedgerRow } from '../../../src/records/ledger.js'
 
 let seq = 0
 

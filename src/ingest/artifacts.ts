@@ -1,12 +1,17 @@
 import { isAscii } from 'node:buffer'
 import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../errors.js'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
+import {
+  type AttemptRecord,
+  AttemptRecordSchema,
+  type LegRecord,
+  LegRecordSchema,
+} from '../records/attempt.js'
+import { type LedgerRow, LedgerRowSchema } from '../records/ledger.js'
 import { duplicateLegs } from '../run/plan-file.js'
-import { type AttemptRecord, AttemptRecordSchema, type LegRecord, LegRecordSchema } from '../run/records.js'
-import { type LedgerRow, LedgerRowSchema } from '../telemetry/ledger.js'
 import { isContained } from '../util/contained.js'
+import { HwError } from '../util/errors.js'
 import { sha256 } from '../util/json.js'
 import { fastCheckSource } from './fast-check.js'
 import {

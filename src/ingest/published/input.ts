@@ -1,7 +1,7 @@
-import { HwError } from '../../errors.js'
-import type { Coverage } from '../../telemetry/ledger.js'
+import type { Coverage } from '../../records/ledger.js'
+import { HwError } from '../../util/errors.js'
 import { clip, oneLine } from '../../util/text.js'
-import { type CellInput, type ComparisonInput, emptyMetrics, type Observation } from '../observations.js'
+import { type CellInput, type ComparisonInput, emptyMetrics, type TrialObservation } from '../observations.js'
 import type { PublishedSystem } from './formats.js'
 
 export interface PublishedOptions {
@@ -133,7 +133,7 @@ export function publishedInput(
   const notes: string[] = [...a.notes, ...b.notes, ...warnings]
   const trials = (s: PublishedSystem) => Math.max(1, ...[...s.instances.values()].map((x) => x.trials.length))
   const cells: CellInput[] = [cellOf(a, idA, 'baseline', trials(a)), cellOf(b, idB, 'treatment', trials(b))]
-  const observations: Observation[] = []
+  const observations: TrialObservation[] = []
   const preReasons: ComparisonInput['preReasons'] = []
   const covers = (s: PublishedSystem, instance: string) => s.absentIsUnresolved || s.instances.has(instance)
   const inNeither = panel.filter((i) => !covers(a, i) && !covers(b, i))

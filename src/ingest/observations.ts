@@ -1,7 +1,7 @@
 import type { AnomalyKind, ClassFinding, OutcomeClass, TelemetryClass } from '../classify/classes.js'
-import type { Coverage } from '../telemetry/ledger.js'
+import type { BlockReason, MetricName } from '../records/comparison.js'
+import type { Coverage } from '../records/ledger.js'
 import type { InputError } from './jsonl.js'
-import type { BlockReason, MetricName } from './schema.js'
 
 /**
  * The one shape both front doors reduce their input to before any statistic: experiment artifacts
@@ -12,7 +12,7 @@ import type { BlockReason, MetricName } from './schema.js'
 export type FinalOutcome = 'resolved' | 'unresolved' | 'infra_error' | 'ungraded'
 
 /** What is known about one cell's one trial on one instance: the final attempt's outcome, resources summed. */
-export interface Observation {
+export interface TrialObservation {
   cell: string
   instance: string
   trial: number
@@ -94,7 +94,7 @@ export interface ComparisonInput {
   /** Planned instances (the panel), quarantined ones included. */
   instances: string[]
   quarantine: string[]
-  observations: Observation[]
+  observations: TrialObservation[]
   /** Reasons known before reading rows, e.g. a missing leg: every (cell, instance) it covered. */
   preReasons: Array<{ instance: string; reason: BlockReason }>
   missingLegs: Array<{ leg: string; cell: string; shard: number; artifact: string; reason: string }>

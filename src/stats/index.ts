@@ -38,6 +38,7 @@ export {
   expectedCostPerAttempt,
   portfolioCostPerResolution,
 } from './cost-per-resolution.js'
+export { RATIO_INTERVAL_COVERAGE, ratioIntervalCoverageNote } from './coverage.js'
 export {
   describe,
   QUANTILE_METHOD,
@@ -106,8 +107,9 @@ export {
   MAX_MATERIALIZED_INDICES,
   type ResamplePlan,
 } from './resample-plan.js'
-export { createRng, MAX_SEED, type SeededRng } from './rng.js'
+export { createRng, FILL_INDICES, MAX_SEED, type SeededRng, seedState } from './rng.js'
 export { type SignTestResult, signTest } from './sign-test.js'
+export { sortAscending } from './sort.js'
 export {
   lnGamma,
   logChoose,
@@ -117,6 +119,7 @@ export {
   studentTTwoSidedP,
 } from './special.js'
 export { logRatioWithSe, type RatioMoments, studentizedRatioInterval } from './studentized.js'
+export { sum8, sumKernelModule } from './sum-kernel.js'
 export { defined, type Maybe, type Numbers, undefinedBecause } from './types.js'
 export {
   WILCOXON_EXACT_MAX_N,

@@ -1,6 +1,6 @@
 import { z } from 'zod'
-import { ClassificationSummarySchema } from '../classify/summary.js'
-import { ScorecardSchema } from './scorecard-schema.js'
+import { ClassificationSummarySchema } from './classification.js'
+import { ScorecardSchema } from './scorecard.js'
 
 /**
  * comparison.json: the paired comparison of every (baseline, treatment) pair of one experiment run (or of

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import type { LedgerRow } from '../telemetry/ledger.js'
+import type { LedgerRow } from './ledger.js'
 
 /** Start times closer than this (ms) with identical model and token counts are one request logged twice. */
 export const DUPLICATE_WINDOW_MS = 2000

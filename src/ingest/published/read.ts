@@ -1,6 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { HwError } from '../../errors.js'
+import { HwError } from '../../util/errors.js'
 import { sha256 } from '../../util/json.js'
 import { zodMessage } from '../jsonl.js'
 import {

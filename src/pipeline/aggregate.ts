@@ -1,13 +1,13 @@
 import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { buildComparison } from '../compare/build.js'
+import { checkResamples } from '../compare/options.js'
+import { comparisonJson } from '../compare/serialize.js'
+import { readLegArtifacts, readPlan } from '../ingest/artifacts.js'
+import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from '../ingest/from-artifacts.js'
+import type { ComparisonInput } from '../ingest/observations.js'
+import type { Comparison } from '../records/comparison.js'
 import { writeReportFiles } from '../report/write.js'
-import { readLegArtifacts, readPlan } from './artifacts.js'
-import { buildComparison } from './build.js'
-import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from './from-artifacts.js'
-import type { ComparisonInput } from './observations.js'
-import { checkResamples } from './options.js'
-import type { Comparison } from './schema.js'
-import { comparisonJson } from './serialize.js'
 
 export interface AggregateOptions {
   plan: string

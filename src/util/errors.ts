@@ -1,6 +1,6 @@
 import { ZodError } from 'zod'
-import { quotePath } from './util/paths.js'
-import { issuesSummary } from './util/zod-message.js'
+import { quotePath } from './paths.js'
+import { issuesSummary } from './zod-message.js'
 
 /**
  * The one error type for mistakes a person can fix (bad manifest, missing file, wrong flag).

@@ -1,9 +1,9 @@
-import { HARNESSES, isHarnessName } from '../harnesses/names.js'
+import { HARNESSES, isHarnessName } from '../manifest/harness-names.js'
+import type { LoadedManifest } from '../manifest/load.js'
+import { cellApi, treatmentIds } from '../manifest/schema.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
-import type { Plan } from '../plan/schema.js'
 import { quotePath } from '../util/paths.js'
-import type { LoadedManifest } from './load.js'
-import { cellApi, treatmentIds } from './schema.js'
+import type { Plan } from './schema.js'
 
 /** A one-screen, plain-text summary of a validated manifest (what `harness-watch validate` prints). */
 export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, plan?: Plan): string {

@@ -1,9 +1,12 @@
 import { z } from 'zod'
-import { LedgerCheckSchema } from '../classify/ledger-check.js'
-import { ExitClassSchema } from '../manifest/schema.js'
-import { CanaryResultSchema, IsolationSchema } from '../sandbox/contract.js'
-import { TelemetrySummarySchema } from '../telemetry/ledger.js'
-import { MAX_LEDGER_MS } from '../telemetry/limits.js'
+import { CanaryResultSchema, IsolationSchema } from './isolation.js'
+import { TelemetrySummarySchema } from './ledger.js'
+import { LedgerCheckSchema } from './ledger-check.js'
+import { MAX_LEDGER_MS } from './limits.js'
+
+/** How an attempt's process ended; the manifest's retry rule names these too. */
+export const ExitClassSchema = z.enum(['clean', 'timeout', 'budget', 'error', 'infra'])
+export type ExitClass = z.infer<typeof ExitClassSchema>
 
 export const ATTEMPT_SCHEMA_VERSION = 1
 export const LEG_SCHEMA_VERSION = 1

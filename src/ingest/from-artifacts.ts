@@ -3,13 +3,13 @@ import { classifyAttempts } from '../classify/classify.js'
 import { classifyOptions } from '../classify/options.js'
 import { type Manifest, ManifestSchema } from '../manifest/schema.js'
 import type { Plan } from '../plan/schema.js'
-import type { AttemptRecord } from '../run/records.js'
-import type { Coverage } from '../telemetry/ledger.js'
+import type { AttemptRecord } from '../records/attempt.js'
+import type { BlockReason, BlockReasonCode } from '../records/comparison.js'
+import type { Coverage } from '../records/ledger.js'
 import { issuesSummary } from '../util/zod-message.js'
 import { attemptKey, type LegArtifact, type ReadArtifacts } from './artifacts.js'
 import type { InputError, Numbered } from './jsonl.js'
-import type { CellInput, ComparisonInput, FinalOutcome, LegDrift, Observation } from './observations.js'
-import type { BlockReason, BlockReasonCode } from './schema.js'
+import type { CellInput, ComparisonInput, FinalOutcome, LegDrift, TrialObservation } from './observations.js'
 
 export interface ArtifactOptions {
   /** Bootstrap replicates; default manifest.reporting.bootstrap_resamples (10,000). */
@@ -131,7 +131,7 @@ export function observationsFromArtifacts(
     }
   }
 
-  const observations: Observation[] = []
+  const observations: TrialObservation[] = []
   // Grouped by (cell, instance, trial) across legs: overlapping shards put one (cell, instance) in two
   // artifacts. Nested maps rather than joined string keys: this loop sees every attempt row.
   const groups = new Map<string, Map<string, Array<TrialGroup | undefined>>>()
@@ -358,11 +358,11 @@ interface TrialGroup {
 }
 
 /** In place, by (instance, cell, trial): string order ranked once, then numeric comparisons. */
-function sortObservations(observations: Observation[]): void {
+function sortObservations(observations: TrialObservation[]): void {
   const rank = (values: Iterable<string>) => new Map([...new Set(values)].sort(cmp).map((v, i) => [v, i]))
   const instances = rank(observations.map((o) => o.instance))
   const cells = rank(observations.map((o) => o.cell))
-  const key = (o: Observation) =>
+  const key = (o: TrialObservation) =>
     (instances.get(o.instance)! * cells.size + cells.get(o.cell)!) * 2 ** 20 + o.trial
   const keyed = observations.map((o) => ({ o, k: key(o) }))
   keyed.sort((x, y) => x.k - y.k)
@@ -417,7 +417,7 @@ function trialObservation(
   classes: Classification,
   carried: BlockReason[],
   inputErrors: InputError[],
-): Observation {
+): TrialObservation {
   rows.sort((x, y) => x.value.attempt - y.value.attempt)
   const first = rows[0]!.value
   const reasons: BlockReason[] = [...carried]
@@ -608,7 +608,7 @@ function trialObservation(
 }
 
 /** The simulated user's requests and spend over a trial's attempts, or null when none held a dialogue. */
-function sumUserSimulation(rows: AttemptRecord[]): Observation['userSimulation'] {
+function sumUserSimulation(rows: AttemptRecord[]): TrialObservation['userSimulation'] {
   const withDialogue = rows.filter((r) => r.dialogue !== undefined)
   if (withDialogue.length === 0) return null
   let requests = 0

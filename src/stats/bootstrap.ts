@@ -15,12 +15,12 @@
  * bias the interval silently.
  */
 
-import { sum8 } from '../sum-kernel.js'
 import { bcaInterval, jackknifeAcceleration, percentileInterval } from './bootstrap-intervals.js'
 import { forEachReplicateChunk, getResamplePlan, type ResamplePlan } from './resample-plan.js'
 import { assertSeed } from './rng.js'
 import { sortAscending } from './sort.js'
 import { studentizedRatioInterval } from './studentized.js'
+import { sum8 } from './sum-kernel.js'
 import { assertFiniteArray, assertOpenUnit, assertSameLength, type Numbers, toFloat64 } from './types.js'
 
 /** Default number of bootstrap replicates (statistics.md: B ≥ 2,000, default 10,000). */

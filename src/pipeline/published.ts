@@ -1,10 +1,10 @@
 import { readFile } from 'node:fs/promises'
-import { HwError } from '../../errors.js'
-import { InstanceId } from '../../manifest/schema.js'
-import { type WrittenReports, writeReports } from '../aggregate.js'
-import { checkResamples } from '../options.js'
-import { checkPanel, publishedInput } from './input.js'
-import { readPublished } from './read.js'
+import { checkResamples } from '../compare/options.js'
+import { checkPanel, publishedInput } from '../ingest/published/input.js'
+import { readPublished } from '../ingest/published/read.js'
+import { InstanceId } from '../manifest/schema.js'
+import { HwError } from '../util/errors.js'
+import { type WrittenReports, writeReports } from './aggregate.js'
 
 export interface ComparePublishedOptions {
   baseline: string

@@ -1,7 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { getResamplePlan } from './stats/resample-plan.js'
-import { createRng, FILL_INDICES, seedState } from './stats/rng.js'
-import { sum8, sumKernelModule } from './sum-kernel.js'
+import { createRng, FILL_INDICES, getResamplePlan, seedState, sum8, sumKernelModule } from '../stats/index.js'
 
 // The aggregate stage's second thread. Its code is a self-contained script (no imports of ours) started
 // with `eval`, so it runs the same from the sources, the tests and the single-file ncc bundles. Its

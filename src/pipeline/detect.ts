@@ -1,23 +1,13 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
-import { type Comparison, ComparisonSchema } from '../compare/schema.js'
-import { HwError } from '../errors.js'
-import { ManifestSchema } from '../manifest/schema.js'
-import { type Plan, PlanSchema } from '../plan/schema.js'
-import { type ReportFiles, writeReportFiles } from '../report/write.js'
-import { sha256, strictJson } from '../util/json.js'
-import { describeJsonError } from '../util/json-text.js'
-import { quotePath } from '../util/paths.js'
-import { sourceLocator } from '../util/source-locate.js'
-import { issueLine } from '../util/zod-message.js'
-import { confirm } from './confirm.js'
-import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } from './confirm-plan.js'
-import { type ComparisonRef, detect } from './decide.js'
-import { DEFAULT_DESIGN } from './designs/registry.js'
-import { evidenceFor } from './evidence.js'
-import { comparisonKey } from './keys.js'
-import { competitivePairs, selfPairs } from './pairs.js'
+import { confirm } from '../detect/confirm.js'
+import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } from '../detect/confirm-plan.js'
+import { type ComparisonRef, detect } from '../detect/decide.js'
+import { DEFAULT_DESIGN } from '../detect/designs/registry.js'
+import { evidenceFor } from '../detect/evidence.js'
+import { comparisonKey } from '../detect/keys.js'
+import { competitivePairs, selfPairs } from '../detect/pairs.js'
 import {
   CONFIRMATION_SCHEMA_VERSION,
   type ConfirmationSidecar,
@@ -25,7 +15,17 @@ import {
   DECISION_SCHEMA_VERSION,
   type Decision,
   DecisionSchema,
-} from './schema.js'
+} from '../detect/schema.js'
+import { ManifestSchema } from '../manifest/schema.js'
+import { type Plan, PlanSchema } from '../plan/schema.js'
+import { type Comparison, ComparisonSchema } from '../records/comparison.js'
+import { type ReportFiles, writeReportFiles } from '../report/write.js'
+import { HwError } from '../util/errors.js'
+import { sha256, strictJson } from '../util/json.js'
+import { describeJsonError } from '../util/json-text.js'
+import { quotePath } from '../util/paths.js'
+import { sourceLocator } from '../util/source-locate.js'
+import { issueLine } from '../util/zod-message.js'
 
 export const DECISION_FILE = 'decision.json'
 

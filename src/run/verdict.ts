@@ -1,0 +1,24 @@
+import type { CallSummary } from '../bridge/calls.js'
+import type { VerifierStatus } from './outcome.js'
+
+/** The verifier's verdict on one attempt. */
+export interface Verdict {
+  status: Exclude<VerifierStatus, 'skipped'>
+  exitCode: number | null
+  reward: number | null
+  durationMs: number
+  /** Why the status is error/timeout, or null. */
+  reason: string | null
+  /** Bridge tasks: the attempt's tool calls by status (from calls.jsonl). */
+  tools?: CallSummary
+}
+
+/** The folders of one attempt an instance source works in (all absolute). */
+export interface SourceDirs {
+  /** Empty before `prepare`; the harness's working directory afterwards. */
+  workspace: string
+  /** Private scratch folder outside workspace and home (setup output, predictions, grader reports). */
+  scratch: string
+  /** The attempt's logs folder in the artifact (setup.log, verifier.log are written here). */
+  logsDir: string
+}
