@@ -57,6 +57,7 @@ export type AnomalyKind =
   | 'rows_lost'
   | 'bypass'
   | 'thin_vs_self_report'
+  | 'self_report_above_proxy'
   | 'thin_vs_cells'
 
 /** Raw and de-duplicated figures of one attempt's ledger (de-duplicated: null when not computable). */

@@ -73,6 +73,10 @@ export function telemetryClass(
       reason: `no model request reached the proxy although the harness worked (${r.deliverable.bytes} bytes delivered${r.self_report?.turns ? `, ${r.self_report.turns} turns reported` : ''}): proxy bypass suspected`,
     }
   }
+  // With the host's network open (not a proxy-only sandbox), a harness that counts more requests or
+  // tokens than the proxy saw may have sent the rest around it: a partial bypass.
+  const above = r.network === 'host' && r.self_report ? aboveProxy(r, l) : null
+  if (above) return { anomaly: 'self_report_above_proxy', suspect: true, reason: above }
   const own = r.self_report?.requests ?? r.self_report?.turns ?? null
   if (own !== null && own > 0 && l.rows > 0 && l.rows < opts.minShare * own) {
     const what = r.self_report?.requests != null ? 'requests' : 'turns'
@@ -153,4 +157,31 @@ function fmtUsd(x: number): string {
 
 function fmtShare(x: number): string {
   return `${(x * 100).toFixed(0)}%`
+}
+
+/** Tolerance on tokens before a self-report counts as above the proxy (harnesses round and estimate). */
+const TOKEN_SLACK = 1.1
+
+/**
+ * Why the harness's own report shows more than the proxy saw (requests, or input + output tokens
+ * beyond {@link TOKEN_SLACK}), or null when it does not.
+ */
+function aboveProxy(r: AttemptRecord, l: LedgerFigures): string | null {
+  const s = r.self_report
+  if (!s) return null
+  if (s.requests !== null && s.requests > l.rows)
+    return `the harness reported ${s.requests} requests, the proxy saw ${l.rows}, and its network was not closed: part of its traffic may have gone around the proxy`
+  const t = r.telemetry
+  if (
+    s.input_tokens !== null &&
+    s.output_tokens !== null &&
+    t.input_tokens !== null &&
+    t.output_tokens !== null
+  ) {
+    const own = s.input_tokens + s.output_tokens
+    const seen = t.input_tokens + t.output_tokens
+    if (own > seen * TOKEN_SLACK)
+      return `the harness reported ${own} tokens, the proxy saw ${seen}, and its network was not closed: part of its traffic may have gone around the proxy`
+  }
+  return null
 }

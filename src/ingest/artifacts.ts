@@ -1,5 +1,5 @@
 import { isAscii } from 'node:buffer'
-import { readdir, readFile, stat } from 'node:fs/promises'
+import { lstat, readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { type Leg, type Plan, PlanSchema } from '../plan/schema.js'
 import {
@@ -13,6 +13,7 @@ import { duplicateLegs } from '../run/plan-file.js'
 import { isContained } from '../util/contained.js'
 import { HwError } from '../util/errors.js'
 import { sha256 } from '../util/json.js'
+import { checkInside, type InsideRead, readInside } from '../util/safe-read.js'
 import { fastCheckSource } from './fast-check.js'
 import {
   forEachJsonl,
@@ -131,8 +132,17 @@ export async function readLegArtifacts(
         : `leg ${plan.legs[i]!.leg}: read ${name} (re-upload by attempt number) in place of ${plan.legs[i]!.artifact}`,
     )
     .filter((x): x is string => x !== null)
-  const folders = await Promise.all(chosen.map((name) => legFolder(dir, name)))
-  const ledgerPaths = folders.map((f) => (f ? path.join(f, 'ledger.jsonl') : null))
+  const found = await Promise.all(chosen.map((name) => legFolder(dir, name)))
+  const folders = found.map((f) => (typeof f === 'string' ? f : null))
+  const relOf = (folder: string) => path.relative(dir, folder).split(path.sep).join('/')
+  // Every file is opened only as a regular file inside the folder, reached through no symbolic link.
+  const ledgerRefused = folders.map((f) => {
+    const why = f ? checkInside(dir, `${relOf(f)}/ledger.jsonl`) : null
+    return why === 'missing' ? null : why
+  })
+  const ledgerPaths = folders.map((f, i) =>
+    f && ledgerRefused[i] === null ? path.join(f, 'ledger.jsonl') : null,
+  )
   const checkSource = fastCheckSource(LedgerRowSchema)
   const threads =
     checkSource !== null && (opts.threads ?? (await totalSize(ledgerPaths)) >= THREADED_LEDGER_BYTES)
@@ -144,7 +154,6 @@ export async function readLegArtifacts(
       ? ledgerOffThread(file, checkSource!, { claims, index }).catch((): typeof FALLBACK => FALLBACK)
       : null,
   )
-  const relOf = (folder: string) => path.relative(dir, folder).split(path.sep).join('/')
   const ledgerNames = folders.map((f) => (f ? `${relOf(f)}/ledger.jsonl` : ''))
   const arrived: boolean[] = []
   for (const [j, p] of offThread.entries()) {
@@ -153,8 +162,7 @@ export async function readLegArtifacts(
     })
   }
   const takenHere = new Map<number, Promise<LedgerRead | null>>()
-  const here = (j: number, text: LoadedFile | null) =>
-    readLedger(ledgerPaths[j]!, ledgerNames[j]!, text, null)
+  const here = (j: number, text: LoadedFile | null) => readLedger(dir, ledgerNames[j]!, text, null)
   /**
    * Leg i's ledger: read here when the worker has not started it; while the worker reads it, this
    * thread reads the last ledgers the worker has not reached yet (rather than wait idle).
@@ -173,13 +181,13 @@ export async function readLegArtifacts(
         }
       }
     }
-    return readLedger(ledgerPaths[i]!, ledgerNames[i]!, null, offThread[i]!)
+    return readLedger(dir, ledgerNames[i]!, null, offThread[i]!)
   }
   // Each leg's other files are read on libuv's threads while the previous leg is parsed here.
   const loads: Array<Promise<LoadedLeg> | undefined> = []
   const load = (i: number) => {
     const folder = folders[i]
-    if (folder && !loads[i]) loads[i] = loadLeg(folder, !threads)
+    if (folder && !loads[i]) loads[i] = loadLeg(dir, relOf(folder), !threads)
     return loads[i]
   }
   for (let i = 0; i < plan.legs.length; i++) {
@@ -187,6 +195,12 @@ export async function readLegArtifacts(
     const folder = folders[i]
     const missing = (reason: string) =>
       out.missingLegs.push({ leg: leg.leg, cell: leg.cell, shard: leg.shard, artifact: leg.artifact, reason })
+    const f = found[i]
+    if (f !== null && typeof f === 'object') {
+      out.inputErrors.push({ file: chosen[i]!, line: null, message: f.refused })
+      missing(f.refused)
+      continue
+    }
     if (!folder) {
       missing('artifact folder not found')
       continue
@@ -195,6 +209,7 @@ export async function readLegArtifacts(
     load(i + 1)
     loads[i] = undefined
     const rel = relOf(folder)
+    for (const why of loaded.refused) out.inputErrors.push({ file: rel, line: null, message: why })
     const attemptsFile = `${rel}/attempts.jsonl`
     if (loaded.attempts === null) {
       missing('attempts.jsonl not found in the artifact')
@@ -244,8 +259,11 @@ export async function readLegArtifacts(
     }
 
     const ledgerFile = ledgerNames[i]!
-    const ledger = await ledgerOf(i, loaded.ledger)
-    if (ledger === null) {
+    const refusedLedger = ledgerRefused[i]
+    const ledger = refusedLedger ? null : await ledgerOf(i, loaded.ledger)
+    if (refusedLedger) {
+      out.inputErrors.push({ file: ledgerFile, line: null, message: refusedLedger })
+    } else if (ledger === null) {
       if (attempts.rows.length > 0) {
         out.inputErrors.push({ file: ledgerFile, line: null, message: 'ledger.jsonl not found' })
       }
@@ -278,16 +296,34 @@ interface LoadedLeg {
   leg: LoadedFile | null
   /** Null when missing, and when the worker reads it. */
   ledger: LoadedFile | null
+  /** Files not read (a symbolic link, not a regular file), each with its reason. */
+  refused: string[]
 }
 
-async function loadLeg(folder: string, withLedger: boolean): Promise<LoadedLeg> {
-  const read = (f: string) => readFile(path.join(folder, f)).catch(() => null)
+/** The leg's files at `<dir>/<rel>`, each read only as a regular file inside `dir` (no link followed). */
+async function loadLeg(dir: string, rel: string, withLedger: boolean): Promise<LoadedLeg> {
+  const refused: string[] = []
+  const bytesOf = (r: InsideRead | null): Buffer | null => {
+    if (r === null || r === 'missing') return null
+    if ('refused' in r) {
+      refused.push(r.refused)
+      return null
+    }
+    return r.bytes
+  }
+  const read = (f: string) => readInside(dir, `${rel}/${f}`)
   const [attempts, legJson, ledger] = await Promise.all([
     read('attempts.jsonl'),
     read('leg.json'),
-    withLedger ? read('ledger.jsonl') : null,
+    // A refused ledger is reported where the ledger is read (once).
+    withLedger ? read('ledger.jsonl').then((r) => (r !== 'missing' && 'refused' in r ? null : r)) : null,
   ])
-  return { attempts: loaded(attempts), leg: loaded(legJson), ledger: loaded(ledger) }
+  return {
+    attempts: loaded(bytesOf(attempts)),
+    leg: loaded(bytesOf(legJson)),
+    ledger: loaded(bytesOf(ledger)),
+    refused,
+  }
 }
 
 /** The file's text and hash, or null when it could not be read (missing). */
@@ -312,7 +348,7 @@ interface LedgerRead {
  * the file is missing.
  */
 async function readLedger(
-  file: string,
+  dir: string,
   name: string,
   text: LoadedFile | null,
   offThread: Promise<LedgerFileResult | null | 'taken' | typeof FALLBACK> | null,
@@ -343,7 +379,9 @@ async function readLedger(
     for (const [key, n] of r.counts) rows.set(key, (rows.get(key) ?? 0) + n)
     return { sha256: r.sha256, rows, errors }
   }
-  const own = text ?? loaded(await readFile(file).catch(() => null))
+  const inside = text ? null : await readInside(dir, name)
+  const own =
+    text ?? (inside !== null && inside !== 'missing' && 'bytes' in inside ? loaded(inside.bytes) : null)
   if (own === null) return null
   const errors = forEachJsonl(own.text, name, LedgerRowSchema, count).map(({ json: _json, ...e }) => e)
   return { sha256: own.sha256, rows, errors }
@@ -381,12 +419,18 @@ export function reuploaded(entries: readonly string[], artifact: string): string
   return best
 }
 
-/** `<dir>/<artifact>` when it holds attempts.jsonl or leg.json, else its single sub-folder that does. */
-async function legFolder(dir: string, artifact: string): Promise<string | null> {
+/**
+ * `<dir>/<artifact>` when it holds attempts.jsonl or leg.json, else its single sub-folder that does;
+ * `refused` (with the reason) when the artifact folder is a symbolic link.
+ */
+async function legFolder(dir: string, artifact: string): Promise<string | null | { refused: string }> {
   const root = path.join(dir, artifact)
   // plan.json is itself an artifact: a name that leads out of the folder (`..`, a symlink) is missing.
   if (path.isAbsolute(artifact) || !isContained(dir, root) || path.resolve(root) === path.resolve(dir))
     return null
+  const st = await lstat(root).catch(() => null)
+  if (st?.isSymbolicLink())
+    return { refused: `${artifact} is a symbolic link: not followed out of the folder` }
   const entries = await readdir(root, { withFileTypes: true }).catch(() => null)
   if (!entries) return null
   if (entries.some((e) => e.isFile() && (e.name === 'attempts.jsonl' || e.name === 'leg.json'))) return root

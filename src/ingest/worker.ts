@@ -34,7 +34,12 @@ const SUMS_JOB = `function sumsJob(job, sum8, descending) {
  */
 const LEDGER_JOB = `function ledgerJob(file, check) {
   let bytes
-  try { bytes = require('node:fs').readFileSync(file) } catch { return null }
+  // Opened without following a symbolic link, and read only when it is a regular file.
+  const fs = require('node:fs')
+  let fd
+  try { fd = fs.openSync(file, fs.constants.O_RDONLY | fs.constants.O_NOFOLLOW) } catch { return null }
+  try { bytes = fs.fstatSync(fd).isFile() ? fs.readFileSync(fd) : null } catch { bytes = null } finally { fs.closeSync(fd) }
+  if (bytes === null) return null
   const sha256 = require('node:crypto').createHash('sha256').update(bytes).digest('hex')
   const text = bytes.toString(require('node:buffer').isAscii(bytes) ? 'latin1' : 'utf8')
   bytes = null

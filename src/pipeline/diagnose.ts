@@ -15,6 +15,7 @@ import { normalizeTrajectory } from '../trajectory/read.js'
 import { HwError } from '../util/errors.js'
 import { strictJson } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
+import { readInside } from '../util/safe-read.js'
 
 export interface DiagnoseOptions {
   /** A run folder (comparison.json, artifacts/); its latest confirm-<n>/ round is used when present. */
@@ -166,12 +167,26 @@ async function loadAttempts(
 ): Promise<LoadedAttempt[]> {
   const legs = await readdir(artifacts, { withFileTypes: true }).catch(() => [])
   const out: LoadedAttempt[] = []
+  /**
+   * A file of the artifacts, read only as a regular file inside the folder reached through no
+   * symbolic link (paths from records are untrusted); null when missing, or refused with a note.
+   */
+  const read = async (rel: string, what: string): Promise<Buffer | null> => {
+    const r = await readInside(artifacts, rel)
+    if (r === 'missing') return null
+    if ('refused' in r) {
+      notes.push(`${what}: ${r.refused}`)
+      return null
+    }
+    return r.bytes
+  }
   for (const leg of legs.filter((e) => e.isDirectory()).sort((a, b) => a.name.localeCompare(b.name))) {
     const legDir = await legFolder(path.join(artifacts, leg.name))
+    const legRel = path.relative(artifacts, legDir).split(path.sep).join('/')
     const records: AttemptRecord[] = []
-    for (const [i, line] of (await readFile(path.join(legDir, 'attempts.jsonl'), 'utf8').catch(() => ''))
-      .split('\n')
-      .entries()) {
+    const attemptsText =
+      (await read(`${legRel}/attempts.jsonl`, `${leg.name}/attempts.jsonl`))?.toString('utf8') ?? ''
+    for (const [i, line] of attemptsText.split('\n').entries()) {
       if (line.trim() === '') continue
       const r = safeJson(line, AttemptRecordSchema)
       if (r) records.push(r)
@@ -180,9 +195,9 @@ async function loadAttempts(
     const needed = records.filter((r) => r.final && wanted.has(`${r.cell_id}\0${r.instance_id}`))
     if (needed.length === 0) continue
     const ledger = new Map<string, LedgerRow[]>()
-    for (const [i, line] of (await readFile(path.join(legDir, 'ledger.jsonl'), 'utf8').catch(() => ''))
-      .split('\n')
-      .entries()) {
+    const ledgerText =
+      (await read(`${legRel}/ledger.jsonl`, `${leg.name}/ledger.jsonl`))?.toString('utf8') ?? ''
+    for (const [i, line] of ledgerText.split('\n').entries()) {
       if (line.trim() === '') continue
       const row = safeJson(line, LedgerRowSchema)
       if (!row) {
@@ -197,8 +212,15 @@ async function loadAttempts(
       ledger.set(k, list)
     }
     for (const r of needed) {
-      const logs = path.join(legDir, r.logs_dir)
-      const bytes = await readFile(path.join(logs, 'trajectory.jsonl')).catch(() => null)
+      // logs_dir comes from the record: every file under it is read only inside the leg folder.
+      const logsRel = `${legRel}/${r.logs_dir}`
+      const what = `${leg.name} ${r.cell_id}/${r.instance_id} trial ${r.trial} attempt ${r.attempt} logs_dir`
+      const logsInside = !r.logs_dir.split(/[\\/]+/).includes('..') && !path.isAbsolute(r.logs_dir)
+      if (!logsInside) notes.push(`${what}: ${r.logs_dir} leads out of the leg folder: refused`)
+      const logFile = (name: string) =>
+        logsInside ? read(`${logsRel}/${name}`, what) : Promise.resolve(null)
+      const logs = path.join(legDir, logsInside ? r.logs_dir : '.')
+      const bytes = await logFile('trajectory.jsonl')
       out.push({
         record: r,
         logsDir: path.relative(outDir, logs),
@@ -210,8 +232,8 @@ async function loadAttempts(
           startedAtMs: Number.isFinite(Date.parse(r.started_at)) ? Date.parse(r.started_at) : null,
         }),
         requests: ledger.get(`${r.cell_id}\0${r.instance_id}\0${r.trial}\0${r.attempt}`) ?? [],
-        patch: await readFile(path.join(logs, 'patch.diff'), 'utf8').catch(() => ''),
-        verifierLog: await readFile(path.join(logs, 'verifier.log'), 'utf8').catch(() => null),
+        patch: (await logFile('patch.diff'))?.toString('utf8') ?? '',
+        verifierLog: (await logFile('verifier.log'))?.toString('utf8') ?? null,
       })
     }
   }

@@ -6,7 +6,10 @@
  * - no raw HTML: `<`, `>` and `&` become entities, so `<img onerror=…>` or `<details>` is shown as text;
  * - no formatting, links or images: ASCII punctuation that Markdown interprets is backslash-escaped;
  * - no pings or cross-references: `@name` gets a zero-width joiner after the `@` (GitHub does not
- *   match the mention), `#123` is escaped;
+ *   match the mention); likewise `#123`, `owner/repo#123` and `GH-123` (GitHub links references in
+ *   the rendered text, after Markdown escapes are gone, so `\#` alone is not enough);
+ * - no autolinks: `scheme://`, `www.` and commit SHAs (hex runs of 7 or more) get zero-width joiners
+ *   that break GitHub's autolink and SHA matching while rendering as the same text;
  * - one line: newlines and tabs become spaces, other control characters are dropped;
  * - `|` is escaped, so the text is safe inside table cells (also inside code spans, where GFM needs it).
  */
@@ -32,8 +35,22 @@ export function neutralizeMentions(text: string): string {
 }
 
 /**
+ * Zero-width joiners where GitHub would otherwise make a link or a reference of text: after the `:`
+ * of `scheme://`, inside `www.`, after `#` before a name character, inside `GH-<n>`, and every six
+ * characters of a hex run of seven or more (a commit SHA or its prefix). The text reads the same.
+ */
+export function neutralizeLinks(text: string): string {
+  return text
+    .replace(/([A-Za-z][A-Za-z0-9+.-]*):(?=\/)/g, `$1:${ZWJ}`)
+    .replace(/\b(www)(\.)/gi, `$1${ZWJ}$2`)
+    .replace(/#(?=[A-Za-z0-9_])/g, `#${ZWJ}`)
+    .replace(/\b(GH)-(?=\d)/gi, `$1${ZWJ}-`)
+    .replace(/[0-9A-Fa-f]{7,}/g, (run) => run.replace(/.{6}(?=.)/g, (six) => `${six}${ZWJ}`))
+}
+
+/**
  * Plain text from a run → inline Markdown that renders as the same text: no HTML, no formatting, no
- * links, no mentions, safe in a table cell. For text placed after something else on its line (a table
+ * links, no autolinks or references, no mentions, safe in a table cell. For text placed after something else on its line (a table
  * cell, after a label); at the very start of a line wrap it in `codeSpan` instead. Example: `<b>@team</b> | x` → `&lt;b&gt;@‍team&lt;/b&gt; \| x`.
  */
 export function escapeMarkdown(text: string): string {
@@ -42,7 +59,7 @@ export function escapeMarkdown(text: string): string {
     .replace(/</g, '&lt;')
     .replace(/>/g, '&gt;')
     .replace(MD_SPECIAL, (ch) => `\\${ch}`)
-  return neutralizeMentions(s)
+  return neutralizeLinks(neutralizeMentions(s))
 }
 
 /**

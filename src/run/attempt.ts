@@ -143,6 +143,8 @@ export async function runAttempt(
     // --- setup: workspace, home, telemetry key, adapter config ---
     let prompt = ''
     let bridge: BridgeAttempt | undefined
+    /** The harness's network, as its sandbox reported it (unset when the harness never ran). */
+    let network: 'proxy-only' | 'host' | undefined
     try {
       dirs = await makeAttemptDirs(leg.workRoot)
       ;({ prompt, baseCommit, bridge } = await leg.source.prepare(
@@ -208,7 +210,10 @@ export async function runAttempt(
         const box = await leg.sandbox.backend.open({
           writable: [d.workspace, d.home, ...reach.writable],
           readOnly: [leg.installed.root, ...leg.readOnly, ...reach.readOnly],
+          // The only way out, where the backend has a network of its own: the attempt's endpoint.
+          loopbackPorts: loopbackPort(c.endpoint.origin),
         })
+        network = box.network
         try {
           return await box.exec(
             { command: inv.command, args: inv.args, cwd: inv.cwd, env: env.env, stdin: inv.stdin },
@@ -358,6 +363,8 @@ export async function runAttempt(
         bytes: deliverable.bytes,
         sha256: deliverable.sha256,
         files_changed: deliverable.files_changed,
+        ...(deliverable.test_only ? { test_only: true } : {}),
+        ...(deliverable.non_utf8 ? { non_utf8: deliverable.non_utf8 } : {}),
       },
       telemetry: summary,
       ledger_check: checkLedger(telemetry.rows, summary.reconciliation?.proxy_requests ?? null),
@@ -369,6 +376,7 @@ export async function runAttempt(
       ...(verdict?.tools ? { tools: verdict.tools } : {}),
       isolation: leg.sandbox.backend.kind,
       canary: leg.sandbox.canary,
+      ...(network ? { network } : {}),
     }
     return {
       record,
@@ -446,4 +454,10 @@ function safeJson(v: unknown): string {
   } catch {
     return JSON.stringify({ type: 'hw_unserialisable_event' })
   }
+}
+
+/** The port of a `http://127.0.0.1:<port>` endpoint (the recording proxy), as a list; else none. */
+function loopbackPort(origin: string): number[] {
+  const m = /^http:\/\/127\.0\.0\.1:(\d+)(\/|$)/.exec(origin)
+  return m ? [Number(m[1])] : []
 }

@@ -30,6 +30,12 @@ export interface SandboxSpec {
    * which may hold a token). Only isolating backends can; others ignore it.
    */
   masked?: string[]
+  /**
+   * Proxy-only network: the host's 127.0.0.1 ports reachable inside (the recording proxy). A backend
+   * with a network of its own forwards these only, and nothing else of the host or outside is
+   * reachable; absent, the sandbox keeps the host's network.
+   */
+  loopbackPorts?: number[]
 }
 
 /** Limits and output files of one exec (see HarnessRunOptions). */
@@ -51,6 +57,11 @@ export interface Sandbox {
   kind: Isolation
   /** The first writable folder (the attempt's workspace). */
   root: string
+  /**
+   * `proxy-only`: the processes have a network of their own whose only way out is the forwarded
+   * loopback ports; `host`: the host's network (a harness could reach a model around the proxy).
+   */
+  network: 'proxy-only' | 'host'
   /** Run one command; `cmd.env` is its complete environment. Never throws for the command's failures. */
   exec(cmd: ExecCommand, limits: ExecLimits): Promise<ExecResult>
   /** Kill every process left, give the writable folders back to the action's user. Idempotent. */

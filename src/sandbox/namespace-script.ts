@@ -4,7 +4,8 @@
  * harness's complete environment and command line in "$@". It parks the folders to expose on a private
  * tmpfs, makes every real mount read-only, puts empty tmpfs over /tmp, /var/tmp, /dev/shm and the
  * hidden homes, puts the parked folders back (read-only ones read-only), covers the masked folders
- * (HW_SB_MASK, e.g. a checkout's .git inside an exposed folder) with an empty read-only tmpfs, then
+ * (HW_SB_MASK, e.g. a checkout's .git inside an exposed folder) with an empty read-only tmpfs, with a
+ * network namespace of its own (HW_SB_FORWARD set) brings up lo and starts the loopback forwarder, then
  * starts the harness as the slot's user with no capabilities and no new privileges under `timeout -k`,
  * and waits: when it returns, the namespace ends and the kernel kills whatever the harness left.
  *
@@ -51,6 +52,18 @@ printf '%s\\n' "\${HW_SB_MASK:-}" > "$S/mask"
 while IFS= read -r h; do
   if [ -n "$h" ] && [ -d "$h" ]; then mount -t tmpfs -o mode=0755,nosuid,nodev,ro hw "$h"; fi
 done < "$S/mask"
+if [ -n "\${HW_SB_FORWARD:-}" ]; then
+  # Proxy-only network: this namespace has only lo; a forwarder (root, outside the harness's reach)
+  # maps each 127.0.0.1:PORT to the host's unix socket for it, the only way out.
+  ip link set lo up
+  env -i "\${HW_SB_NODE:?}" -e "\${HW_SB_FORWARD_JS:?}" "\${HW_SB_FORWARD:?}" \${HW_SB_PORTS:?} > "$S/forward" 2>&1 &
+  i=0
+  until grep -q hw-forward-ready "$S/forward"; do
+    i=$((i+1))
+    if [ "$i" -gt 200 ]; then echo "hw-sandbox: the loopback forwarder did not start: $(cat "$S/forward")" >&2; exit 125; fi
+    sleep 0.05
+  done
+fi
 umount -l "$S"
 cd "$HW_SB_CWD"
 set +e

@@ -3,12 +3,14 @@ import os from 'node:os'
 import path from 'node:path'
 import { killGroup, runHarnessProcess } from '../process/exec.js'
 import type { ExecCommand, ExecLimits, Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
+import { type HostForwards, openHostForwards } from './forward/host.js'
+import { LOOPBACK_FORWARDER_JS } from './forward/loopback.js'
 import { NAMESPACE_SCRIPT } from './namespace-script.js'
 import { PRIV_ENV, type Privilege, runAsRoot, runAsRootSync } from './privileged.js'
 import { claimSlot, releaseSlot } from './slots.js'
 
 /** Tools recipe (a) needs (util-linux, coreutils, procps, passwd). */
-const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk']
+const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk', 'ipcrm', 'ip']
 
 /** An empty folder on the host where a namespace parks its bind mounts while /tmp and /home are replaced. */
 const STASH = '/run/harness-watch-stash'
@@ -110,11 +112,17 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
         // A throw-away namespace proves the kernel allows it (the tmpfs lives and dies in it).
         await runAsRoot(
           p,
-          ['unshare', '--pid', '--fork', '--mount-proc', '--propagation', 'private', '--'].concat([
-            'sh',
-            '-c',
-            'test "$$" = 1 && mount -t tmpfs hw-probe /tmp',
-          ]),
+          [
+            'unshare',
+            '--pid',
+            '--ipc',
+            '--net',
+            '--fork',
+            '--mount-proc',
+            '--propagation',
+            'private',
+            '--',
+          ].concat(['sh', '-c', 'test "$$" = 1 && mount -t tmpfs hw-probe /tmp && ip link set lo up']),
           15_000,
         )
       } catch (e) {
@@ -129,17 +137,26 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       const masked = (spec.masked ?? []).map(checkPath)
       const slot = await claimSlot()
       let user: SlotUser
+      let forwards: HostForwards | null = null
       try {
         user = await slotUser(p, slot)
         await sweep(p, user)
         if (writable.length > 0) await runAsRoot(p, ['chown', '-R', `${user.uid}:${user.gid}`, ...writable])
+        // Proxy-only network: one host socket per forwarded loopback port, mounted read-only inside.
+        if (spec.loopbackPorts && spec.loopbackPorts.length > 0)
+          forwards = await openHostForwards(spec.loopbackPorts)
       } catch (e) {
         await releaseSlot(slot)
         throw e
       }
       const expose = [
         ...writable.map((dir) => ({ mode: 'rw', dir })),
-        ...[...spec.readOnly, path.dirname(process.execPath)].map((d) => ({ mode: 'ro', dir: checkPath(d) })),
+        ...[...spec.readOnly, path.dirname(process.execPath), ...(forwards ? [forwards.dir] : [])].map(
+          (d) => ({
+            mode: 'ro',
+            dir: checkPath(d),
+          }),
+        ),
       ]
         .filter((e, i, all) => all.findIndex((o) => o.dir === e.dir) === i && existsSync(e.dir))
         // Parents before children, so a folder bound inside another stays visible.
@@ -147,11 +164,13 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       let closed = false
       const me = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }
       const u = user
+      const fwd = forwards
       return {
         kind: 'namespace+uid',
         root: writable[0] ?? '/',
+        network: fwd ? 'proxy-only' : 'host',
         exec(cmd: ExecCommand, limits: ExecLimits) {
-          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits), {
+          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits, fwd), {
             ...limits,
             // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
@@ -169,6 +188,7 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
             const left = writable.filter((d) => existsSync(d))
             if (left.length > 0) await runAsRoot(p, ['chown', '-R', `${me.uid}:${me.gid}`, ...left])
           } finally {
+            await fwd?.close()
             await releaseSlot(slot)
           }
         },
@@ -185,8 +205,18 @@ function wrap(
   masked: string[],
   cmd: ExecCommand,
   limits: ExecLimits,
+  forwards: HostForwards | null,
 ): ExecCommand {
+  const network: Record<string, string> = forwards
+    ? {
+        HW_SB_FORWARD: forwards.dir,
+        HW_SB_PORTS: forwards.forwards.map((f) => String(f.port)).join(' '),
+        HW_SB_NODE: process.execPath,
+        HW_SB_FORWARD_JS: LOOPBACK_FORWARDER_JS,
+      }
+    : {}
   const vars: Record<string, string> = {
+    ...network,
     ...PRIV_ENV,
     HW_SB_STASH: STASH,
     HW_SB_EXPOSE: expose.map((e) => `${e.mode}:${e.dir}`).join('\n'),
@@ -204,6 +234,10 @@ function wrap(
     ...Object.entries(vars).map(([k, v]) => `${k}=${v}`),
     'unshare',
     '--pid',
+    // A private System V IPC namespace: queues, segments and semaphores die with the attempt.
+    '--ipc',
+    // Proxy-only: a network namespace of its own, whose only way out is the loopback forwarder.
+    ...(forwards ? ['--net'] : []),
     '--fork',
     '--kill-child=SIGKILL',
     '--mount-proc',
@@ -238,7 +272,27 @@ function killNamespace(p: Priv, user: SlotUser, pid: number, signal: NodeJS.Sign
   if (signal === 'SIGKILL') runAsRootSync(p, ['kill', '-KILL', '--', `-${pid}`])
 }
 
-/** Kill every process of the slot's user (leftovers of an earlier, crashed run included). */
+/**
+ * Kill every process of the slot's user (leftovers of an earlier, crashed run included) and remove
+ * the System V IPC objects it owns or created on the host (an attempt's own live in its private IPC
+ * namespace and die with it; these are left by runs of versions without one), so nothing passes from
+ * one attempt to the next.
+ */
 async function sweep(p: Priv, user: SlotUser): Promise<void> {
   await runAsRoot(p, ['pkill', '-KILL', '-u', user.name]).catch(() => {}) // exit 1: nothing to kill
+  await runAsRoot(p, ['sh', '-c', IPC_SWEEP, 'hw-ipc-sweep', String(user.uid)])
 }
+
+/**
+ * Remove every message queue, shared-memory segment and semaphore set whose owner or creator is uid
+ * $1, read from /proc/sysvipc (columns found by name in its header line).
+ */
+const IPC_SWEEP = `u=$1
+for f in msg shm sem; do
+  [ -r /proc/sysvipc/$f ] || continue
+  awk -v u="$u" 'NR == 1 { for (i = 1; i <= NF; i++) { if ($i == "uid") a = i; if ($i == "cuid") c = i; if ($i ~ /^(msqid|shmid|semid)$/) d = i }; next }
+    a && d && ($a == u || $c == u) { print $d }' /proc/sysvipc/$f |
+  while read -r id; do
+    case $f in msg) ipcrm -q "$id" ;; shm) ipcrm -m "$id" ;; sem) ipcrm -s "$id" ;; esac
+  done
+done`

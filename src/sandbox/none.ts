@@ -26,6 +26,8 @@ export function sameUserSandbox(
   return {
     kind,
     root: spec.writable[0] ?? '/',
+    // The action's own network: a harness could reach a model around the proxy.
+    network: 'host',
     exec: (cmd, limits) => runHarnessProcess(wrap(cmd), limits),
     async close() {},
   }

@@ -67,16 +67,19 @@ export async function openLedgerCapture(opts: LedgerCaptureOptions): Promise<Led
             await attempt.idle(opts.finishTimeoutMs ?? 30_000)
             attempt.release()
             const rows = [...attempt.rows]
-            const findings =
-              attempt.problems.length > 0
-                ? [
-                    {
-                      coverage: 'partial' as const,
-                      reason: describeRowProblems(attempt.problems, 'the proxy ledger'),
-                      flag: INPUT_ERROR_FLAG,
-                    },
-                  ]
-                : []
+            const findings: { coverage: 'partial'; reason: string; flag: string }[] = []
+            if (attempt.problems.length > 0)
+              findings.push({
+                coverage: 'partial',
+                reason: describeRowProblems(attempt.problems, 'the proxy ledger'),
+                flag: INPUT_ERROR_FLAG,
+              })
+            if (attempt.unsettled > 0)
+              findings.push({
+                coverage: 'partial',
+                reason: `${attempt.unsettled} request(s) still unrecorded when the attempt ended`,
+                flag: 'telemetry_unsettled',
+              })
             return { rows, summary: summarizeAttempt(rows, { source: 'ledger', declaredModel, findings }) }
           })()
           return finished

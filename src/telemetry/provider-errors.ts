@@ -8,6 +8,7 @@ export type ProxyErrorKind =
   | 'upstream_unreachable'
   | 'upstream_timeout'
   | 'request_too_large'
+  | 'unrecordable'
 
 export interface ProviderError {
   status: number
@@ -21,6 +22,7 @@ const MESSAGES: Record<ProxyErrorKind, string> = {
   upstream_unreachable: 'The upstream model server could not be reached.',
   upstream_timeout: 'The upstream model server did not answer in time.',
   request_too_large: 'Request too large: the request body (decompressed) is over the proxy limit.',
+  unrecordable: 'Refused: the recording proxy could not record this request, so it was not forwarded.',
 }
 
 /**
@@ -43,6 +45,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
       upstream_unreachable: [502, 'api_error'],
       upstream_timeout: [504, 'api_error'],
       request_too_large: [413, 'request_too_large'],
+      unrecordable: [500, 'api_error'],
     }
     const [status, type] = table[kind]
     return { status, body: JSON.stringify({ type: 'error', error: { type, message } }) }
@@ -55,6 +58,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
       upstream_unreachable: [502, 'UNAVAILABLE'],
       upstream_timeout: [504, 'DEADLINE_EXCEEDED'],
       request_too_large: [413, 'INVALID_ARGUMENT'],
+      unrecordable: [500, 'INTERNAL'],
     }
     const [status, code] = table[kind]
     return { status, body: JSON.stringify({ error: { code: status, message, status: code } }) }
@@ -66,6 +70,7 @@ export function providerError(api: ObservedApi, kind: ProxyErrorKind): ProviderE
     upstream_unreachable: [502, 'server_error', 'upstream_unreachable'],
     upstream_timeout: [504, 'server_error', 'upstream_timeout'],
     request_too_large: [413, 'invalid_request_error', 'request_too_large'],
+    unrecordable: [500, 'server_error', 'request_unrecordable'],
   }
   const [status, type, code] = table[kind]
   return { status, body: JSON.stringify({ error: { message, type, param: null, code } }) }

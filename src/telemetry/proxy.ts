@@ -21,7 +21,10 @@ import {
   decodeSafe,
   inspectRequest,
   type PathInfo,
+  REQUEST_UNSUMMARIZED_FLAG,
+  type RequestInfo,
 } from './request-shape.js'
+import { reserveUsd } from './reserve.js'
 import { checkLedgerRow, type RowProblem } from './row-check.js'
 import { USAGE_PARTIAL_FLAG } from './summary.js'
 
@@ -62,6 +65,11 @@ export interface RecordingProxyOptions {
    * `request_too_large`) and never forwarded.
    */
   maxBodyBytes?: number
+  /**
+   * Reads a request body for its row (default {@link inspectRequest}). Run before the request is
+   * forwarded: when it throws, the request is refused and recorded, never forwarded unrecorded.
+   */
+  summarizeRequest?: (path: PathInfo, body: Buffer, contentEncoding: string | undefined) => RequestInfo
 }
 
 /** One attempt as the proxy knows it: its key, budget and rows. */
@@ -84,6 +92,8 @@ export interface ProxyAttempt {
   /** Requests forwarded so far (budget rejections excluded). */
   readonly requests: number
   readonly inflight: number
+  /** Requests still unrecorded when {@link idle} gave up on them (0 normally). */
+  readonly unsettled: number
   /**
    * Resolves when no request of the attempt is in flight. After `timeoutMs` the remaining ones are
    * aborted (recorded as failures, class `client_aborted`) and it resolves once they are recorded.
@@ -108,6 +118,8 @@ class AttemptState implements ProxyAttempt {
   requests = 0
   inflight = 0
   spendUsd = 0
+  /** Spend reserved by forwarded requests whose rows are not in yet (see {@link reserveUsd}). */
+  reservedUsd = 0
   readonly aborters = new Set<() => void>()
   private waiters: (() => void)[] = []
 
@@ -127,16 +139,27 @@ class AttemptState implements ProxyAttempt {
   idle(timeoutMs = 30_000): Promise<void> {
     if (this.inflight === 0) return Promise.resolve()
     return new Promise((resolve) => {
+      let grace: NodeJS.Timeout | null = null
       const timer = setTimeout(() => {
         for (const abort of [...this.aborters]) abort()
+        // Aborted exchanges record themselves within a few turns of the event loop; should one never
+        // do so, the attempt is not held: it resolves with the rows in and `unsettled` counts the rest.
+        grace = setTimeout(done, IDLE_GRACE_MS)
+        grace.unref()
       }, timeoutMs)
       timer.unref()
-      this.waiters.push(() => {
+      const done = (): void => {
         clearTimeout(timer)
+        if (grace) clearTimeout(grace)
+        this.unsettled = this.inflight
         resolve()
-      })
+      }
+      this.waiters.push(done)
     })
   }
+
+  /** Requests still unrecorded when {@link idle} gave up on them (0 normally). */
+  unsettled = 0
 
   release(): void {
     this.owner.release(this.key)
@@ -179,6 +202,8 @@ export class RecordingProxy {
   private server: http.Server | null = null
   private port = 0
   private stopping = false
+  /** Set when a ledger write failed: new requests are refused from then on (they could not be recorded). */
+  private ledgerError: string | null = null
   /** Exchanges received whose row is not written yet: {@link close} waits for them. */
   private unrecorded = 0
   /** Exchanges in flight per client connection (several when requests are pipelined). */
@@ -311,20 +336,32 @@ export class RecordingProxy {
     const attempt = found.state
     const now = performance.now()
     if (attempt) attempt.inflight++
-    const row = this.buildRow({
-      path: { api: 'other', callType, model: null, stream: null },
-      startedAt: new Date(),
-      t0: now,
-      t1: now,
-      firstByte: null,
-      chunks: [],
-      contentEncoding: undefined,
-      attempt,
-      attribution: attempt ? attempt.reg.attribution : null,
-      outcome: { httpStatus: status, errorClass, errorCode, observation: null, noCharge: true, local: true },
-      retried: false,
-    })
-    this.emit(row, attempt)
+    const exchange: Exchange = { attempt, reserved: 0, settled: false }
+    try {
+      const row = this.buildRowOrFallback({
+        path: { api: 'other', callType, model: null, stream: null },
+        startedAt: new Date(),
+        t0: now,
+        t1: now,
+        firstByte: null,
+        chunks: [],
+        contentEncoding: undefined,
+        info: null,
+        attribution: attempt ? attempt.reg.attribution : null,
+        outcome: {
+          httpStatus: status,
+          errorClass,
+          errorCode,
+          observation: null,
+          noCharge: true,
+          local: true,
+        },
+        retried: false,
+      })
+      this.emit(row, exchange)
+    } finally {
+      this.settle(exchange)
+    }
   }
 
   /**
@@ -344,7 +381,7 @@ export class RecordingProxy {
     )
     if ((this.busySockets.get(socket) ?? 0) > 0) return
     const now = performance.now()
-    const row = this.buildRow({
+    const row = this.buildRowOrFallback({
       path: { api: 'other', callType: 'unparsed request', model: null, stream: null },
       startedAt: new Date(),
       t0: now,
@@ -352,7 +389,7 @@ export class RecordingProxy {
       firstByte: null,
       chunks: [],
       contentEncoding: undefined,
-      attempt: null,
+      info: null,
       attribution: null,
       outcome: {
         httpStatus: status,
@@ -364,7 +401,7 @@ export class RecordingProxy {
       },
       retried: false,
     })
-    this.emit(row, null)
+    this.emit(row, { attempt: null, reserved: 0, settled: false })
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
@@ -414,6 +451,10 @@ export class RecordingProxy {
     })
 
     let done = false
+    /** The request's summary, read once its body is in (before anything goes upstream). */
+    let info: RequestInfo | null = null
+    /** Spend reserved for this request while it is in flight. */
+    let reserved = 0
     /** Sent once more after a stale kept-alive socket failed. */
     let retried = false
     let firstByte: number | null = null
@@ -433,11 +474,18 @@ export class RecordingProxy {
       if (done) return
       done = true
       const t1 = performance.now()
+      const exchange: Exchange = { attempt, reserved, settled: false }
       const recorded = (async () => {
         await reqDone
         await new Promise((resolve) => setImmediate(resolve))
-        const o = outcome(await finishObservation())
-        const row = this.buildRow({
+        let observation: ResponseObservation | null = null
+        try {
+          observation = await finishObservation()
+        } catch {
+          // An answer that cannot be read is recorded without usage (flagged `usage_absent`).
+        }
+        const o = outcome(observation)
+        const x: RowInput = {
           path,
           startedAt,
           t0,
@@ -445,18 +493,20 @@ export class RecordingProxy {
           firstByte,
           chunks,
           contentEncoding: header(req, 'content-encoding'),
-          attempt,
+          info,
           attribution,
           outcome: o,
           retried,
-        })
-        this.emit(row, attempt)
+        }
+        this.emit(this.buildRowOrFallback(x), exchange)
       })()
       void recorded
         .catch((e: unknown) => {
-          process.stderr.write(`harness-watch: a ledger row could not be built: ${String(e)}\n`)
+          process.stderr.write(`harness-watch: a ledger row could not be recorded: ${messageOf(e)}\n`)
         })
         .finally(() => {
+          // However recording went, the exchange no longer counts as in flight.
+          this.settle(exchange)
           this.busySockets.set(req.socket, (this.busySockets.get(req.socket) ?? 1) - 1)
           if (--this.unrecorded > 0) return
           const waiters = this.recordedAll
@@ -465,43 +515,32 @@ export class RecordingProxy {
         })
     }
 
+    /** Answer `kind` in the provider's shape (the body has been read) and record the refusal. */
+    const refuse = (kind: ProxyErrorKind, errorClass: string, errorCode: string = kind): void => {
+      const status = answerProviderError(res, path.api, kind)
+      record(() => ({
+        httpStatus: status,
+        errorClass,
+        errorCode,
+        observation: null,
+        noCharge: true,
+        local: true,
+      }))
+    }
     const reject = (kind: ProxyErrorKind, errorClass: string): void => {
-      const send = (): void => {
-        const status = answerProviderError(res, path.api, kind)
-        record(() => ({
-          httpStatus: status,
-          errorClass,
-          errorCode: kind,
-          observation: null,
-          noCharge: true,
-          local: true,
-        }))
-      }
       // Answer after the body is read, so the client is not cut off mid-upload.
-      void reqDone.then(send)
+      void reqDone.then(() => refuse(kind, errorClass))
       req.resume()
     }
 
+    if (attempt) attempt.inflight++
     if (url === null) {
-      if (attempt) attempt.inflight++
       reject('bad_request', 'bad_request')
       return
     }
     if (!attempt && !this.opts.standalone) {
       reject('unknown_key', 'unknown_key')
       return
-    }
-    if (attempt) {
-      const b = attempt.reg.budget
-      const overRequests = b?.maxRequests !== undefined && attempt.requests >= b.maxRequests
-      const overSpend = b?.maxSpendUsd !== undefined && attempt.spendUsd >= b.maxSpendUsd
-      if (overRequests || overSpend) {
-        attempt.inflight++
-        reject('budget_exceeded', 'budget_exceeded')
-        return
-      }
-      attempt.requests++
-      attempt.inflight++
     }
 
     const upstreamKey = attempt?.reg.upstreamKey ?? this.opts.upstreamKey
@@ -529,7 +568,7 @@ export class RecordingProxy {
       headers,
       agent: this.agent,
     }
-    let up = this.requestFn(upstreamRequest)
+    let up: http.ClientRequest | null = null
 
     // Client gone before the answer finished (harness killed, or `idle()` gave up): stop the upstream
     // exchange and record what was seen so far.
@@ -543,7 +582,7 @@ export class RecordingProxy {
       attempt?.aborters.delete(abort)
       if (res.writableFinished || done || upstreamGone) return
       clientGone = true
-      up.destroy()
+      up?.destroy()
       const httpStatus = res.headersSent ? res.statusCode : null
       record((observation) => ({
         httpStatus,
@@ -559,11 +598,12 @@ export class RecordingProxy {
       // A kept-alive socket the upstream had already closed fails before any answer: the request
       // never reached it, so it is sent once more on a fresh socket (Node's documented remedy).
       const code = err.code ?? ''
-      if (!retried && up.reusedSocket && !res.headersSent && reqEnded && STALE_SOCKET.has(code)) {
+      if (!retried && up?.reusedSocket && !res.headersSent && reqEnded && STALE_SOCKET.has(code)) {
         retried = true
-        up = this.requestFn(upstreamRequest)
-        wire(up)
-        up.end(chunks[0] ?? Buffer.alloc(0))
+        const again = this.requestFn(upstreamRequest)
+        up = again
+        wire(again)
+        again.end(chunks[0] ?? Buffer.alloc(0))
         return
       }
       if (this.stopping) {
@@ -684,10 +724,11 @@ export class RecordingProxy {
       r.on('response', onResponse)
       r.on('socket', guardSocket)
     }
-    wire(up)
 
-    // The whole body goes upstream in one write (requests are small; this halves the syscalls).
+    // The whole body goes upstream in one write (requests are small; this halves the syscalls), once
+    // its row is known to be buildable and the attempt's budget admits it.
     void reqDone.then(() => {
+      if (done || clientGone) return
       if (!reqEnded) {
         // The client stopped mid-upload (a cut or half-closed chunked body): recorded now, not when
         // the socket finally closes, so the row is there before the attempt's telemetry is summed.
@@ -699,7 +740,6 @@ export class RecordingProxy {
           noCharge: true,
           local: true,
         }))
-        up.destroy()
         res.destroy()
         return
       }
@@ -718,10 +758,56 @@ export class RecordingProxy {
           noCharge: true,
           local: true,
         }))
-        up.destroy()
         return
       }
-      up.end(chunks[0] ?? Buffer.alloc(0))
+      const body = chunks[0] ?? Buffer.alloc(0)
+      // Fail closed: the request's row is built once before it goes anywhere; a request whose row
+      // cannot be built (or whose ledger cannot be written) is refused, never forwarded unrecorded.
+      try {
+        info = this.summarize(path, body, header(req, 'content-encoding'))
+        this.buildRow({
+          path,
+          startedAt,
+          t0,
+          t1: t0,
+          firstByte: null,
+          chunks,
+          contentEncoding: header(req, 'content-encoding'),
+          info,
+          attribution,
+          outcome: TRIAL_OUTCOME,
+          retried: false,
+        })
+      } catch (e) {
+        process.stderr.write(
+          `harness-watch: a request was refused, its row cannot be built: ${messageOf(e)}\n`,
+        )
+        refuse('unrecordable', 'request_unrecordable')
+        return
+      }
+      if (this.ledgerError !== null) {
+        refuse('unrecordable', 'ledger_unwritable')
+        return
+      }
+      if (attempt) {
+        // Budgets bind under concurrency: a request's worst-case spend is reserved before it goes
+        // upstream, so requests in flight count against the cap before their answers are in.
+        const b = attempt.reg.budget
+        const overRequests = b?.maxRequests !== undefined && attempt.requests >= b.maxRequests
+        const overSpend =
+          b?.maxSpendUsd !== undefined && attempt.spendUsd + attempt.reservedUsd >= b.maxSpendUsd
+        if (overRequests || overSpend) {
+          refuse('budget_exceeded', 'budget_exceeded')
+          return
+        }
+        attempt.requests++
+        reserved = reserveUsd(info, this.opts.route.prices ?? null)
+        attempt.reservedUsd += reserved
+      }
+      const first = this.requestFn(upstreamRequest)
+      up = first
+      wire(first)
+      first.end(body)
     })
   }
 
@@ -753,29 +839,58 @@ export class RecordingProxy {
     }
   }
 
-  private buildRow(x: {
-    path: PathInfo
-    startedAt: Date
-    t0: number
-    /** When the exchange ended (the row is built a little later). */
-    t1: number
-    firstByte: number | null
-    chunks: Buffer[]
-    contentEncoding: string | undefined
-    attempt: AttemptState | null
-    attribution: Attribution | null
-    outcome: Outcome
-    retried: boolean
-  }): LedgerRow {
+  /** The request's summary for its row (see {@link RecordingProxyOptions.summarizeRequest}). */
+  private summarize(path: PathInfo, body: Buffer, contentEncoding: string | undefined): RequestInfo {
+    return (this.opts.summarizeRequest ?? inspectRequest)(path, body, contentEncoding)
+  }
+
+  /**
+   * The exchange's row; when it cannot be built, a row of what is known without reading the request
+   * or the answer (timings, status, class), flagged {@link ROW_FALLBACK_FLAG}: a request is never left
+   * without its row.
+   */
+  private buildRowOrFallback(x: RowInput): LedgerRow {
+    try {
+      return this.buildRow(x)
+    } catch (e) {
+      process.stderr.write(`harness-watch: a ledger row was recorded without its details: ${messageOf(e)}\n`)
+      const bytes = x.chunks.reduce((n, c) => n + c.length, 0)
+      const bare: RequestInfo = {
+        model: null,
+        stream: null,
+        shape: { bytes, tools: null, messages: null, system_bytes: null },
+        maxOutputTokens: null,
+        unsummarized: true,
+      }
+      const o = x.outcome
+      const row = this.buildRow({
+        ...x,
+        info: bare,
+        outcome: {
+          ...o,
+          errorCode: o.errorCode === null ? null : String(o.errorCode).slice(0, 200),
+          observation: null,
+        },
+      })
+      row.flags.push(ROW_FALLBACK_FLAG)
+      return row
+    }
+  }
+
+  private buildRow(x: RowInput): LedgerRow {
     const { path, outcome, t1 } = x
-    const body = x.chunks.length === 1 ? (x.chunks[0] as Buffer) : Buffer.concat(x.chunks)
-    const info = inspectRequest(path, body, x.contentEncoding)
+    let info = x.info
+    if (info === null) {
+      const body = x.chunks.length === 1 ? (x.chunks[0] as Buffer) : Buffer.concat(x.chunks)
+      info = this.summarize(path, body, x.contentEncoding)
+    }
     const rule = cacheRuleFor(this.opts.route.provider, path.api, this.opts.route.cacheSemantics)
     const usage = outcome.observation?.usage ?? null
     const norm = usage
       ? normalizeUsage(path.api, usage, rule)
       : { tokens: { ...NULL_TOKENS }, flags: [] as string[] }
     const flags = [...norm.flags]
+    if (info.unsummarized) flags.push(REQUEST_UNSUMMARIZED_FLAG)
     if (outcome.local) flags.push(ANSWERED_BY_PROXY)
     if (x.retried) flags.push(UPSTREAM_RETRIED)
     if (usage && outcome.errorClass !== null && CUT_OFF.has(outcome.errorClass))
@@ -831,25 +946,85 @@ export class RecordingProxy {
     }
   }
 
-  private emit(raw: LedgerRow, attempt: AttemptState | null): void {
-    // An upstream's absurd usage (negative, beyond any real request) is an input error of its row.
-    const { row, problems } = checkLedgerRow(raw)
-    attempt?.problems.push(...problems)
+  private emit(raw: LedgerRow, exchange: Exchange): void {
+    const attempt = exchange.attempt
     try {
-      this.ledger?.append(row)
-    } catch (e) {
-      reportLedgerFailure(e)
+      // An upstream's absurd usage (negative, beyond any real request) is an input error of its row.
+      const { row, problems } = checkLedgerRow(raw)
+      attempt?.problems.push(...problems)
+      try {
+        this.ledger?.append(row)
+      } catch (e) {
+        // Later requests are refused (fail closed); this one is kept in memory and reported.
+        this.ledgerError ??= messageOf(e)
+        reportLedgerFailure(e)
+      }
+      if (attempt) {
+        attempt.rows.push(row)
+        // Spend the budget counts: the row's, or (unknown spend on a forwarded request) its reservation.
+        attempt.spendUsd += row.spend_usd ?? exchange.reserved
+      } else {
+        this.unattributedRows.push(row)
+      }
+      this.opts.onRow?.(row)
+    } finally {
+      this.settle(exchange)
     }
-    if (attempt) {
-      attempt.rows.push(row)
-      attempt.spendUsd += row.spend_usd ?? 0
-      attempt.inflight--
-      attempt.settled()
-    } else {
-      this.unattributedRows.push(row)
-    }
-    this.opts.onRow?.(row)
   }
+
+  /** The exchange leaves the in-flight count and gives back its reservation, exactly once. */
+  private settle(exchange: Exchange): void {
+    if (exchange.settled) return
+    exchange.settled = true
+    const attempt = exchange.attempt
+    if (!attempt) return
+    attempt.reservedUsd = Math.max(0, attempt.reservedUsd - exchange.reserved)
+    attempt.inflight--
+    attempt.settled()
+  }
+}
+
+/** One exchange's share of its attempt's accounting, settled once whichever way it ends. */
+interface Exchange {
+  attempt: AttemptState | null
+  reserved: number
+  settled: boolean
+}
+
+/** What a row is built from. */
+interface RowInput {
+  path: PathInfo
+  startedAt: Date
+  t0: number
+  /** When the exchange ended (the row is built a little later). */
+  t1: number
+  firstByte: number | null
+  chunks: Buffer[]
+  contentEncoding: string | undefined
+  /** The request's summary when already read (null: read from `chunks`). */
+  info: RequestInfo | null
+  attribution: Attribution | null
+  outcome: Outcome
+  retried: boolean
+}
+
+/** The outcome a trial row is built with before forwarding (only to prove the row can be built). */
+const TRIAL_OUTCOME: Outcome = {
+  httpStatus: 200,
+  errorClass: null,
+  errorCode: null,
+  observation: null,
+  noCharge: false,
+}
+
+/** Flag of a row recorded without its request and answer details (they could not be read). */
+export const ROW_FALLBACK_FLAG = 'row_fallback'
+
+/** How long {@link ProxyAttempt.idle} waits for aborted exchanges to record themselves, ms. */
+const IDLE_GRACE_MS = 5000
+
+function messageOf(e: unknown): string {
+  return (e instanceof Error ? e.message : String(e)).split('\n')[0] ?? ''
 }
 
 function reportLedgerFailure(e: unknown): void {

@@ -111,21 +111,55 @@ const arr = (v: unknown): unknown[] | null => (Array.isArray(v) ? v : null)
 const NEEDS_ESCAPE = /["\\\u0000-\u001f\ud800-\udfff]/
 
 /**
- * UTF-8 bytes of `JSON.stringify(v)` (0 for undefined), exactly. Long strings that JSON writes
- * verbatim are measured without being serialised: V8 serialises a 10 KB system prompt in ~20 µs, the
- * escape test and byte count take a third of that.
+ * Deepest nesting a request summary walks into. Real requests nest a handful of levels (message →
+ * content part → tool schema); anything deeper is not summarized (the row says so) rather than recursed.
+ */
+export const MAX_SUMMARY_DEPTH = 64
+
+/** Most values a request summary visits in one measurement; beyond it the figure is not summarized. */
+export const MAX_SUMMARY_NODES = 1_000_000
+
+/** A value the summary did not measure (too deep or too many values): its figure is null and flagged. */
+class Unsummarizable extends Error {}
+
+/**
+ * UTF-8 bytes of `JSON.stringify(v)` (0 for undefined), exactly, walked with an explicit stack: no
+ * recursion on request content, at most {@link MAX_SUMMARY_DEPTH} levels and
+ * {@link MAX_SUMMARY_NODES} values, else {@link Unsummarizable}. Strings JSON writes verbatim are
+ * counted without being serialised.
  */
 function jsonBytes(v: unknown): number {
   if (v === undefined) return 0
-  let verbatim = 0
-  const text = JSON.stringify(v, (_k, x: unknown) => {
-    if (typeof x === 'string' && x.length > 256 && !NEEDS_ESCAPE.test(x)) {
-      verbatim += Buffer.byteLength(x)
-      return ''
+  let bytes = 0
+  let nodes = 0
+  const stack: [unknown, number][] = [[v, 0]]
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop() as [unknown, number]
+    if (++nodes > MAX_SUMMARY_NODES) throw new Unsummarizable('too many values')
+    if (x === null || typeof x === 'boolean' || typeof x === 'number') {
+      bytes += Buffer.byteLength(JSON.stringify(x))
+      continue
     }
-    return x
-  })
-  return text === undefined ? 0 : Buffer.byteLength(text) + verbatim
+    if (typeof x === 'string') {
+      bytes += NEEDS_ESCAPE.test(x) ? Buffer.byteLength(JSON.stringify(x)) : Buffer.byteLength(x) + 2
+      continue
+    }
+    if (typeof x !== 'object') continue
+    if (depth >= MAX_SUMMARY_DEPTH) throw new Unsummarizable('nested too deep')
+    if (Array.isArray(x)) {
+      // [ ] and a comma between items; JSON writes undefined items as null (not in parsed JSON).
+      bytes += 2 + Math.max(0, x.length - 1)
+      for (const item of x) stack.push([item, depth + 1])
+      continue
+    }
+    const entries = Object.entries(x as Obj).filter(([, val]) => val !== undefined)
+    bytes += 2 + Math.max(0, entries.length - 1)
+    for (const [k, val] of entries) {
+      bytes += Buffer.byteLength(JSON.stringify(k)) + 1
+      stack.push([val, depth + 1])
+    }
+  }
+  return bytes
 }
 const isSystemRole = (m: unknown): boolean => {
   const role = obj(m)?.role
@@ -137,6 +171,28 @@ export interface RequestInfo {
   model: string | null
   stream: boolean | null
   shape: RequestShape
+  /** The request's declared output ceiling (`max_tokens`, `max_completion_tokens`, …), when it has one. */
+  maxOutputTokens: number | null
+  /** A figure of the shape was not measured (nesting beyond the bound): it is null, and the row is flagged. */
+  unsummarized: boolean
+}
+
+/** Flag of a row whose request shape could not be fully summarized (too deep or too many values). */
+export const REQUEST_UNSUMMARIZED_FLAG = 'request_unsummarized'
+
+const positiveInt = (v: unknown): number | null =>
+  typeof v === 'number' && Number.isSafeInteger(v) && v > 0 ? v : null
+
+/** The declared output ceiling of a request body, by its API's field names. */
+function declaredMaxOutput(b: Obj): number | null {
+  const gen = obj(b.generationConfig) ?? obj(b.generation_config)
+  return (
+    positiveInt(b.max_completion_tokens) ??
+    positiveInt(b.max_tokens) ??
+    positiveInt(b.max_output_tokens) ??
+    positiveInt(gen?.maxOutputTokens) ??
+    positiveInt(gen?.max_output_tokens)
+  )
 }
 
 /**
@@ -153,7 +209,18 @@ export function inspectRequest(
 ): RequestInfo {
   const shape: RequestShape = { bytes: body.length, tools: null, messages: null, system_bytes: null }
   const b = obj(decodeJsonBody(body, contentEncoding))
-  if (!b) return { model: path.model, stream: path.stream, shape }
+  if (!b) return { model: path.model, stream: path.stream, shape, maxOutputTokens: null, unsummarized: false }
+  let unsummarized = false
+  /** The system bytes measured by `measure`, or null (flagged) when they cannot be summarized. */
+  const systemBytes = (measure: () => number): number | null => {
+    try {
+      return measure()
+    } catch (e) {
+      if (!(e instanceof Unsummarizable)) throw e
+      unsummarized = true
+      return null
+    }
+  }
   const model = path.model ?? (typeof b.model === 'string' ? b.model.slice(0, 200) : null)
   const stream = path.stream ?? (path.api === 'other' ? null : b.stream === true)
   switch (path.api) {
@@ -161,7 +228,9 @@ export function inspectRequest(
       const msgs = arr(b.messages)
       shape.tools = (arr(b.tools)?.length ?? 0) + (arr(b.functions)?.length ?? 0)
       shape.messages = msgs?.length ?? (b.prompt !== undefined ? 1 : 0)
-      shape.system_bytes = (msgs ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0)
+      shape.system_bytes = systemBytes(() =>
+        (msgs ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0),
+      )
       break
     }
     case 'responses': {
@@ -169,18 +238,22 @@ export function inspectRequest(
       const items = arr(input)
       shape.tools = arr(b.tools)?.length ?? 0
       shape.messages = items ? items.length : input === undefined ? 0 : 1
-      shape.system_bytes =
-        jsonBytes(b.instructions ?? undefined) +
-        (items ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0)
+      shape.system_bytes = systemBytes(
+        () =>
+          jsonBytes(b.instructions ?? undefined) +
+          (items ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0),
+      )
       break
     }
     case 'anthropic': {
       const msgs = arr(b.messages)
       shape.tools = arr(b.tools)?.length ?? 0
       shape.messages = msgs?.length ?? 0
-      shape.system_bytes =
-        jsonBytes(b.system ?? undefined) +
-        (msgs ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0)
+      shape.system_bytes = systemBytes(
+        () =>
+          jsonBytes(b.system ?? undefined) +
+          (msgs ?? []).filter(isSystemRole).reduce((n: number, m) => n + jsonBytes(m), 0),
+      )
       break
     }
     case 'gemini': {
@@ -191,11 +264,13 @@ export function inspectRequest(
         return n + (decls ? decls.length : 1)
       }, 0)
       shape.messages = arr(b.contents)?.length ?? 0
-      shape.system_bytes = jsonBytes(b.systemInstruction ?? b.system_instruction ?? undefined)
+      shape.system_bytes = systemBytes(() =>
+        jsonBytes(b.systemInstruction ?? b.system_instruction ?? undefined),
+      )
       break
     }
     default:
       break
   }
-  return { model, stream, shape }
+  return { model, stream, shape, maxOutputTokens: declaredMaxOutput(b), unsummarized }
 }

@@ -167,3 +167,53 @@ describe('checkLedger', () => {
     expect(c.last[2]).toEqual({ status: 'failure', error_class: 'rate_limited', http_status: 429 })
   })
 })
+
+describe('classifier: a self-report above the proxy with the network open (issue 27 point 3)', () => {
+  /** One request through the proxy (the record's telemetry), six by the harness's own count. */
+  const aroundProxy = (network: 'host' | 'proxy-only' | undefined): AttemptRecord => {
+    const a = attempt(plan, { cell: 'a', instance: 't-001', requests: 1 })
+    a.self_report = {
+      input_tokens: null,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      cost_usd: null,
+      requests: 6,
+      turns: null,
+    }
+    if (network) a.network = network
+    return a
+  }
+
+  it('host network: telemetry_suspect (partial bypass), kept out of every resource figure', () => {
+    const [c] = only([aroundProxy('host')])
+    expect(c).toMatchObject({ telemetry_class: 'telemetry_suspect', anomaly: 'self_report_above_proxy' })
+    expect(c!.telemetry_reason).toMatch(
+      /reported 6 requests, the proxy saw 1, and its network was not closed/,
+    )
+  })
+
+  it('host network: more tokens than the proxy saw (beyond 10%) is suspect too; within 10% is not', () => {
+    const a = attempt(plan, { cell: 'a', instance: 't-001', requests: 1 })
+    a.network = 'host'
+    const seen = (a.telemetry.input_tokens ?? 0) + (a.telemetry.output_tokens ?? 0)
+    const report = (total: number) => ({
+      input_tokens: total - 10,
+      output_tokens: 10,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      cost_usd: null,
+      requests: a.telemetry.rows,
+      turns: null,
+    })
+    a.self_report = report(Math.ceil(seen * 1.2))
+    expect(only([a])[0]!.anomaly).toBe('self_report_above_proxy')
+    a.self_report = report(Math.floor(seen * 1.05))
+    expect(only([a])[0]!.telemetry_class).toBe('ok')
+  })
+
+  it('a proxy-only network (and a record from before the field) keeps the earlier rule', () => {
+    for (const n of ['proxy-only', undefined] as const)
+      expect(only([aroundProxy(n)])[0]!.anomaly).not.toBe('self_report_above_proxy')
+  })
+})

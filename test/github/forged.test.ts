@@ -24,7 +24,10 @@ import { strictJson } from '../../src/util/json.js'
 import { breachingComparison, confirmedRun } from './support.js'
 
 const PAYLOAD =
-  '<img src=https://evil.example/p.png> @team [link](http://x) <!-- hidden --> \n# safe to merge `tick` | pipe |\n'
+  '<img src=https://evil.example/p.png> @team [link](http://x) <!-- hidden --> \n# safe to merge `tick` | pipe |\n' +
+  // Every kind of link GitHub makes of plain text: bare URLs, www., issue and cross-repo references,
+  // GH- references and commit SHAs.
+  ' https://evil.example/bare www.evil.example #4242 GH-4243 octo/repo#4244 deadbeefcafe1234 '
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 
@@ -75,6 +78,10 @@ function expectInertMarkdown(md: string, where: string) {
   expect(text, where).not.toMatch(/@team/)
   expect(text, where).not.toMatch(/(?<!\\)\[link(?<!\\)\]\(/)
   expect(text, where).not.toMatch(/^\s*#+ safe to merge/m)
+  expect(text, where).not.toMatch(/https?:\/\/evil/)
+  expect(text, where).not.toMatch(/www\.evil/)
+  expect(text, where).not.toMatch(/#4242|GH-4243|#4244/i)
+  expect(text, where).not.toMatch(/[0-9a-f]{7}/i)
   // Every table keeps its shape: each row has as many unescaped pipes as its header.
   const lines = text.split('\n')
   for (let i = 0; i < lines.length; i++) {

@@ -4,7 +4,7 @@ import { execa } from 'execa'
 import { beforeAll, describe, expect, it } from 'vitest'
 import type { Isolation } from '../../src/records/isolation.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
-import { manifestAndPlan, readAttempts, readLegJson, useRunFixture } from './fixture.js'
+import { manifestAndPlan, readAttempts, readLedger, readLegJson, useRunFixture } from './fixture.js'
 import { sleeps, treeCommand, uniqueMark, waitFor } from './tree.js'
 
 // SIGINT/SIGTERM to `harness-watch run` (issue 11 point 3): a real CLI process running a real
@@ -80,6 +80,85 @@ describe('a signal to `run` stops every attempt', () => {
       const leg = readLegJson(out)
       expect(leg).toMatchObject({ status: 'partial', error: 'aborted', attempts: 1 })
       expect(leg.ended_at).not.toBeNull()
+    }, 120_000)
+  }
+
+  for (const sig of ['SIGINT', 'SIGTERM'] as const) {
+    it(`${sig} with requests in flight, one of them a 20,000-level nested body: exits 130 promptly, both recorded`, async () => {
+      const mark = uniqueMark(6000)
+      const send = (body: string) =>
+        `fetch(process.env.HW_OPENAI_BASE_URL + '/chat/completions', { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer ' + process.env.HW_API_KEY }, body: ${body} }).catch(() => {});`
+      const js = [
+        send(
+          `'{"model":"test-model","messages":[{"role":"system","content":' + '['.repeat(20000) + ']'.repeat(20000) + '}]}'`,
+        ),
+        send(`'{"model":"test-model","messages":[{"role":"user","content":"plain"}]}'`),
+        'setInterval(() => {}, 1000)',
+      ].join(' ')
+      const cell = {
+        id: 'inflight',
+        harness: 'command',
+        version: '1.0.0',
+        config: { command: `node -e ${JSON.stringify(js)} &\nsleep ${mark} &\nwait` },
+      }
+      const name = `inflight-${sig}`
+      const { file, plan } = await manifestAndPlan(
+        fx,
+        [cell],
+        {
+          model: {
+            id: 'test-model',
+            provider: 'scripted',
+            api: 'chat',
+            prices: { input: 1, output: 2 },
+            // Every request hangs upstream: both stay in flight until the stop.
+            scripted: { faults: { rate_429: 0, rate_500: 0, hang_rate: 1 } },
+          },
+          panel: { source: 'tasks', path: './panel', instances: ['js-add'] },
+          budgets: { timeout_s: 600 },
+        },
+        `${name}.yml`,
+      )
+      const planFile = path.join(fx.root, `${name}.plan.json`)
+      writeFileSync(planFile, JSON.stringify(plan))
+      const out = path.join(fx.root, 'out', name)
+      const child = execa(
+        tsx,
+        [
+          entry,
+          'run',
+          file,
+          '--plan',
+          planFile,
+          '--leg',
+          'inflight-s0',
+          '--out',
+          out,
+          '--work-root',
+          fx.work,
+        ],
+        {
+          reject: false,
+          env: { PATH: process.env.PATH ?? '/usr/bin:/bin' },
+          extendEnv: false,
+          timeout: 90_000,
+        },
+      )
+      expect(await waitFor(() => sleeps(mark).length >= 1, 60_000)).toBe(true)
+      // Both requests reach the proxy (two rows once stopped) well within this pause.
+      await new Promise((r) => setTimeout(r, 2000))
+      const stoppedAt = Date.now()
+      child.kill(sig)
+      const r = await child
+      expect(r.timedOut).toBe(false)
+      expect(r.exitCode).toBe(130)
+      expect(Date.now() - stoppedAt).toBeLessThan(30_000)
+      expect(r.stderr).not.toMatch(/RangeError|could not be built/)
+      const rows = readLedger(out)
+      expect(rows).toHaveLength(2)
+      for (const row of rows) expect(row.status).toBe('failure')
+      const nested = rows.find((row) => row.flags.includes('request_unsummarized'))
+      expect(nested?.request_shape?.messages).toBe(1)
     }, 120_000)
   }
 

@@ -30,6 +30,8 @@ describe('inspectRequest', () => {
         model: 'm',
         stream: false,
         shape: { bytes: body.length, tools: 2, messages: 3, system_bytes: want },
+        maxOutputTokens: null,
+        unsummarized: false,
       })
     }
   })
@@ -49,7 +51,40 @@ describe('inspectRequest', () => {
       model: null,
       stream: null,
       shape: { bytes: 8, tools: null, messages: null, system_bytes: null },
+      maxOutputTokens: null,
+      unsummarized: false,
     })
+  })
+
+  it('does not recurse into a 20,000-level nested system message: its size is null and flagged', () => {
+    const deep = `${'['.repeat(20_000)}${']'.repeat(20_000)}`
+    const body = Buffer.from(`{"model":"m","max_tokens":64,"messages":[{"role":"system","content":${deep}}]}`)
+    expect(inspectRequest(chat, body, undefined)).toEqual({
+      model: 'm',
+      stream: false,
+      shape: { bytes: body.length, tools: 0, messages: 1, system_bytes: null },
+      maxOutputTokens: 64,
+      unsummarized: true,
+    })
+  })
+
+  it('measures nesting up to the bound exactly', () => {
+    const content = JSON.parse(`${'['.repeat(60)}"x"${']'.repeat(60)}`) as unknown
+    const system = { role: 'system', content }
+    const body = Buffer.from(JSON.stringify({ model: 'm', messages: [system] }))
+    const info = inspectRequest(chat, body, undefined)
+    expect(info.shape.system_bytes).toBe(Buffer.byteLength(JSON.stringify(system)))
+    expect(info.unsummarized).toBe(false)
+  })
+
+  it('reads the declared output ceiling of each API', () => {
+    const at = (p: string, b: object) =>
+      inspectRequest(classifyPath('POST', p), Buffer.from(JSON.stringify(b)), undefined).maxOutputTokens
+    expect(at('/v1/chat/completions', { max_completion_tokens: 100, max_tokens: 5 })).toBe(100)
+    expect(at('/v1/messages', { max_tokens: 4096 })).toBe(4096)
+    expect(at('/v1/responses', { max_output_tokens: 300 })).toBe(300)
+    expect(at('/v1beta/models/g:generateContent', { generationConfig: { maxOutputTokens: 77 } })).toBe(77)
+    expect(at('/v1/chat/completions', { max_tokens: -1 })).toBeNull()
   })
 })
 

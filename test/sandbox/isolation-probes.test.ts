@@ -1,0 +1,215 @@
+import { execFileSync } from 'node:child_process'
+import dgram from 'node:dgram'
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Sandbox } from '../../src/sandbox/contract.js'
+import { BACKENDS } from '../../src/sandbox/select.js'
+
+// Probes of a security review from inside the namespace+uid sandbox (issue 27): nothing shared
+// between attempts (System V IPC), and a network whose only way out is the proxy.
+
+let nsOk = false
+let reason = ''
+let dir = ''
+beforeAll(async () => {
+  const p = await BACKENDS['namespace+uid'].probe()
+  nsOk = p.ok
+  reason = p.reason ?? ''
+  dir = mkdtempSync(path.join(os.tmpdir(), 'hw-sbx-probe-'))
+})
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+
+function attemptDirs(name: string): { ws: string; home: string; out: string } {
+  const ws = path.join(dir, name, 'w')
+  const home = path.join(dir, name, 'h')
+  mkdirSync(ws, { recursive: true })
+  mkdirSync(home, { recursive: true })
+  return { ws, home, out: path.join(dir, name) }
+}
+
+async function sh(box: Sandbox, cwd: string, out: string, script: string) {
+  const r = await box.exec(
+    { command: 'sh', args: ['-c', script], cwd, env: { PATH: '/usr/bin:/bin', HOME: cwd } },
+    {
+      timeoutMs: 20_000,
+      graceMs: 1000,
+      stdoutFile: path.join(out, 'o.txt'),
+      stderrFile: path.join(out, 'e.txt'),
+    },
+  )
+  return { ...r, stdout: readFileSync(path.join(out, 'o.txt'), 'utf8') }
+}
+
+/** System V IPC objects on the host (this process's IPC namespace) owned or created by `uid`. */
+function hostIpcOf(uid: number): string[] {
+  const out: string[] = []
+  for (const kind of ['msg', 'shm', 'sem']) {
+    const [head, ...rows] = readFileSync(`/proc/sysvipc/${kind}`, 'utf8').trim().split('\n')
+    const cols = (head ?? '').trim().split(/\s+/)
+    const [u, c] = [cols.indexOf('uid'), cols.indexOf('cuid')]
+    for (const row of rows) {
+      const f = row.trim().split(/\s+/)
+      if (Number(f[u]) === uid || Number(f[c]) === uid) out.push(`${kind} ${f[1]}`)
+    }
+  }
+  return out
+}
+
+describe('nothing shared between attempts: System V IPC', () => {
+  it('cell a leaves a message queue and a shared-memory segment; cell b finds none; the host has none after', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    const a = attemptDirs('ipc-a')
+    const boxA = await BACKENDS['namespace+uid'].open({ writable: [a.ws, a.home], readOnly: [] })
+    const ra = await sh(
+      boxA,
+      a.ws,
+      a.out,
+      'id -u; ipcmk -Q >/dev/null && ipcmk -M 4096 >/dev/null && ipcs -q -m | grep -c "^0x"',
+    )
+    await boxA.close()
+    const [uidA, madeA] = ra.stdout.trim().split('\n')
+    expect(ra.exitCode).toBe(0)
+    expect(Number(madeA)).toBe(2)
+    expect(hostIpcOf(Number(uidA))).toEqual([])
+
+    const b = attemptDirs('ipc-b')
+    const boxB = await BACKENDS['namespace+uid'].open({ writable: [b.ws, b.home], readOnly: [] })
+    const rb = await sh(boxB, b.ws, b.out, 'id -u; ipcs -q -m -s | grep -c "^0x" || true')
+    await boxB.close()
+    const [uidB, seenB] = rb.stdout.trim().split('\n')
+    expect(Number(seenB)).toBe(0)
+    expect(hostIpcOf(Number(uidB))).toEqual([])
+  }, 60_000)
+
+  it('objects a slot user left on the host (a run without a private IPC namespace) are removed at close', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    if (process.getuid?.() !== 0) return ctx.skip('planting an object as the slot user needs root here')
+    const a = attemptDirs('ipc-sweep')
+    const box = await BACKENDS['namespace+uid'].open({ writable: [a.ws, a.home], readOnly: [] })
+    const r = await sh(box, a.ws, a.out, 'id -u')
+    const uid = Number(r.stdout.trim())
+    // The slot user makes a queue and a segment in the host's IPC namespace, as an older run would.
+    execFileSync('setpriv', [
+      `--reuid=${uid}`,
+      `--regid=${uid}`,
+      '--clear-groups',
+      'sh',
+      '-c',
+      'ipcmk -Q && ipcmk -M 4096',
+    ])
+    expect(hostIpcOf(uid)).toHaveLength(2)
+    await box.close()
+    expect(hostIpcOf(uid)).toEqual([])
+  }, 60_000)
+})
+
+/** An HTTP server on `host` answering `name`. */
+async function serve(
+  host: string,
+  name: string,
+): Promise<{ port: number; hits: () => number; close: () => Promise<void> }> {
+  let hits = 0
+  const server = http.createServer((_req, res) => {
+    hits++
+    res.end(name)
+  })
+  await new Promise<void>((resolve) => server.listen(0, host, () => resolve()))
+  return {
+    port: (server.address() as AddressInfo).port,
+    hits: () => hits,
+    close: () =>
+      new Promise<void>((resolve) => {
+        server.closeAllConnections()
+        server.close(() => resolve())
+      }),
+  }
+}
+
+/** This machine's own first non-loopback IPv4 address, if it has one. */
+function interfaceAddress(): string | null {
+  for (const list of Object.values(os.networkInterfaces()))
+    for (const a of list ?? []) if (a.family === 'IPv4' && !a.internal) return a.address
+  return null
+}
+
+const PROBE_JS = `
+const fs = require('fs')
+const dns = require('dns')
+const [proxy, other, ip, iface, udp] = process.argv.slice(2)
+const get = (host, port) =>
+  fetch('http://' + host + ':' + port + '/', { signal: AbortSignal.timeout(3000) }).then(
+    (r) => r.text().then((t) => 'ok:' + t),
+    (e) => 'err:' + ((e.cause && e.cause.code) || e.name),
+  )
+;(async () => {
+  const out = { proxy: await get('127.0.0.1', proxy), other: await get('127.0.0.1', other) }
+  out.iface = ip ? await get(ip, iface) : 'no interface address'
+  const r = new dns.promises.Resolver({ timeout: 1000, tries: 1 })
+  r.setServers([(ip || '127.0.0.1') + ':' + udp])
+  out.dns = await r.resolve4('hw-probe.example').then(() => 'ok', (e) => 'err:' + e.code)
+  out.procnet = fs.readFileSync('/proc/net/tcp', 'utf8')
+  console.log(JSON.stringify(out))
+})()
+`
+
+describe('proxy-only network under namespace+uid', () => {
+  it('the proxy answers; another loopback port, the host interface address and DNS are refused; /proc/net shows nothing of the host', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    const ip = interfaceAddress()
+    const proxy = await serve('127.0.0.1', 'proxy')
+    const other = await serve('127.0.0.1', 'other')
+    const iface = ip ? await serve(ip, 'iface') : null
+    let udpPackets = 0
+    const udp = dgram.createSocket('udp4')
+    udp.on('message', () => udpPackets++)
+    await new Promise<void>((resolve) => udp.bind(0, ip ?? '127.0.0.1', () => resolve()))
+    const a = attemptDirs('net')
+    writeFileSync(path.join(a.ws, 'probe.js'), PROBE_JS)
+    const box = await BACKENDS['namespace+uid'].open({
+      writable: [a.ws, a.home],
+      readOnly: [],
+      loopbackPorts: [proxy.port],
+    })
+    try {
+      expect(box.network).toBe('proxy-only')
+      const args = [proxy.port, other.port, ip ?? '', iface?.port ?? 0, udp.address().port].map(String)
+      const r = await box.exec(
+        {
+          command: process.execPath,
+          args: ['probe.js', ...args],
+          cwd: a.ws,
+          env: { PATH: '/usr/bin:/bin', HOME: a.home },
+        },
+        {
+          timeoutMs: 30_000,
+          graceMs: 1000,
+          stdoutFile: path.join(a.out, 'o.txt'),
+          stderrFile: path.join(a.out, 'e.txt'),
+        },
+      )
+      expect(r.exitCode, readFileSync(path.join(a.out, 'e.txt'), 'utf8')).toBe(0)
+      const out = JSON.parse(readFileSync(path.join(a.out, 'o.txt'), 'utf8')) as Record<string, string>
+      expect(out.proxy).toBe('ok:proxy')
+      expect(out.other).toBe('err:ECONNREFUSED')
+      if (ip) expect(out.iface).toMatch(/^err:(ENETUNREACH|EHOSTUNREACH|ECONNREFUSED|TimeoutError)$/)
+      expect(out.dns).toMatch(/^err:/)
+      // Only the forwarder's own listener is in this namespace's table; no host socket is.
+      const hex = (port: number) => `:${port.toString(16).toUpperCase().padStart(4, '0')} `
+      expect(out.procnet).toContain(hex(proxy.port))
+      expect(out.procnet).not.toContain(hex(other.port))
+      if (iface) expect(out.procnet).not.toContain(hex(iface.port))
+      expect(other.hits()).toBe(0)
+      expect(iface?.hits() ?? 0).toBe(0)
+      expect(udpPackets).toBe(0)
+      expect(proxy.hits()).toBe(1)
+    } finally {
+      await box.close()
+      udp.close()
+      await Promise.all([proxy.close(), other.close(), iface?.close()])
+    }
+  }, 60_000)
+})
