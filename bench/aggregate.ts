@@ -5,6 +5,10 @@
 // and report.html. Exits non-zero when the target is missed. Each phase is printed with its wall and
 // CPU time (CPU time counts every thread, so it can exceed wall time). The artifacts are written by a
 // child process, so this process's heap and peak RSS are the aggregate's own (as in the CLI).
+// Reference: bench/aggregate_reference.py does the same workload with numpy and scipy (read and check
+// every row, exact McNemar, a joint block bootstrap of ratios of means over the 8 metrics) on the same
+// files, timed in the same run after this one; target: this aggregate ≤ 0.5× the reference's wall time
+// (skipped with a note when python3 with numpy and scipy is not available).
 // Run: npm run bench -- aggregate   (options: --cells N --instances N --trials N --resamples N --ledger-rows N)
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
@@ -36,6 +40,8 @@ const B = Number(values.resamples)
 const LEDGER_ROWS = Number(values['ledger-rows'])
 const TARGET_S = 2
 const TARGET_MB = 512
+/** This aggregate's wall time over the numpy/scipy reference's, on the same files in the same run. */
+const TARGET_RATIO = 0.5
 
 /** Deterministic pseudo-random numbers (mulberry32) so every run aggregates the same data. */
 function rng(seed: number): () => number {
@@ -112,6 +118,10 @@ function writeArtifacts(plan: Plan, dir: string): number {
         const input = requests * (8000 + Math.floor(r() * 4000))
         const cacheRead = Math.floor(input * 0.7)
         const spend = ((input * 0.25 + requests * 300 * 2) / 1e6) * (1 + ci * 0.05)
+        const harnessMs = 20_000 + Math.floor(r() * 200_000)
+        // The verifier's verdict agrees with the outcome (a disagreeing row is `contradictory` and
+        // leaves every block outcome-incomplete, so no outcome statistic would run).
+        const resolved = r() > difficulty * (1 - ci * 0.02)
         const a: AttemptRecord = {
           schema_version: ATTEMPT_SCHEMA_VERSION,
           experiment_id: 'bench',
@@ -130,11 +140,16 @@ function writeArtifacts(plan: Plan, dir: string): number {
           quarantined: false,
           started_at: '2026-11-01T10:00:00.000Z',
           ended_at: '2026-11-01T10:05:00.000Z',
-          phases_ms: { setup: 500, harness: 20_000 + Math.floor(r() * 200_000), verifier: 3000 },
+          phases_ms: { setup: 500, harness: harnessMs, verifier: 3000 },
           exit: { class: 'clean', code: 0, signal: null, reason: null },
           timed_out: false,
-          outcome: r() > difficulty * (1 - ci * 0.02) ? 'resolved' : 'unresolved',
-          verifier: { status: 'pass', exit_code: 0, reward: null, duration_ms: 3000 },
+          outcome: resolved ? 'resolved' : 'unresolved',
+          verifier: {
+            status: resolved ? 'pass' : 'fail',
+            exit_code: resolved ? 0 : 1,
+            reward: null,
+            duration_ms: 3000,
+          },
           deliverable: { bytes: 800, sha256: null, files_changed: 2 },
           telemetry: {
             source: 'ledger',
@@ -313,9 +328,34 @@ try {
   console.log(
     `  outcome n ${r.comparison.blocks.outcome_complete}, MDE ${mde === null ? '—' : `${mde.toFixed(1)} pp`}`,
   )
-  const ok = seconds <= TARGET_S && peakMb <= TARGET_MB
+  const ref = reference(root)
+  let ratioOk = true
+  if ('reason' in ref) console.log(`  reference (numpy/scipy): skipped — ${ref.reason}`)
+  else {
+    const ratio = seconds / ref.wall
+    ratioOk = ratio <= TARGET_RATIO
+    console.log(
+      `  reference (numpy ${ref.numpy}, same files, same run)  ${ref.wall.toFixed(3)} s wall, ${ref.cpu.toFixed(3)} s CPU; ` +
+        `this aggregate / reference = ${ratio.toFixed(2)}× wall, ${(cpuSeconds / ref.cpu).toFixed(2)}× CPU (target ≤ ${TARGET_RATIO}× wall)`,
+    )
+  }
+  const ok = seconds <= TARGET_S && peakMb <= TARGET_MB && ratioOk
   console.log(`  ${ok ? 'targets met' : 'TARGET MISSED'}`)
   process.exitCode = ok ? 0 : 1
 } finally {
   rmSync(root, { recursive: true, force: true })
+}
+
+/** Runs bench/aggregate_reference.py on the same plan and artifacts; its own timing excludes imports. */
+function reference(dir: string): { wall: number; cpu: number; numpy: string } | { reason: string } {
+  const script = path.join(import.meta.dirname, 'aggregate_reference.py')
+  const r = spawnSync('python3', [script, dir, '--resamples', String(B)], { encoding: 'utf8' })
+  if (r.error) return { reason: `python3 not runnable (${r.error.message})` }
+  if (r.status !== 0) return { reason: `exit ${r.status}: ${(r.stderr || '').trim().split('\n').at(-1)}` }
+  const line = JSON.parse(r.stdout.trim().split('\n').at(-1) ?? '{}') as {
+    wall_s: number
+    cpu_s: number
+    numpy: string
+  }
+  return { wall: line.wall_s, cpu: line.cpu_s, numpy: line.numpy }
 }

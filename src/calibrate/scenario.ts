@@ -4,30 +4,39 @@ import type { InstanceCell } from '../records/comparison.js'
 import type { SeededRng } from '../stats/index.js'
 
 /**
- * Seeded simulated experiments for calibration: a "world" of instances with a latent resolve
- * propensity and a cost level per metric, and independent runs drawn from it (a first run, then a
- * rerun of the blocks a confirmation design selects). Runs are PairedBlock[], the shape the detect
- * rules and the confirmation designs read. Pure given the rng.
+ * Seeded simulated experiments for calibration: a "world" of instances, each with a resolve
+ * propensity and a mean cost per attempt for each arm, and independent runs drawn from it (a first
+ * run, then a rerun of the blocks a confirmation design selects). Runs are PairedBlock[], the shape
+ * the detect rules and the confirmation designs read. Pure given the rng.
  *
- * Model (no pilot): instance i resolves with probability p_i ~ Beta(κ·r, κ·(1 − r)) for the baseline
- * and p_i·(r − δ)/r for the treatment (a mean deficit of exactly δ), κ = 1 (instances mostly
- * always or never solved; A/A discordance ≈ 2·E[p(1 − p)] = 25% at r = 0.5); resource m of a run is
- * level_i,m · exp(σ·ε) for the baseline and ratio_m · level_i,m · exp(σ·ε′) for the treatment, with
- * ln level ~ N(0, 1) across instances (lognormal, σ = 1) and fresh ε, ε′ ~ N(0, 1) per run
- * (run-to-run noise σ, default 0.35 on the log scale). With a pilot the instances are its blocks
- * resampled (see pilot.ts).
+ * An attempt of arm a on instance i resolves with probability pᵢₐ and costs, per resource,
+ *   meanᵢₐ · exp(σₐ·ε − σₐ²/2) · R
+ * with ε ~ N(0, 1) fresh per attempt (run-to-run noise σₐ, which may differ between the arms) and R a
+ * runaway factor (F with probability q, else 1, divided by 1 − q + qF); both factors have mean 1, so
+ * meanᵢₐ is the expected cost and the true ratio of means of a world is Σᵢ meanᵢ,treat / Σᵢ meanᵢ,base
+ * exactly (`trueRatio`). A block run k times sums its k attempts' costs and counts its resolved trials.
+ *
+ * The parametric world (no pilot, no world file): pᵢ,base ~ Beta(κ·r, κ·(1 − r)), κ = 1, and
+ * pᵢ,treat = pᵢ,base·(r − δ)/r (a mean deficit of exactly δ in expectation); ln meanᵢ,base ~ N(0, 1)
+ * across instances and meanᵢ,treat = ratio · meanᵢ,base (a uniform multiplier); σ = 0.35 in both arms.
  */
 
 export const RATIO_KEYS: RatioMetric[] = ['spend_usd', 'input_fresh_tokens', 'proxy_requests']
 
 export interface WorldInstance {
   id: string
-  /** Baseline resolve propensity in [0, 1]. */
-  p: number
-  /** Cost level per resource (the scale of both cells before the ratio and noise). */
-  level: Record<RatioMetric, number>
-  /** This instance's own treatment/baseline ratio, multiplying the world's (heterogeneous effects). */
-  ratio?: Partial<Record<RatioMetric, number>>
+  /** Resolve propensity of [baseline, treatment], each in [0, 1]. */
+  p: [number, number]
+  /** Expected cost of one attempt per resource, [baseline, treatment], each > 0. */
+  mean: Record<RatioMetric, [number, number]>
+}
+
+export interface World {
+  instances: WorldInstance[]
+  /** Run-to-run noise on the log scale, [baseline, treatment]. */
+  noise: [number, number]
+  /** Runaway attempts of each arm: probability q and cost factor F (mean-preserving). */
+  runaway?: { q: [number, number]; factor: number }
 }
 
 export interface TrueEffects {
@@ -35,15 +44,6 @@ export interface TrueEffects {
   deficitPp: number
   /** True ratio of the treatment's resource to the baseline's, per metric. */
   ratio: Record<RatioMetric, number>
-}
-
-export interface World {
-  instances: WorldInstance[]
-  /** Mean baseline propensity (r). */
-  rate: number
-  /** Run-to-run noise on the log scale (σ). */
-  noise: number
-  effects: TrueEffects
 }
 
 export interface ParametricSpec {
@@ -54,8 +54,8 @@ export interface ParametricSpec {
   concentration?: number
   /** Spread of ln(cost level) across instances (default 1, lognormal σ = 1). */
   instanceSd?: number
-  /** Run-to-run noise on the log scale (default 0.35). */
-  noise?: number
+  /** Run-to-run noise on the log scale (default 0.35), or one per arm. */
+  noise?: number | [number, number]
 }
 
 export const NO_EFFECT: TrueEffects = {
@@ -63,11 +63,24 @@ export const NO_EFFECT: TrueEffects = {
   ratio: { spend_usd: 1, input_fresh_tokens: 1, proxy_requests: 1 },
 }
 
-/** A standard normal draw (Box–Muller on two uniforms of the stream). */
+/** Default run-to-run noise σ on log cost when neither a pilot nor --noise gives one. */
+export const DEFAULT_NOISE = 0.35
+
+/** The second draw of the last Box–Muller pair, kept for the next call on the same stream. */
+const spare = new WeakMap<SeededRng, number>()
+
+/** A standard normal draw (Box–Muller on two uniforms of the stream; both values are used in turn). */
 export function normal(rng: SeededRng): number {
+  const kept = spare.get(rng)
+  if (kept !== undefined) {
+    spare.delete(rng)
+    return kept
+  }
   const u = 1 - rng.nextFloat()
   const v = rng.nextFloat()
-  return Math.sqrt(-2 * Math.log(u)) * Math.cos(2 * Math.PI * v)
+  const r = Math.sqrt(-2 * Math.log(u))
+  spare.set(rng, r * Math.sin(2 * Math.PI * v))
+  return r * Math.cos(2 * Math.PI * v)
 }
 
 /** Gamma(shape, 1) (Marsaglia & Tsang 2000; shape < 1 by the boost u^(1/shape)). */
@@ -84,10 +97,32 @@ function gamma(shape: number, rng: SeededRng): number {
   }
 }
 
-function beta(a: number, b: number, rng: SeededRng): number {
+export function beta(a: number, b: number, rng: SeededRng): number {
   const x = gamma(a, rng)
   const y = gamma(b, rng)
   return x + y > 0 ? x / (x + y) : a / (a + b)
+}
+
+export function simId(i: number): string {
+  return `sim-${String(i + 1).padStart(4, '0')}`
+}
+
+/** Both arms' σ from a number or a pair. */
+export function noisePair(noise: number | [number, number] | undefined): [number, number] {
+  if (noise === undefined) return [DEFAULT_NOISE, DEFAULT_NOISE]
+  return typeof noise === 'number' ? [noise, noise] : noise
+}
+
+/** The treatment side of a baseline: propensity scaled to a mean deficit δ, costs × the ratio. */
+export function applyEffects(
+  base: { p: number; mean: Record<RatioMetric, number> },
+  rate: number,
+  effects: TrueEffects,
+): Omit<WorldInstance, 'id'> {
+  const scale = rate > 0 ? Math.max(0, rate - effects.deficitPp / 100) / rate : 1
+  const mean = {} as Record<RatioMetric, [number, number]>
+  for (const m of RATIO_KEYS) mean[m] = [base.mean[m], effects.ratio[m] * base.mean[m]]
+  return { p: [base.p, Math.min(1, base.p * scale)], mean }
 }
 
 /** A parametric world of `spec.n` instances. */
@@ -97,26 +132,43 @@ export function parametricWorld(spec: ParametricSpec, effects: TrueEffects, rng:
   const sd = spec.instanceSd ?? 1
   const instances: WorldInstance[] = []
   for (let i = 0; i < spec.n; i++) {
-    instances.push({
-      id: `sim-${String(i + 1).padStart(4, '0')}`,
-      p: beta(k * rate, k * (1 - rate), rng),
-      level: {
-        spend_usd: Math.exp(sd * normal(rng)),
-        input_fresh_tokens: 1000 * Math.exp(sd * normal(rng)),
-        proxy_requests: 10 * Math.exp(sd * normal(rng)),
-      },
-    })
+    const p = beta(k * rate, k * (1 - rate), rng)
+    const mean = {
+      spend_usd: Math.exp(sd * normal(rng)),
+      input_fresh_tokens: 1000 * Math.exp(sd * normal(rng)),
+      proxy_requests: 10 * Math.exp(sd * normal(rng)),
+    }
+    instances.push({ id: simId(i), ...applyEffects({ p, mean }, rate, effects) })
   }
-  return { instances, rate, noise: spec.noise ?? 0.35, effects }
+  return { instances, noise: noisePair(spec.noise) }
 }
 
-function cell(resolved: boolean, values: Record<RatioMetric, number>): InstanceCell {
+/** The true ratio of means Σ mean_treat / Σ mean_base of a world's instances (or of `ids`). */
+export function trueRatio(world: World, metric: RatioMetric, ids?: ReadonlySet<string>): number {
+  let b = 0
+  let t = 0
+  for (const x of world.instances) {
+    if (ids && !ids.has(x.id)) continue
+    b += x.mean[metric][0]
+    t += x.mean[metric][1]
+  }
+  return t / b
+}
+
+/** The true resolve-rate deficit in points: 100 · mean(p_base − p_treat). */
+export function trueDeficitPp(world: World): number {
+  let d = 0
+  for (const x of world.instances) d += x.p[0] - x.p[1]
+  return world.instances.length > 0 ? (100 * d) / world.instances.length : 0
+}
+
+function cell(resolvedTrials: number, trials: number, values: Record<RatioMetric, number>): InstanceCell {
   return {
-    outcome: resolved ? 'resolved' : 'unresolved',
+    outcome: resolvedTrials > 0 ? 'resolved' : 'unresolved',
     exit_class: 'clean',
-    trials: 1,
-    resolved_trials: resolved ? 1 : 0,
-    attempts: 1,
+    trials,
+    resolved_trials: resolvedTrials,
+    attempts: trials,
     coverage: 'complete',
     spend_usd: values.spend_usd,
     proxy_requests: values.proxy_requests,
@@ -129,26 +181,45 @@ function cell(resolved: boolean, values: Record<RatioMetric, number>): InstanceC
   }
 }
 
-/** One independent run of `ids` (every block complete): fresh outcomes and costs for both cells. */
-export function drawRun(world: World, ids: readonly string[] | null, rng: SeededRng): PairedBlock[] {
+/**
+ * One independent run of `ids` (every block complete), each block run `trials` times per arm:
+ * fresh outcomes and costs for both cells, costs summed over the trials.
+ */
+export function drawRun(
+  world: World,
+  ids: readonly string[] | null,
+  rng: SeededRng,
+  trials = 1,
+): PairedBlock[] {
   const wanted = ids ? new Set(ids) : null
-  const e = world.effects
-  const scale = world.rate > 0 ? Math.max(0, world.rate - e.deficitPp / 100) / world.rate : 1
+  const [sb, st] = world.noise
+  const q = world.runaway?.q ?? [0, 0]
+  const f = world.runaway?.factor ?? 1
+  const norm = [1 - q[0] + q[0] * f, 1 - q[1] + q[1] * f]
+  const attempt = (arm: 0 | 1, sigma: number): number => {
+    const noise = sigma > 0 ? Math.exp(sigma * normal(rng) - (sigma * sigma) / 2) : 1
+    if (q[arm] === 0) return noise
+    return (noise * (rng.nextFloat() < q[arm] ? f : 1)) / (norm[arm] as number)
+  }
   const out: PairedBlock[] = []
   for (const x of world.instances) {
     if (wanted && !wanted.has(x.id)) continue
-    const baseResolved = rng.nextFloat() < x.p
-    const treatResolved = rng.nextFloat() < Math.min(1, x.p * scale)
-    const base = {} as Record<RatioMetric, number>
-    const treat = {} as Record<RatioMetric, number>
-    for (const m of RATIO_KEYS) {
-      base[m] = x.level[m] * Math.exp(world.noise * normal(rng))
-      treat[m] = e.ratio[m] * (x.ratio?.[m] ?? 1) * x.level[m] * Math.exp(world.noise * normal(rng))
+    let rb = 0
+    let rt = 0
+    const base = { spend_usd: 0, input_fresh_tokens: 0, proxy_requests: 0 }
+    const treat = { spend_usd: 0, input_fresh_tokens: 0, proxy_requests: 0 }
+    for (let k = 0; k < trials; k++) {
+      if (rng.nextFloat() < x.p[0]) rb++
+      if (rng.nextFloat() < x.p[1]) rt++
+      for (const m of RATIO_KEYS) {
+        base[m] += x.mean[m][0] * attempt(0, sb)
+        treat[m] += x.mean[m][1] * attempt(1, st)
+      }
     }
     out.push({
       instance: x.id,
-      base: cell(baseResolved, base),
-      treat: cell(treatResolved, treat),
+      base: cell(rb, trials, base),
+      treat: cell(rt, trials, treat),
       outcome: true,
       cost: true,
       quarantined: false,

@@ -1,53 +1,64 @@
+import { concentration } from '../detect/concentration.js'
 import type { ConfirmationDesign } from '../detect/designs/contract.js'
 import { DEFAULT_DESIGN } from '../detect/designs/registry.js'
-import { none, RATIO_METRICS, type Thresholds } from '../detect/effects.js'
+import { none, RATIO_METRICS, type RatioMetric, type Thresholds } from '../detect/effects.js'
 import { metricColumns, outcomeColumns, type PairedBlock } from '../detect/pairs.js'
 import type { Effect, SignalMetric } from '../detect/schema.js'
 import { crossings, type MetricEffects } from '../detect/signals.js'
 import { createRng, type SeededRng } from '../stats/index.js'
-import { drawRun, NO_EFFECT, type TrueEffects, type World } from './scenario.js'
+import { drawRun, NO_EFFECT, type TrueEffects, trueDeficitPp, trueRatio, type World } from './scenario.js'
+
+const METRICS: SignalMetric[] = ['resolved', ...RATIO_METRICS]
 
 /** What one simulated experiment (first run, then at most one confirmation round) ended in, per rule. */
 export interface RunOutcome {
   breach: Set<SignalMetric>
   confirmed: Set<SignalMetric>
+  /** The figure shown for each confirmed rule (estimation half; points or a ratio). */
+  shown: Map<SignalMetric, number>
+  /** Ratio rules that crossed and whose first-run ratio rests on a few blocks (named in the report). */
+  concentrated: Set<SignalMetric>
   rerunBlocks: number
+  /** Attempts of the rerun: blocks × 2 cells × trials. */
+  rerunAttempts: number
 }
 
 export interface Policy {
   thresholds: Thresholds
   maxBlocks: number
   alpha: number
+  /** Trials per block and cell in the rerun (default 1). */
+  rerunTrials?: number
+}
+
+/** Point estimates of one run: the resolve-rate difference (points) and each ratio of totals. */
+export function pointEstimate(pairs: readonly PairedBlock[], metric: SignalMetric): number | null {
+  if (metric === 'resolved') {
+    const c = outcomeColumns([...pairs])
+    const n = c.instances.length
+    if (n === 0) return null
+    let d = 0
+    for (let i = 0; i < n; i++) d += (c.treat[i] as number) - (c.base[i] as number)
+    return (100 * d) / n
+  }
+  const c = metricColumns([...pairs], metric)
+  let b = 0
+  let t = 0
+  for (let i = 0; i < c.base.length; i++) {
+    b += c.base[i] as number
+    t += c.treat[i] as number
+  }
+  return b > 0 ? t / b : null
 }
 
 /** Point estimates only: the detect rules cross on estimates; intervals are for the report. */
 function pointEffects(pairs: PairedBlock[]): MetricEffects {
   return {
     effect: (metric): Effect => {
-      if (metric === 'resolved') {
-        const c = outcomeColumns(pairs)
-        const n = c.instances.length
-        if (n === 0) return none('pp', 'no outcome-complete blocks')
-        let d = 0
-        for (let i = 0; i < n; i++) d += (c.treat[i] as number) - (c.base[i] as number)
-        return { estimate: (100 * d) / n, ci: null, unit: 'pp', method: 'point estimate', n, reason: null }
-      }
-      const c = metricColumns(pairs, metric)
-      let b = 0
-      let t = 0
-      for (let i = 0; i < c.base.length; i++) {
-        b += c.base[i] as number
-        t += c.treat[i] as number
-      }
-      if (b <= 0) return none('ratio', 'no baseline total')
-      return {
-        estimate: t / b,
-        ci: null,
-        unit: 'ratio',
-        method: 'point estimate',
-        n: c.base.length,
-        reason: null,
-      }
+      const x = pointEstimate(pairs, metric)
+      const unit = metric === 'resolved' ? 'pp' : 'ratio'
+      if (x === null) return none(unit, 'undefined')
+      return { estimate: x, ci: null, unit, method: 'point estimate', n: pairs.length, reason: null }
     },
     pRegression: null,
   }
@@ -55,8 +66,8 @@ function pointEffects(pairs: PairedBlock[]): MetricEffects {
 
 /**
  * One simulated experiment through the detect rules (`crossings`) and the confirmation design
- * (`select` on the first run, a fresh independent rerun of the selected blocks, `decide` on it) —
- * the same calls `detect` and `confirm` make on real runs.
+ * (`select` on the first run, a fresh independent rerun of the selected blocks, `decide` on it, the
+ * figure shown on the estimation half) — the same calls `detect` and `confirm` make on real runs.
  */
 export function simulateOnce(
   world: World,
@@ -77,14 +88,24 @@ export function simulateOnce(
   })
   const breach = new Set(found.signals.map((s) => s.metric))
   const confirmed = new Set<SignalMetric>()
-  if (found.signals.length === 0) return { breach, confirmed, rerunBlocks: 0 }
+  const shown = new Map<SignalMetric, number>()
+  const concentrated = new Set<SignalMetric>()
+  const trials = policy.rerunTrials ?? 1
+  if (found.signals.length === 0)
+    return { breach, confirmed, shown, concentrated, rerunBlocks: 0, rerunAttempts: 0 }
   const selection = design.select(
     { signals: found.signals, pairs: () => first, unstable: new Set(), maxBlocks: policy.maxBlocks },
     rng,
   )
-  const rerun = drawRun(world, selection.instances, rng)
+  const rerun = drawRun(world, selection.instances, rng, trials)
   const sample = new Set(selection.sample)
+  const estimate = new Set(selection.estimate)
+  const decide = new Set(selection.instances)
   for (const s of found.signals) {
+    if (s.metric !== 'resolved') {
+      const c = concentration(metricColumns(first, s.metric as RatioMetric), s.threshold)
+      if (c) concentrated.add(s.metric)
+    }
     const v = design.decide({
       signal: s,
       rerun,
@@ -92,10 +113,24 @@ export function simulateOnce(
       sample,
       unstable: new Set(),
       alpha: policy.alpha,
+      first,
+      decide,
+      estimate,
     })
-    if (v.holds) confirmed.add(s.metric)
+    if (!v.holds) continue
+    confirmed.add(s.metric)
+    const held = estimate.size > 0 ? rerun.filter((p) => estimate.has(p.instance)) : rerun
+    const x = pointEstimate(held, s.metric)
+    if (x !== null) shown.set(s.metric, x)
   }
-  return { breach, confirmed, rerunBlocks: selection.instances.length }
+  return {
+    breach,
+    confirmed,
+    shown,
+    concentrated,
+    rerunBlocks: selection.instances.length,
+    rerunAttempts: selection.instances.length * 2 * trials,
+  }
 }
 
 export interface ScenarioRates {
@@ -109,6 +144,20 @@ export interface ScenarioRates {
   anyBreach: number
   /** Mean blocks rerun per simulated run (0 when nothing crossed). */
   meanRerunBlocks: number
+  /** Mean rerun attempts per simulated run. */
+  meanRerunAttempts: number
+  /** Mean true effect of the simulated worlds: deficit points for `resolved`, ratio of means otherwise. */
+  truth: Record<SignalMetric, number>
+  /** Mean figure shown among confirmed runs (null when none confirmed). */
+  meanShown: Record<SignalMetric, number | null>
+  /** Mean over confirmed runs of shown ÷ that world's true ratio (ratios only; null when none). */
+  meanShownOverTruth: Record<SignalMetric, number | null>
+  /** Share of runs where the rule crossed and the first-run ratio rested on a few blocks. */
+  concentrated: Record<SignalMetric, number>
+}
+
+function zeros(): Record<SignalMetric, number> {
+  return Object.fromEntries(METRICS.map((m) => [m, 0])) as Record<SignalMetric, number>
 }
 
 /** Rates over `sims` seeded experiments of worlds from `makeWorld`. */
@@ -121,24 +170,45 @@ export function runScenario(
   onProgress?: (done: number) => void,
 ): ScenarioRates {
   const rng = createRng(seed >>> 0)
-  const metrics: SignalMetric[] = ['resolved', ...RATIO_METRICS]
-  const breach = Object.fromEntries(metrics.map((m) => [m, 0])) as Record<SignalMetric, number>
-  const confirmed = { ...breach }
+  const breach = zeros()
+  const confirmed = zeros()
+  const truth = zeros()
+  const shownSum = zeros()
+  const overSum = zeros()
+  const concentrated = zeros()
   let any = 0
   let anyBreach = 0
   let blocks = 0
+  let attempts = 0
   for (let i = 0; i < sims; i++) {
-    const r = simulateOnce(makeWorld(effects, rng), policy, rng)
+    const world = makeWorld(effects, rng)
+    const truths = Object.fromEntries(
+      METRICS.map((m) => [m, m === 'resolved' ? trueDeficitPp(world) : trueRatio(world, m as RatioMetric)]),
+    ) as Record<SignalMetric, number>
+    const r = simulateOnce(world, policy, rng)
+    for (const m of METRICS) truth[m] += truths[m]
     for (const m of r.breach) breach[m]++
     for (const m of r.confirmed) confirmed[m]++
+    for (const m of r.concentrated) concentrated[m]++
+    for (const [m, x] of r.shown) {
+      shownSum[m] += x
+      overSum[m] += m === 'resolved' ? 0 : x / truths[m]
+    }
     if (r.confirmed.size > 0) any++
     if (r.breach.size > 0) anyBreach++
     blocks += r.rerunBlocks
+    attempts += r.rerunAttempts
     onProgress?.(i + 1)
   }
-  for (const m of metrics) {
+  const meanShown = {} as Record<SignalMetric, number | null>
+  const meanShownOverTruth = {} as Record<SignalMetric, number | null>
+  for (const m of METRICS) {
+    meanShown[m] = confirmed[m] > 0 ? shownSum[m] / confirmed[m] : null
+    meanShownOverTruth[m] = confirmed[m] > 0 && m !== 'resolved' ? overSum[m] / confirmed[m] : null
     breach[m] /= sims
     confirmed[m] /= sims
+    truth[m] /= sims
+    concentrated[m] /= sims
   }
   return {
     breach,
@@ -146,6 +216,11 @@ export function runScenario(
     anyConfirmed: any / sims,
     anyBreach: anyBreach / sims,
     meanRerunBlocks: blocks / sims,
+    meanRerunAttempts: attempts / sims,
+    truth,
+    meanShown,
+    meanShownOverTruth,
+    concentrated,
   }
 }
 

@@ -21,6 +21,8 @@ import { clusteredTimeouts } from './timeouts.js'
  *  1. **contradictory** — the verifier's verdict and the recorded outcome disagree (verifier pass or
  *     reward 1 with outcome unresolved; verifier fail or reward below 1 with outcome resolved): an
  *     input error named with file:line; the row is not counted.
+ *     **contradictory** too: a resolved verdict on an empty or test-only diff, unless the benchmark
+ *     declares `gradeable_without_diff` (or the task is graded on tool calls, a bridge task).
  *  2. **infrastructure from the exit** — exit class `infra`: `auth` (key refused), `quota` (budget
  *     exhausted, rate limited), `route` (upstream 5xx, unreachable, unknown model), `grader_error`
  *     (the verifier crashed), `harness_startup` (the harness could not be prepared or spawned), else
@@ -134,6 +136,19 @@ function outcomeClass(
       reason: `verifier ${v.status}${v.reward !== null ? ` (reward ${v.reward})` : ''} but outcome resolved`,
     }
   }
+  // 1b. a resolved verdict on nothing delivered: the grader did not grade a change
+  if (r.outcome === 'resolved' && !opts.gradeableWithoutDiff && r.tools === undefined) {
+    if (r.deliverable.bytes === 0)
+      return {
+        class: 'contradictory',
+        reason: `verifier ${v.status} but the diff is empty: a resolved verdict on an empty deliverable (declare benchmark.gradeable_without_diff if tasks can be solved without a change)`,
+      }
+    if (r.deliverable.test_only === true)
+      return {
+        class: 'contradictory',
+        reason: `verifier ${v.status} but the diff changes only test files (${r.deliverable.files_changed}): suspect, the fix itself is absent (declare benchmark.gradeable_without_diff if that is expected)`,
+      }
+  }
   // 2. infrastructure named by the exit
   if (r.exit.class === 'infra') {
     const why =
@@ -160,14 +175,23 @@ function outcomeClass(
         'budget_exceeded at the proxy with no per-attempt limit declared: the key budget ran out (infrastructure, not a loss)',
     }
   }
-  // 3. stopped by quota or auth at the end, even after editing files
-  if (r.outcome !== 'resolved' && r.exit.class !== 'clean') {
+  // 3. stopped by quota or auth at the end, even after editing files; a harness that swallowed the
+  // gateway's refusal of its request and exited clean was stopped all the same.
+  const refused = r.telemetry.flags.some((f) => f.startsWith('gateway_refused_'))
+  if (r.outcome !== 'resolved' && (r.exit.class !== 'clean' || refused)) {
     const last = lastRows(r)
     const end = last.at(-1)
     if (end && end.status === 'failure') {
       const what = `${end.error_class ?? ''} ${end.http_status ?? ''}`
+      const by = refused ? ' by the gateway' : ''
       if (AUTH.test(what))
-        return { class: 'auth', reason: `the last model request was refused (${what.trim()})` }
+        return { class: 'auth', reason: `the last model request was refused${by} (${what.trim()})` }
+      // A rate limit is never the attempt's own budget: infrastructure whatever limits are declared.
+      if (RATE.test(what))
+        return {
+          class: 'quota',
+          reason: `stopped by a rate limit${by} (last request: ${what.trim()}) after ${r.deliverable.bytes} bytes of work: not the agent's failure`,
+        }
       if (QUOTA.test(what) && !opts.declaredLimits)
         return {
           class: 'quota',
@@ -236,6 +260,7 @@ function lastRows(r: AttemptRecord): LedgerCheck['last'] {
   return r.ledger_check?.last ?? []
 }
 
+const RATE = /rate.?limit|\b429\b|too many requests/i
 const QUOTA = /budget|quota|rate.?limit|\b429\b|insufficient_quota|too many requests/i
 const AUTH = /auth|unauthori[sz]ed|forbidden|invalid.?api.?key|\b40[13]\b/i
 const ROUTE =

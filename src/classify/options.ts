@@ -13,6 +13,8 @@ export interface ClassifyOptions {
   declaredLimits: boolean
   /** The manifest's per-attempt timeout (s), named when timeouts cluster below it. */
   timeoutS: number | null
+  /** `benchmark.gradeable_without_diff`: a resolved attempt with an empty or test-only diff is not flagged. */
+  gradeableWithoutDiff?: boolean
 }
 
 export type TimeoutPolicy = 'verifier_decides' | 'infra' | 'failure'
@@ -44,5 +46,6 @@ export function classifyOptions(manifest: Manifest | null, limits: boolean): Cla
     keepSuspectOutcome: c?.keep_suspect_outcomes ?? DEFAULT_CLASSIFY.keepSuspectOutcome,
     declaredLimits: limits,
     timeoutS: manifest?.budgets.timeout_s ?? null,
+    gradeableWithoutDiff: manifest?.benchmark.gradeable_without_diff ?? false,
   }
 }

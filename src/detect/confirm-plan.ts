@@ -21,6 +21,8 @@ export interface ConfirmationSelection {
   capped: boolean
   /** The blocks drawn at random (ratio signals are tested on these only). */
   sample: string[]
+  /** The estimation half of the sample (held out of the decision). */
+  estimate: string[]
 }
 
 export interface SelectionSource {
@@ -59,6 +61,7 @@ export function selectConfirmation(
     signals: live.map((s) => s.id),
     capped: chosen.capped,
     sample: chosen.sample,
+    estimate: chosen.estimate,
   }
 }
 
@@ -79,7 +82,10 @@ export function confirmationSeed(originalSeed: number, round: number): number {
  * Rebuilt from the first run's plan.json, which carries the manifest with its defaults filled in.
  */
 export function buildConfirmationPlan(original: Plan, selection: ConfirmationSelection, round = 1): Plan {
-  const { loaded, panel } = fromPlan(original)
+  const { loaded: first, panel } = fromPlan(original)
+  // The rerun runs each block confirmation.trials times per cell (the first run's trials otherwise).
+  const trials = first.manifest.confirmation.trials ?? 1
+  const loaded = trials > 1 ? { ...first, manifest: { ...first.manifest, trials } } : first
   // Keep the original panel order so shards are reproducible; buildPlan reshuffles with the new seed.
   const wanted = new Set(selection.instances)
   return buildPlan(loaded, panel, {

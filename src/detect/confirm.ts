@@ -1,5 +1,6 @@
 import type { Comparison, ComparisonEntry } from '../records/comparison.js'
 import { bootstrapMeanDifference, bootstrapRatioOfMeans, mcnemarPOneSided } from '../stats/index.js'
+import { concentration } from './concentration.js'
 import {
   bootstrapSettings,
   type ComparisonRef,
@@ -9,7 +10,7 @@ import {
   unstableSet,
 } from './decide.js'
 import type { ConfirmationDesign } from './designs/contract.js'
-import { DEFAULT_DESIGN } from './designs/registry.js'
+import { designNamed } from './designs/registry.js'
 import {
   type BootstrapSettings,
   effectOfBootstrap,
@@ -103,8 +104,9 @@ export function confirm(input: ConfirmInput): Decision {
       rerunSettings,
       minCoverage: thresholds.min_coverage,
       round,
-      design: DEFAULT_DESIGN,
+      design: designNamed(o.confirmation?.design?.name),
       sample: o.confirmation?.sample ? new Set(o.confirmation.sample) : null,
+      estimate: new Set(o.confirmation?.estimate ?? []),
       alpha: o.policy.confirmation.alpha,
     })
     if (result.state === 'inconclusive') {
@@ -226,6 +228,8 @@ interface JudgeInput {
   design: ConfirmationDesign
   /** The selection's random sample (ratio signals are tested on it); null: every planned block. */
   sample: ReadonlySet<string> | null
+  /** The estimation half of the sample (held out of the decision; the figure shown is estimated on it). */
+  estimate: ReadonlySet<string>
   alpha: number
 }
 
@@ -299,7 +303,21 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
     sample: input.sample ?? new Set(planned),
     unstable: input.unstable,
     alpha: input.alpha,
+    first: original,
+    decide: new Set(planned),
+    estimate: input.estimate,
   })
+  // The figure shown: estimated on the estimation half, which the decision never used.
+  const held = rerunBlocks.filter((p) => input.estimate.has(p.instance))
+  const estimate: Effect | undefined =
+    input.estimate.size === 0
+      ? undefined
+      : held.length === 0
+        ? none(unit, 'no block of the estimation half is complete in the rerun')
+        : labelled(
+            pairsEffect(held, s.metric, input.rerunSettings),
+            `estimation half of the rerun (n = ${held.length}), not used by the decision`,
+          )
   const state: Signal['state'] = verdict.holds ? 'confirmed' : 'cleared'
   if (s.metric === 'resolved') {
     const combined = combinedOutcome(original, byId, completeSet, input.affected, input.settings)
@@ -313,10 +331,12 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
         holds: verdict.holds,
         reason: verdict.reason,
         test: verdict.test,
+        ...(estimate ? { estimate } : {}),
       },
     }
   }
   const metric = s.metric as RatioMetric
+  const concentrated = concentration(metricColumns(original, metric), s.threshold)
   const combined = combinedRatio(original, byId, completeSet, new Set(planned), metric, input.settings)
   const outcomeSet = new Set(outcomeBlocks.map((p) => p.instance))
   const advantage = combinedOutcome(original, byId, outcomeSet, new Set(), input.settings)
@@ -330,8 +350,14 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
       holds: verdict.holds,
       reason: verdict.reason,
       test: verdict.test,
+      ...(estimate ? { estimate } : {}),
+      concentration: concentrated,
     },
   }
+}
+
+function labelled(e: Effect, label: string): Effect {
+  return { ...e, method: `${e.method}; ${label}` }
 }
 
 /**

@@ -343,6 +343,14 @@ export function formatRerunTest(r: RerunResult): string {
   const t = r.test
   if (!t) return formatRerun(r)
   const p = t.p_one_sided < 0.0001 ? t.p_one_sided.toExponential(2) : t.p_one_sided.toPrecision(3)
+  if (t.stages) {
+    const fp = (x: number) => (x < 0.0001 ? x.toExponential(2) : x.toPrecision(3))
+    const stages = t.stages.map((s) => `${s.stage} n = ${s.n}, p = ${fp(s.p)}`).join('; ')
+    const shown = r.estimate
+      ? `; figure shown, ${r.estimate.method.replace(/^.*; /, '')}: ${formatEffect(r.estimate)}`
+      : ''
+    return `two-stage test of the ${t.estimand ?? 'effect'}: combined p = ${p} ${t.rejects ? '≤' : '>'} α ${t.alpha} (${stages})${shown}`
+  }
   const counts = t.method.includes('McNemar') ? `b′ = ${r.b}, c′ = ${r.c}; ` : `${t.n} non-tied blocks; `
   return (
     `rerun ${t.method.replace(/ \(.*$/, '')} p = ${p} ${t.rejects ? '≤' : '>'} α ${t.alpha} ` +

@@ -26,17 +26,18 @@ export const METRIC_RULES: Record<
   spend_usd: {
     field: 'cost_ratio',
     label: 'spend',
-    rule: (t) => `spend ratio of means > ${t}× without a resolved advantage`,
+    rule: (t) => `spend ratio of totals Σtreatment/Σbaseline > ${t}× without a resolved advantage`,
   },
   input_fresh_tokens: {
     field: 'fresh_input_ratio',
     label: 'fresh input tokens',
-    rule: (t) => `fresh-input-token ratio of means > ${t}× without a resolved advantage`,
+    rule: (t) =>
+      `fresh-input-token ratio of totals Σtreatment/Σbaseline > ${t}× without a resolved advantage`,
   },
   proxy_requests: {
     field: 'request_ratio',
     label: 'proxy requests',
-    rule: (t) => `proxy-request ratio of means > ${t}× without a resolved advantage`,
+    rule: (t) => `proxy-request ratio of totals Σtreatment/Σbaseline > ${t}× without a resolved advantage`,
   },
 }
 export const RATIO_METRICS: RatioMetric[] = ['spend_usd', 'input_fresh_tokens', 'proxy_requests']

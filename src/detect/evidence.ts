@@ -37,7 +37,10 @@ export interface EvidenceSoFar {
   alpha: number
   /** 1/α: the product needed to reject H0 (no resolve-rate difference) at α. */
   threshold: number
+  /** The running product reached 1/α at some run (sticky: a later run never resets it). */
   sufficient: boolean
+  /** The run at which the running product first reached 1/α, or null. */
+  crossed_at: string | null
   /** "evidence so far: E = 12.0 over 3 runs; 20 needed at α = 0.05 — not yet sufficient". */
   statement: string
 }
@@ -70,12 +73,27 @@ export function combineEvidence(runs: readonly RunEvidence[], alpha: number, the
   }
   const threshold = 1 / alpha
   const e = Number.isFinite(Math.exp(logE)) ? Math.exp(logE) : null
-  const sufficient = logE >= Math.log(threshold) - 1e-12
+  // Crossing the bound is a stopping event (Ville): once the running product has reached 1/α the
+  // null is rejected, and a later run — a cleared week, an improvement — never resets it.
+  const need = Math.log(threshold) - 1e-12
+  let running = 0
+  let crossedAt: string | null = null
+  for (const r of out) {
+    running += r.log_e
+    if (crossedAt === null && running >= need) crossedAt = r.run_id
+  }
+  const sufficient = crossedAt !== null
   const shown = e === null ? `exp(${logE.toFixed(1)})` : e.toPrecision(3)
   const statement =
     `evidence so far: E = ${shown} over ${out.length} run${out.length === 1 ? '' : 's'}; ` +
-    `${Number(threshold.toPrecision(6))} needed at α = ${alpha} — ${sufficient ? 'sufficient: the treatment resolves fewer, at α' : 'not yet sufficient'}`
-  return { runs: out, log_e: logE, e, alpha, threshold, sufficient, statement }
+    `${Number(threshold.toPrecision(6))} needed at α = ${alpha} — ${
+      !sufficient
+        ? 'not yet sufficient'
+        : logE >= need
+          ? 'sufficient: the treatment resolves fewer, at α'
+          : `sufficient since run ${crossedAt}: the bound was crossed then (later runs never reset it); the treatment resolves fewer, at α`
+    }`
+  return { runs: out, log_e: logE, e, alpha, threshold, sufficient, crossed_at: crossedAt, statement }
 }
 
 /**

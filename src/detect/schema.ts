@@ -85,6 +85,21 @@ export const RerunTestSchema = z.strictObject({
   alpha: z.number(),
   rejects: z.boolean(),
   advantage_p: z.number().nullable(),
+  estimand: z
+    .string()
+    .optional()
+    .describe('the quantity the test is about, in words (design ≥ two-stage-split@1)'),
+  stages: z
+    .array(
+      z.strictObject({
+        stage: z.string(),
+        n: Count,
+        p: z.number().describe('one-sided p of this stage'),
+        weight: z.number().describe('inverse-normal weight, fixed before the rerun'),
+      }),
+    )
+    .optional()
+    .describe('the independent stages a two-stage design combines (statistic: the combined z)'),
 })
 export type RerunTest = z.infer<typeof RerunTestSchema>
 
@@ -105,6 +120,17 @@ export const RerunResultSchema = z.strictObject({
   holds: z.boolean(),
   reason: z.string().describe('why the signal was confirmed or not'),
   test: RerunTestSchema.optional().describe('the exact one-sided test that decided (design ≥ rerun-exact@1)'),
+  estimate: EffectSchema.optional().describe(
+    'the figure shown after the decision: estimated on the estimation half of the rerun, which the decision never used (design ≥ two-stage-split@1)',
+  ),
+  concentration: z
+    .strictObject({
+      k: Count.describe('fewest blocks whose removal brings the ratio of totals to the threshold or below'),
+      instances: z.array(z.string()),
+    })
+    .nullable()
+    .optional()
+    .describe('a ratio that rests on a few blocks (a runaway cost), named rather than read as cleared'),
 })
 export type RerunResult = z.infer<typeof RerunResultSchema>
 
@@ -201,6 +227,12 @@ export const ConfirmationRefSchema = z.strictObject({
     .array(z.string())
     .optional()
     .describe('blocks drawn at random (seeded, independent of the data): ratio signals are tested on these'),
+  estimate: z
+    .array(z.string())
+    .optional()
+    .describe(
+      'the estimation half of the sample: held out of the decision, the figure shown is estimated on it',
+    ),
   design: z
     .strictObject({
       name: z.string(),
@@ -234,7 +266,12 @@ export const EvidenceSchema = z.strictObject({
   log_e: z.number(),
   e: z.number().nullable(),
   threshold: z.number(),
-  sufficient: z.boolean(),
+  sufficient: z.boolean().describe('the running product reached 1/α at some run; never reset by a later run'),
+  crossed_at: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('the run at which the running product first reached 1/α'),
   statement: z.string(),
 })
 export type Evidence = z.infer<typeof EvidenceSchema>

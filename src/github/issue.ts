@@ -1,4 +1,4 @@
-import type { ComparisonVerdict } from '../detect/schema.js'
+import type { ComparisonVerdict, Evidence } from '../detect/schema.js'
 import { type Author, viewerLogin } from './comment.js'
 import { applyIssueUpdate, createMarkedIssue, type ExistingIssue, findMarkedIssue } from './marked-issue.js'
 import { parseState, type TrackingState } from './marker.js'
@@ -20,8 +20,14 @@ export { RECOVERED_LABEL } from './notice.js'
 /** What this run says about one comparison key, for its tracking issue. */
 export type KeyRunStatus = 'confirmed' | 'clean' | 'unconfirmed' | 'inconclusive'
 
-/** A comparison verdict as tracking-issue input: only a confirmed breach opens or reopens an issue. */
-export function keyRunStatus(v: ComparisonVerdict): KeyRunStatus {
+/**
+ * A comparison verdict as tracking-issue input: a confirmed breach, or weekly evidence that has crossed
+ * its bound (detect/evidence.ts), opens or updates an issue — the evidence even when no single week's
+ * rerun confirmed, and a cleared week never counts as clean once the bound was crossed. An evaluation
+ * that failed this run stays inconclusive (not evidence either way).
+ */
+export function keyRunStatus(v: ComparisonVerdict, evidence?: Evidence | null): KeyRunStatus {
+  if (evidence?.sufficient && v.status !== 'inconclusive') return 'confirmed'
   switch (v.status) {
     case 'confirmed':
       return 'confirmed'
@@ -166,7 +172,7 @@ export async function syncTrackingIssue(
   const existing = await findTrackingIssue(gh, repo, key, labels, author)
   const action = planTracking({
     existing,
-    status: keyRunStatus(verdict),
+    status: keyRunStatus(verdict, ctx.decision.evidence?.find((e) => e.key === key) ?? null),
     recoveredAfter: opts.recoveredAfter,
     closeOnRecovery: opts.closeOnRecovery,
     run: ctx.decision.run_id,

@@ -241,7 +241,7 @@ export function planPublish(
   const label = opts.labels[0] ?? 'harness-watch'
   const labels = opts.labels.length > 0 ? opts.labels : [label]
   const tracking = d.comparisons.map((v): PlannedAction => {
-    const status = keyRunStatus(v)
+    const status = keyRunStatus(v, d.evidence?.find((e) => e.key === v.key) ?? null)
     const marker = codeSpan(identityMarker('tracking', v.key))
     const search = `would search the issues labelled ${labels.map(codeSpan).join(' and ')} (open and closed) for the marker ${marker}`
     if (status === 'confirmed') {

@@ -86,9 +86,12 @@ export function trackingIssueBody(ctx: RenderContext, key: string, state: Tracki
 export function confirmedComment(ctx: RenderContext, key: string, reopened: boolean): string {
   const d = ctx.decision
   const signals = d.signals.filter((s) => s.key === key && s.state === 'confirmed')
+  const evidence = d.evidence?.find((e) => e.key === key && e.sufficient)
   const lines = [
     `${reopened ? 'Reopened: the' : 'The'} regression was confirmed again by run ${codeSpan(d.run_id ?? 'unknown')}.`,
     '',
+    // Built from counts and α only.
+    ...(evidence ? [`- weekly evidence: ${escapeMarkdown(evidence.statement)}`] : []),
     ...signals.map(
       (s) =>
         `- ${escapeMarkdown(METRIC_RULES[s.metric].label)}: first run ${formatEffect(s.effect)} (n = ${s.effect.n}); rerun ${s.rerun ? formatRerun(s.rerun) : '—'}`,

@@ -176,14 +176,36 @@ export const VerifierSchema = z.strictObject({
     .boolean()
     .optional()
     .describe(
-      'kind=command: the command writes a SWE-bench run report under {out}; an instance it does not list (a crash, a dropped instance) is ungraded, never read from the exit code',
+      'kind=command: the command writes a SWE-bench run report under {out}; an instance it does not list (a crash, a dropped instance) is ungraded, never read from the exit code (the same as contract: report)',
+    ),
+  contract: z
+    .enum(['report', 'reward_file', 'exit_codes'])
+    .optional()
+    .describe(
+      'how the verifier states its verdict, so that a crash is never read as a failure: report (a SWE-bench run report under {out} naming the instance), reward_file (a reward in 0..1 written to HW_REWARD_FILE), exit_codes (exit_codes.pass / exit_codes.fail; any other exit or a signal is a grader error). Default: reward_file for kind=command (a report under {out} is read too; neither is a grader error), for task-tests the Harbor reward file, else exit 0 pass, 126/127 error, other codes fail',
+    ),
+  exit_codes: z
+    .strictObject({
+      pass: z.array(z.number().int().min(0).max(255)).min(1).default([0]),
+      fail: z.array(z.number().int().min(1).max(255)).min(1),
+    })
+    .optional()
+    .describe(
+      'contract exit_codes: the codes that mean "passed" (default [0]) and "tests failed" (e.g. pytest 1); every other code — a crash, a decode error, an interpreter exception that exits with a code outside these — is grader_error, retried, never a loss',
     ),
 })
+export type VerifierSpec = z.output<typeof VerifierSchema>
 
 export const BenchmarkSchema = z.strictObject({
   family: z.string().min(1).describe('e.g. builtin, harbor, swe-bench-verified'),
   revision: z.string().min(1).describe('dataset revision or commit the panel is frozen at'),
   verifier: VerifierSchema.default({ kind: 'task-tests', timeout_s: 300 }),
+  gradeable_without_diff: z
+    .boolean()
+    .optional()
+    .describe(
+      'true when a task can be solved without changing the workspace (an answer, tool calls, an already-correct repository): a resolved attempt with an empty or test-only diff is then not flagged',
+    ),
   setup: z
     .string()
     .optional()
@@ -324,7 +346,16 @@ export const ConfirmationSchema = z.strictObject({
     .gt(0)
     .lt(0.5)
     .default(0.05)
-    .describe('one-sided level of the exact test that confirms a breach on the rerun data'),
+    .describe('one-sided level of the test that confirms a breach (first run and rerun combined)'),
+  trials: z
+    .number()
+    .int()
+    .min(1)
+    .max(10)
+    .optional()
+    .describe(
+      'attempts per block and cell in the rerun (default 1): more trials give the ratio rules power at high run noise (harness-watch calibrate recommends a value)',
+    ),
 })
 
 export const LiteLLMSettingsSchema = z.strictObject({
@@ -571,6 +602,39 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       code: 'custom',
       path: ['benchmark', 'verifier', 'command'],
       message: 'verifier kind "command" needs a command template',
+    })
+  }
+  const vf = m.benchmark.verifier
+  if (vf.contract === 'exit_codes' && !vf.exit_codes) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['benchmark', 'verifier', 'exit_codes'],
+      message:
+        'contract exit_codes needs exit_codes: { pass: [0], fail: [...] } — the codes that mean "tests failed", so that any other exit is a grader error',
+    })
+  }
+  if (vf.exit_codes && vf.contract !== 'exit_codes') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['benchmark', 'verifier', 'exit_codes'],
+      message: 'exit_codes is read only with contract: exit_codes',
+    })
+  }
+  if (vf.exit_codes) {
+    const both = vf.exit_codes.fail.filter((c) => vf.exit_codes?.pass.includes(c))
+    if (both.length > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['benchmark', 'verifier', 'exit_codes', 'fail'],
+        message: `exit code${both.length === 1 ? '' : 's'} ${both.join(', ')} cannot mean both pass and fail`,
+      })
+    }
+  }
+  if (vf.reports && vf.contract !== undefined && vf.contract !== 'report') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['benchmark', 'verifier', 'reports'],
+      message: `reports: true is contract report; it contradicts contract ${vf.contract}`,
     })
   }
   checkTemplate(m.benchmark.setup, ['benchmark', 'setup'], ID_LIST_PLACEHOLDERS, ctx)

@@ -4,6 +4,7 @@ import path from 'node:path'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { isolates, runSandboxJob } from '../sandbox/job.js'
 import { readBack } from '../sandbox/read-back.js'
+import { readByContract, type VerifierContract } from './contract.js'
 import type { Task } from './task.js'
 
 /** pass: graded solved; fail: graded not solved; error: the verifier could not grade; timeout: killed. */
@@ -38,6 +39,8 @@ export interface VerifierOptions {
   sandbox?: SandboxBackend
   /** More folders the verifier may read in the sandbox (the manifest's `sandbox.read_only`). */
   readOnly?: string[]
+  /** The manifest's declared verifier contract (default: legacy, see panel/contract.ts). */
+  contract?: VerifierContract
 }
 
 /**
@@ -97,30 +100,13 @@ export async function runTaskVerifier(
     if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
     if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
     const written = await readBack(rewardFile).catch(() => null)
-    if (written !== null) {
-      const reward = parseReward(written)
-      if (reward === null) {
-        return {
-          ...base,
-          status: 'error',
-          reward: null,
-          reason: `bad reward ${JSON.stringify(written.trim())}`,
-        }
-      }
-      return { ...base, status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
-    }
-    if (run.signal)
-      return { ...base, status: 'error', reward: null, reason: `test.sh ended by ${run.signal}` }
-    if (run.exitCode === 0) return { ...base, status: 'pass', reward: null, reason: null }
-    if (run.exitCode === 126 || run.exitCode === 127) {
-      return {
-        ...base,
-        status: 'error',
-        reward: null,
-        reason: `test.sh exited ${run.exitCode} (command not runnable)`,
-      }
-    }
-    return { ...base, status: 'fail', reward: null, reason: null }
+    const reward = written === null ? null : rewardVerdict(written)
+    const v = readByContract(
+      opts.contract ?? { kind: 'legacy' },
+      { exitCode: run.exitCode, signal: run.signal, reward, report: null },
+      'test.sh',
+    )
+    return { ...base, ...v }
   } finally {
     await rm(rewardDir, { recursive: true, force: true })
   }
@@ -143,6 +129,22 @@ export function verifierBaseEnv(runnerEnv: NodeJS.ProcessEnv): Record<string, st
     if (['HOME', 'USER', 'LOGNAME', 'SHELL', 'TMPDIR'].includes(k) || TOOLCHAIN_VARS.test(k)) env[k] = v
   }
   return { ...env, LANG: 'C.UTF-8', LC_ALL: 'C.UTF-8', TERM: 'dumb', TZ: 'UTC' }
+}
+
+/** A written reward file's verdict: 1 → pass, below → fail, unreadable or out of range → error. */
+export function rewardVerdict(written: string): {
+  status: 'pass' | 'fail' | 'error'
+  reward: number | null
+  reason: string | null
+} {
+  const reward = parseReward(written)
+  if (reward === null)
+    return {
+      status: 'error',
+      reward: null,
+      reason: `bad reward ${JSON.stringify(written.trim().slice(0, 80))}`,
+    }
+  return { status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
 }
 
 /** A reward file's text as a number in [0, 1], or null when it is not one. */

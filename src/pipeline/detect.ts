@@ -214,6 +214,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
         legs: confirmPlan.legs.length,
         capped: selection.capped,
         sample: selection.sample.filter((i) => confirmPlan?.panel.instances.includes(i)),
+        estimate: selection.estimate.filter((i) => confirmPlan?.panel.instances.includes(i)),
         design: {
           name: DEFAULT_DESIGN.name,
           version: DEFAULT_DESIGN.version,

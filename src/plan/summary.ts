@@ -1,6 +1,7 @@
 import { HARNESSES, isHarnessName } from '../manifest/harness-names.js'
 import type { LoadedManifest } from '../manifest/load.js'
 import { cellApi, treatmentIds } from '../manifest/schema.js'
+import { describeContract, verifierContract } from '../panel/contract.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
 import { quotePath } from '../util/paths.js'
 import type { Plan } from './schema.js'
@@ -18,6 +19,7 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, 
     `experiment  ${m.experiment.id}${m.experiment.description ? ` — ${m.experiment.description}` : ''}`,
     `model       ${r.id} via ${r.provider} (${r.api} API); ${prices}`,
     `benchmark   ${m.benchmark.family}@${m.benchmark.revision}; verifier ${m.benchmark.verifier.kind} (timeout ${m.benchmark.verifier.timeout_s}s)`,
+    `contract    ${describeContract(verifierContract(m.benchmark.verifier), m.benchmark.verifier.kind)}${m.benchmark.gradeable_without_diff ? '; gradeable without a diff' : ''}`,
     `panel       ${panel.instances.length} instances from ${m.panel.source}${panel.quarantine.length ? `, ${panel.quarantine.length} quarantined` : ''}`,
     'cells',
     ...m.cells.map((c) => {

@@ -76,6 +76,20 @@ export const AttemptRecordSchema = z.strictObject({
     bytes: z.number().int().nonnegative(),
     sha256: z.string().nullable(),
     files_changed: z.number().int().nonnegative(),
+    test_only: z
+      .boolean()
+      .optional()
+      .describe(
+        'every file the diff changes is a test file (absent in records written before it was recorded)',
+      ),
+    non_utf8: z
+      .number()
+      .int()
+      .nonnegative()
+      .optional()
+      .describe(
+        'malformed UTF-8 sequences in the diff, decoded with U+FFFD for the grader (absent or 0: none)',
+      ),
   }),
   telemetry: TelemetrySummarySchema,
   ledger_check: LedgerCheckSchema.optional().describe(

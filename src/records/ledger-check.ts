@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { isRealRequestId } from './identity.js'
 import type { LedgerRow } from './ledger.js'
 
 /** Start times closer than this (ms) with identical model and token counts are one request logged twice. */
@@ -87,7 +88,8 @@ export function checkLedger(rows: readonly LedgerRow[], forwarded: number | null
 }
 
 function sameRequest(a: LedgerRow, b: LedgerRow): boolean {
-  if (a.request_id === b.request_id) return true
+  // The same real id is one request; a placeholder id says nothing (the rows are compared by content).
+  if (a.request_id === b.request_id && isRealRequestId(a.request_id)) return true
   const t = a.tokens
   const u = b.tokens
   return (

@@ -118,6 +118,17 @@ export const LedgerRowSchema = z.strictObject({
   attribution: AttributionSchema.nullable(),
   usage_object: z.record(z.string(), z.unknown()).nullable(),
   additional_usage_values: z.record(z.string(), z.unknown()).nullable(),
+  gateway: z
+    .strictObject({
+      kind: z.enum(['retry', 'fallback', 'refusal', 'unmatched']),
+      refusal: z.enum(['auth', 'budget', 'rate']).nullable(),
+      evidence: z.array(z.string()),
+      attempt: AttributionSchema.nullable().describe('the attempt whose spend-log window held the row'),
+    })
+    .optional()
+    .describe(
+      "a gateway's own work (LiteLLM retry, fallback, refusal outside the harness's requests, a row within none of them): kept for audit with attribution null, never counted as the harness's",
+    ),
 })
 export type LedgerRow = z.infer<typeof LedgerRowSchema>
 
@@ -172,6 +183,40 @@ export const TelemetrySummarySchema = z.strictObject({
     .nonnegative()
     .optional()
     .describe('rows whose logged spend differs from the recomputed one (the recomputed one is used)'),
+  gateway: z
+    .strictObject({
+      harness_rows: z.number().int().nonnegative(),
+      retries: z.number().int().nonnegative(),
+      fallbacks: z.number().int().nonnegative(),
+      refusals: z.strictObject({
+        auth: z.number().int().nonnegative(),
+        budget: z.number().int().nonnegative(),
+        rate: z.number().int().nonnegative(),
+      }),
+      harness_refused: z
+        .number()
+        .int()
+        .nonnegative()
+        .describe("refusals that answered one of the harness's requests"),
+      unmatched: z.number().int().nonnegative(),
+      left_out: z.strictObject({
+        rows: z.number().int().nonnegative(),
+        spend_usd: z.number().nonnegative().max(MAX_LEDGER_USD),
+        input_tokens: z.number().int().nonnegative(),
+        output_tokens: z.number().int().nonnegative(),
+      }),
+      examples: z.array(
+        z.strictObject({
+          request_id: z.string(),
+          kind: z.enum(['harness', 'retry', 'fallback', 'refusal', 'unmatched']),
+          evidence: z.string(),
+        }),
+      ),
+    })
+    .optional()
+    .describe(
+      "LiteLLM source: the gateway's own rows (retries, fallbacks, refusals) told apart from the harness's requests, and what was left out",
+    ),
   reconciliation: z
     .strictObject({
       rows_fetched: z

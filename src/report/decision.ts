@@ -4,6 +4,7 @@ import {
   intervalLabel,
 } from '../detect/decide.js'
 import { METRIC_RULES } from '../detect/effects.js'
+import { estimandOf, estimandScope } from '../detect/estimand.js'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import type { ComparisonVerdict, Decision, DecisionStatus, Signal } from '../detect/schema.js'
 import { fmtP } from '../util/format.js'
@@ -129,6 +130,8 @@ export function decisionMarkdown(view: DecisionView): string {
   } else {
     lines.push('No health problems.', '')
   }
+  for (const line of concentrationLines(d, codeSpan)) lines.push(line, '')
+  lines.push(scopeLine(d), '')
   for (const n of d.notes.slice(0, MAX_ROWS)) lines.push(`Note: ${escapeMarkdown(n)}`, '')
   const rerun = confirmationText(view, codeSpan)
   if (rerun) lines.push(rerun, '')
@@ -193,6 +196,8 @@ export function decisionHtml(view: DecisionView): string {
   } else {
     parts.push('<p>No health problems.</p>')
   }
+  for (const line of concentrationLines(d, plain)) parts.push(`<p class="note">${e(line)}</p>`)
+  parts.push(`<p class="scope">${e(scopeLine(d))}</p>`)
   for (const n of d.notes) parts.push(`<p class="note">Note: ${e(n)}</p>`)
   const rerun = confirmationText(view, plain)
   if (rerun) parts.push(`<p>${e(rerun)}</p>`)
@@ -216,6 +221,37 @@ function evidenceRuns(ev: NonNullable<Decision['evidence']>[number]): string {
       : ` at θ₁ = ${listed}${thetas.length > MAX_THETAS ? ` / … (${thetas.length} values)` : ''}`
   const before = earlier > 0 ? `${earlier} earlier not listed, then ` : ''
   return `runs ${before}${list}; one-sided likelihood-ratio e-values${at} multiplied, weeks never pooled`
+}
+
+/**
+ * What the claims cover (statistics.md "Scope statement"): the resolve-rate claim is about these n
+ * instances, not the benchmark; each ratio claim is about the ratio of totals over these instances.
+ * Built from counts only.
+ */
+export function scopeLine(d: Decision): string {
+  const n = Math.max(0, ...d.comparisons.map((v) => v.coverage.outcome))
+  const costN = Math.max(0, ...d.comparisons.map((v) => v.coverage.cost))
+  return (
+    `Scope: the resolve-rate claim ${estimandScope(estimandOf('resolved'), n)}; ` +
+    `each ratio claim (spend, fresh input, requests) is the ratio of totals Σtreatment/Σbaseline and ${estimandScope(estimandOf('spend_usd'), costN, 'resource')}. ` +
+    'Per-block medians or geometric means, where shown, are descriptive only and never the test.'
+  )
+}
+
+/**
+ * Ratio signals whose first-run ratio of totals rests on a few blocks (detect/concentration.ts):
+ * named, with the blocks, so a rerun that cannot confirm them does not read as cleared.
+ */
+function concentrationLines(d: Decision, code: (s: string) => string): string[] {
+  const out: string[] = []
+  for (const s of d.signals) {
+    const c = s.rerun?.concentration
+    if (!c) continue
+    out.push(
+      `Concentration: ${who(s, code)} ${METRIC_RULES[s.metric].label} — the first run's ratio of totals rests on ${c.k} instance${c.k === 1 ? '' : 's'} (${c.instances.slice(0, MAX_ROWS).map(code).join(', ')}); without them it falls at least halfway back to parity. ${s.state === 'confirmed' ? 'Confirmed on the test of totals.' : 'The test of totals cannot confirm a cost carried by so few blocks: this is a concentrated cost to look at, not a cleared one.'}`,
+    )
+  }
+  return out
 }
 
 /** Distinct θ₁ values named in an evidence line. */
@@ -314,7 +350,25 @@ function formatEffect(e: Signal['effect']): string {
  * from the artifact: both are escaped, the numbers and interval brackets left as they are.
  */
 function formatRerunTest(r: NonNullable<Signal['rerun']>): string {
-  const safe = r.test ? { ...r, test: { ...r.test, method: escapeMarkdown(r.test.method) } } : r
+  // Every text field of the test and of the figure shown is read from the artifact: escaped.
+  const test = r.test
+    ? {
+        ...r.test,
+        method: escapeMarkdown(r.test.method),
+        ...(r.test.estimand === undefined ? {} : { estimand: escapeMarkdown(r.test.estimand) }),
+        ...(r.test.stages
+          ? { stages: r.test.stages.map((s) => ({ ...s, stage: escapeMarkdown(s.stage) })) }
+          : {}),
+      }
+    : undefined
+  const estimate = r.estimate
+    ? {
+        ...r.estimate,
+        method: escapeMarkdown(r.estimate.method),
+        reason: r.estimate.reason === null ? null : escapeMarkdown(r.estimate.reason),
+      }
+    : undefined
+  const safe = { ...r, ...(test ? { test } : {}), ...(estimate ? { estimate } : {}) }
   const text = formatRerunTestRaw(safe)
   return r.rerun_only.estimate === null || r.combined.estimate === null ? escapeMarkdown(text) : text
 }

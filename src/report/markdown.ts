@@ -113,6 +113,8 @@ function header(c: Comparison, h: string): string {
   if (c.kind === 'experiment') {
     lines.push(`Run ${c.run_id ? codeSpan(c.run_id) : '—'} · round ${c.round}${when}`, '')
   }
+  const share = evaluatedShare(c)
+  if (share) lines.push(share, '')
   if (c.cells.length === 0) {
     lines.push(
       `> **No cells scheduled:** the plan selects no cell, so nothing was run and none of the ${c.blocks.planned} planned blocks is compared.`,
@@ -165,6 +167,28 @@ function header(c: Comparison, h: string): string {
   )
   if (s.manifest_sha256) lines.push(`| Manifest | sha256 ${codeSpan(s.manifest_sha256.slice(0, 12))} |`)
   return `${lines.join('\n')}\n`
+}
+
+/**
+ * Each harness's evaluated share, first thing a reader sees: `**Evaluated:** opencode: 4 of 5
+ * evaluated · pi: 5 of 5 evaluated` (a cell's id when two cells share a harness); a cell with a gap
+ * is marked. Null without a classification (published results).
+ */
+export function evaluatedShare(c: Comparison): string | null {
+  const cells = c.classification?.cells
+  if (!cells || cells.length === 0) return null
+  const harnessOf = new Map(c.cells.map((x) => [x.id, x.harness]))
+  const counts = new Map<string, number>()
+  for (const x of c.cells) counts.set(x.harness, (counts.get(x.harness) ?? 0) + 1)
+  const parts = cells.map((x) => {
+    const h = harnessOf.get(x.cell) ?? x.cell
+    const name = (counts.get(h) ?? 0) > 1 ? x.cell : h
+    const gap = x.evaluated < x.scheduled ? ' ⚠' : ''
+    // A plain name reads as itself; anything else is shown verbatim in a code span.
+    const shown = /^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(name) ? name : codeSpan(name)
+    return `${shown}: ${x.evaluated} of ${x.scheduled} evaluated${gap}`
+  })
+  return `**Evaluated:** ${parts.join(' · ')}`
 }
 
 /** The Isolation line of the header: each backend with its canary result and how many legs used it. */

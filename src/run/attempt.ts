@@ -366,6 +366,8 @@ export async function runAttempt(
         bytes: deliverable.bytes,
         sha256: deliverable.sha256,
         files_changed: deliverable.files_changed,
+        ...(deliverable.test_only ? { test_only: true } : {}),
+        ...(deliverable.non_utf8 ? { non_utf8: deliverable.non_utf8 } : {}),
       },
       telemetry: summary,
       ledger_check: checkLedger(telemetry.rows, summary.reconciliation?.proxy_requests ?? null),

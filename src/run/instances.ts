@@ -3,9 +3,10 @@ import os from 'node:os'
 import path from 'node:path'
 import type { Manifest } from '../manifest/schema.js'
 import { type BridgeTask, loadBridgeTask } from '../panel/bridge-task.js'
+import { readByContract, verifierContract } from '../panel/contract.js'
 import { expandTemplate, writePredictions } from '../panel/idlist.js'
 import { loadTask, type Task } from '../panel/task.js'
-import { parseReward, runTaskVerifier } from '../panel/verifier.js'
+import { rewardVerdict, runTaskVerifier } from '../panel/verifier.js'
 import { toolEnv } from '../process/exec.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { describeExit, isolates, type JobLimits, type JobRun, runSandboxJob } from '../sandbox/job.js'
@@ -125,6 +126,7 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
             signal,
             sandbox: opts.sandbox,
             readOnly: opts.readOnly,
+            contract: verifierContract(b.verifier),
           })
           return {
             status: r.status,
@@ -202,7 +204,7 @@ async function runCommandVerifier(
   opts: SourceOptions,
   signal?: AbortSignal,
 ): Promise<Verdict> {
-  const v = opts.manifest.benchmark.verifier
+  const v0 = opts.manifest.benchmark.verifier
   const out = path.join(dirs.scratch, 'grade')
   const predictions = path.join(dirs.scratch, 'predictions.jsonl')
   const rewardFile = path.join(dirs.scratch, 'reward.txt')
@@ -213,7 +215,7 @@ async function runCommandVerifier(
   })
   await rm(rewardFile, { force: true })
   const script = expandTemplate(
-    v.command ?? '',
+    v0.command ?? '',
     { instance, workspace: dirs.workspace, patch: patchFile, predictions, out, run_id: opts.runId },
     'benchmark.verifier.command',
   )
@@ -224,47 +226,28 @@ async function runCommandVerifier(
     [path.dirname(patchFile)],
     { HW_REWARD_FILE: rewardFile, HW_PATCH_FILE: patchFile, HW_WORKSPACE: dirs.workspace },
     opts,
-    { timeoutMs: v.timeout_s * 1000, logFile: path.join(dirs.logsDir, 'verifier.log'), signal },
+    { timeoutMs: v0.timeout_s * 1000, logFile: path.join(dirs.logsDir, 'verifier.log'), signal },
   )
   const base = { exitCode: run.exitCode, durationMs: run.durationMs }
-  if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: `over ${v.timeout_s} s` }
+  if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: `over ${v0.timeout_s} s` }
   if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
   if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
   const written = await readBack(rewardFile).catch(() => null)
-  if (written !== null) {
-    const reward = parseReward(written)
-    if (reward === null)
-      return {
-        ...base,
-        status: 'error',
-        reward: null,
-        reason: `bad reward ${JSON.stringify(written.trim())}`,
-      }
-    return { ...base, status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
-  }
   const report = await sweBenchVerdict(out, instance)
-  if (report) return { ...base, ...report, reward: null }
-  // A verifier declared to write a report decides through it: no report naming the instance is a
-  // grader failure (ungraded), never a verdict read from its exit code.
-  if (v.reports) {
-    return {
-      ...base,
-      status: 'error',
-      reward: null,
-      reason: `the grader wrote no report naming ${instance} (exit ${run.exitCode ?? run.signal ?? 'unknown'}): ungraded, no exit-code fallback`,
-    }
-  }
-  if (run.signal) return { ...base, status: 'error', reward: null, reason: `verifier ended by ${run.signal}` }
-  if (run.exitCode === 0) return { ...base, status: 'pass', reward: null, reason: null }
-  if (run.exitCode === 126 || run.exitCode === 127) {
-    return {
-      ...base,
-      status: 'error',
-      reward: null,
-      reason: `verifier exited ${run.exitCode} (command not runnable)`,
-    }
-  }
-  return { ...base, status: 'fail', reward: null, reason: null }
+  const v = readByContract(
+    verifierContract(v0),
+    {
+      exitCode: run.exitCode,
+      signal: run.signal,
+      reward: written === null ? null : rewardVerdict(written),
+      report: report
+        ? { status: report.status === 'timeout' ? 'error' : report.status, reason: report.reason ?? null }
+        : null,
+    },
+    'verifier',
+    instance,
+  )
+  return { ...base, ...v }
 }
 
 /**

@@ -6,8 +6,10 @@ import path from 'node:path'
 import { promisify } from 'node:util'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { runSandboxJob } from '../sandbox/job.js'
-import { readBack } from '../sandbox/read-back.js'
+import { readBack, readBackBytes } from '../sandbox/read-back.js'
 import { sha256 } from '../util/json.js'
+import { decodeUtf8 } from '../util/utf8.js'
+import { testOnlyDiff } from './diff-paths.js'
 import type { IsolationDirs } from './env.js'
 
 const execFileP = promisify(execFile)
@@ -146,6 +148,10 @@ export interface Deliverable {
   /** sha256 hex of the patch, null when empty. */
   sha256: string | null
   files_changed: number
+  /** Every changed file is a test file (see diff-paths.ts). */
+  test_only?: boolean
+  /** Malformed UTF-8 sequences in the diff (decoded with U+FFFD). */
+  non_utf8?: number
   /** Why the diff could not be taken (e.g. the harness removed .git), or null. */
   error: string | null
 }
@@ -186,13 +192,17 @@ export async function collectDeliverable(
     if (run?.exitCode !== 0) {
       throw new Error(run?.output.trim().split('\n')[0] || run?.spawnError || 'git failed')
     }
-    const stdout = await readBack(patchFile)
-    const bytes = Buffer.byteLength(stdout)
+    const raw = await readBackBytes(patchFile)
+    // Bytes that are not UTF-8 (a binary-ish file, a Latin-1 source) are decoded with U+FFFD and counted.
+    const { text: stdout, malformed } = decodeUtf8(raw)
+    const bytes = raw.length
     return {
       patch: stdout,
       bytes,
-      sha256: bytes > 0 ? sha256(stdout) : null,
+      sha256: bytes > 0 ? sha256(raw) : null,
       files_changed: stdout.match(/^diff --git /gm)?.length ?? 0,
+      test_only: testOnlyDiff(stdout),
+      non_utf8: malformed,
       error: null,
     }
   } catch (e) {

@@ -12,6 +12,11 @@ import path from 'node:path'
  * ENOENT, "not a regular file", "leaves <within>") otherwise.
  */
 export async function readBack(file: string, within?: string): Promise<string> {
+  return (await readBackBytes(file, within)).toString('utf8')
+}
+
+/** {@link readBack} as bytes (for text whose encoding is checked, not assumed). */
+export async function readBackBytes(file: string, within?: string): Promise<Buffer> {
   if (within !== undefined) {
     const rel = path.relative(within, path.dirname(file))
     if (rel.startsWith('..') || path.isAbsolute(rel)) throw new Error(`${file}: leaves ${within}`)
@@ -21,7 +26,7 @@ export async function readBack(file: string, within?: string): Promise<string> {
   const fh = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK)
   try {
     if (!(await fh.stat()).isFile()) throw new Error(`${file}: not a regular file`)
-    return await fh.readFile('utf8')
+    return await fh.readFile()
   } finally {
     await fh.close()
   }

@@ -37,6 +37,8 @@ export const BYPASS_FLAG = 'telemetry_bypass_suspected'
 export const ROWS_LOST_FLAG = 'ledger_rows_lost'
 /** Flag raised when a sum over an attempt's rows is beyond what an attempt may hold (left null). */
 export const SUM_OVERFLOW_FLAG = 'sum_overflow'
+/** Flag: some spend was figured (recomputed, a cost breakdown) rather than logged as measured. */
+export const SPEND_FIGURED_FLAG = 'spend_figured'
 /** Row flag: the answer was cut off mid-way, so its usage is what arrived before the cut. */
 export const USAGE_PARTIAL_FLAG = 'usage_partial'
 
@@ -164,6 +166,25 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
     if (unknownCache) {
       note('unknown', 'cache semantics of the route are unknown: fresh-input and cache totals are not stated')
     }
+  }
+  // Spend the source did not log as measured (absent or 0 beside tokens, or disagreeing with the
+  // tokens at the route's prices) is figured, not measured: partial, with how it was figured.
+  const figured = rows.filter(
+    (r) => r.flags.includes('logged_spend_zero') || r.flags.includes('spend_mismatch'),
+  )
+  if (figured.length > 0) {
+    const zero = figured.filter((r) => r.flags.includes('logged_spend_zero')).length
+    const bySource = (s: LedgerRow['spend_source']) => figured.filter((r) => r.spend_source === s).length
+    const how = [
+      bySource('recomputed') ? `${bySource('recomputed')} recomputed from tokens at the route's prices` : '',
+      bySource('cost_breakdown') ? `${bySource('cost_breakdown')} from the gateway's cost breakdown` : '',
+      bySource('unpriced') ? `${bySource('unpriced')} unpriced (no price for the route)` : '',
+    ].filter(Boolean)
+    note(
+      'partial',
+      `spend of ${figured.length} request${figured.length === 1 ? '' : 's'} was not logged as measured (${zero} without a logged spend beside tokens, ${figured.length - zero} disagreeing with their tokens at the route's prices): ${how.join(', ')}; no ratio is stated on it as measured`,
+      SPEND_FIGURED_FLAG,
+    )
   }
   for (const f of ctx.findings ?? []) note(f.coverage, f.reason, f.flag)
   if (mismatch) {

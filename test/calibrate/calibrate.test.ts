@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { calibrate } from '../../src/calibrate/calibrate.js'
-import { pilotModel } from '../../src/calibrate/pilot.js'
+import { PilotNoiseUnknown, pilotModel } from '../../src/calibrate/pilot.js'
 import { NO_EFFECT, parametricWorld } from '../../src/calibrate/scenario.js'
 import { effectOf, runScenario, simulateOnce } from '../../src/calibrate/simulate.js'
 import { createRng } from '../../src/stats/rng.js'
@@ -30,9 +30,10 @@ describe('calibrate: the confirmation design measured through the detect rules (
     expect(c.overall.false_alarm_rate).toBeGreaterThanOrEqual(rule('resolved').false_alarm_rate)
   })
 
-  it('power ≥ 90% for a true 2× spend ratio; about α at the threshold itself', () => {
+  it('power near 90% for a true 2× spend ratio with one rerun trial; about α at the threshold itself', () => {
     expect(rule('spend_usd')).toMatchObject({ effect: 2, effect_unit: 'ratio' })
-    expect(rule('spend_usd').power).toBeGreaterThanOrEqual(0.87)
+    // Measured 87% at 1,000 simulations (one rerun trial; two trials reach 90%, three 92%).
+    expect(rule('spend_usd').power).toBeGreaterThanOrEqual(0.82)
     expect(rule('spend_usd').power_at_threshold).toBeLessThan(0.08)
     // A breach reruns the whole 40-block panel (max_blocks 50 ≥ n).
     expect(rule('spend_usd').expected_blocks_rerun.at_effect).toBeGreaterThan(35)
@@ -42,8 +43,9 @@ describe('calibrate: the confirmation design measured through the detect rules (
     const r = rule('resolved')
     expect(r.effect).toBe(10)
     expect(r.power).toBe(r.power_at_threshold)
-    expect(r.power).toBeGreaterThan(0.05)
-    expect(r.power).toBeLessThan(0.25)
+    // The two-stage combination (first run + rerun decision half): measured 19–26% at n = 40.
+    expect(r.power).toBeGreaterThan(0.1)
+    expect(r.power).toBeLessThan(0.4)
     expect(c.warnings.join('\n')).toMatch(/resolved_deficit_pp 10 is below what 40 blocks can confirm/)
   })
 
@@ -67,7 +69,7 @@ describe('calibrate: the selection cannot bias the rerun', () => {
     for (let s = 0; s < 300; s++) {
       const w = parametricWorld({ n: 40 }, NO_EFFECT, rng)
       w.instances.forEach((x, i) => {
-        if (i % 5 === 0) x.ratio = { spend_usd: 2.5 }
+        if (i % 5 === 0) x.mean.spend_usd[1] = 2.5 * x.mean.spend_usd[0]
       })
       const r = simulateOnce(w, policy, rng)
       if (r.breach.has('spend_usd')) breaches++
@@ -82,29 +84,45 @@ describe('calibrate: the selection cannot bias the rerun', () => {
     expect(r.breach.resolved).toBeGreaterThan(0.05)
     expect(r.confirmed.resolved).toBeLessThanOrEqual(0.05)
     const d20 = runScenario(world, effectOf('resolved', 20), policy, 300, 78)
-    // A true 20-point deficit at n = 40: confirmed in about half of the runs (measured 0.59 at 1,000).
-    expect(d20.confirmed.resolved).toBeGreaterThan(0.45)
-    expect(d20.confirmed.resolved).toBeLessThan(0.72)
+    // A true 20-point deficit at n = 40: the two-stage design confirms about 70% (the rerun alone: 57%).
+    expect(d20.confirmed.resolved).toBeGreaterThan(0.6)
+    expect(d20.confirmed.resolved).toBeLessThan(0.85)
+    // The figure shown is estimated on the held-out half: unbiased by the decision (seeded value).
+    expect(d20.meanShown.resolved).toBeGreaterThan(-23.5)
+    expect(d20.meanShown.resolved).toBeLessThan(-16.5)
   })
 })
 
 describe('calibrate: a pilot comparison.json', () => {
-  it('resamples its complete blocks, estimates run-to-run noise, and prices the rerun', () => {
-    const pilot = makeComparison({
-      cells: ['a', 'b'],
-      rows: rows(20, (i) => ({
-        a: { o: i % 2 ? 'r' : 'u', spend: 1 + (i % 4) },
-        b: { o: i % 3 ? 'r' : 'u', spend: (1 + (i % 4)) * (i % 2 ? 1.2 : 0.8) },
-      })),
-    })
-    const model = pilotModel(pilot)!
+  const first = makeComparison({
+    cells: ['a', 'b'],
+    rows: rows(20, (i) => ({
+      a: { o: i % 2 ? 'r' : 'u', spend: 1 + (i % 4) },
+      b: { o: i % 3 ? 'r' : 'u', spend: (1 + (i % 4)) * (i % 2 ? 1.2 : 0.8) },
+    })),
+  })
+  // A second run of the same panel: the baseline ×1.1 or ÷1.1, the treatment ×1.3 or ÷1.3.
+  const again = makeComparison({
+    cells: ['a', 'b'],
+    rows: rows(20, (i) => ({
+      a: { o: 'r', spend: (1 + (i % 4)) * (i % 2 ? 1.1 : 1 / 1.1) },
+      b: { o: 'r', spend: (1 + (i % 4)) * (i % 2 ? 1.2 : 0.8) * (i % 3 ? 1.3 : 1 / 1.3) },
+    })),
+  })
+  const sdOf = (xs: number[]) => {
+    const m = xs.reduce((s, x) => s + x, 0) / xs.length
+    return Math.sqrt(xs.reduce((s, x) => s + (x - m) ** 2, 0) / (xs.length - 1))
+  }
+
+  it("measures each cell's run-to-run noise from rerun pairs, resamples its blocks, and prices the rerun", () => {
+    const model = pilotModel(first, again, null)!
     expect(model.instances).toHaveLength(20)
     expect(model.source).toBe('b vs a')
-    // ln 1.2 and ln 0.8 alternate: their SD / √2.
-    const logs = Array.from({ length: 20 }, (_, i) => Math.log(i % 2 ? 1.2 : 0.8))
-    const m = logs.reduce((s, x) => s + x, 0) / 20
-    const sd = Math.sqrt(logs.reduce((s, x) => s + (x - m) ** 2, 0) / 19)
-    expect(model.noise).toBeCloseTo(sd / Math.SQRT2, 12)
+    const base = Array.from({ length: 20 }, (_, i) => Math.log(i % 2 ? 1.1 : 1 / 1.1))
+    const treat = Array.from({ length: 20 }, (_, i) => Math.log(i % 3 ? 1.3 : 1 / 1.3))
+    expect(model.noise[0]).toBeCloseTo(sdOf(base) / Math.SQRT2, 12)
+    expect(model.noise[1]).toBeCloseTo(sdOf(treat) / Math.SQRT2, 12)
+    expect(model.noiseSource).toMatch(/^rerun pairs \(20 blocks\)/)
     expect(model.spendPerBlock).toBeCloseTo(
       Array.from({ length: 20 }, (_, i) => (1 + (i % 4)) * (1 + (i % 2 ? 1.2 : 0.8))).reduce(
         (s, x) => s + x,
@@ -122,8 +140,17 @@ describe('calibrate: a pilot comparison.json', () => {
       pilot: model,
     })
     expect(c.model).toMatch(/^pilot b vs a: 20 blocks resampled to 30/)
+    expect(c.model).toMatch(/noise from rerun pairs/)
     expect(c.expected_rerun_usd).not.toBeNull()
     for (const r of c.rules) expect(r.false_confirmation_rate).toBeLessThanOrEqual(0.05)
+  })
+
+  it('a single pilot run cannot estimate the noise: it says so unless a σ is given', () => {
+    expect(() => pilotModel(first, null, null)).toThrow(PilotNoiseUnknown)
+    expect(() => pilotModel(first, null, null)).toThrow(/one run of each block/)
+    const given = pilotModel(first, null, 0.5)!
+    expect(given.noise).toEqual([0.5, 0.5])
+    expect(given.noiseSource).toMatch(/--noise/)
   })
 
   it('a pilot without a cost-complete block gives no model', () => {
@@ -131,6 +158,6 @@ describe('calibrate: a pilot comparison.json', () => {
       cells: ['a', 'b'],
       rows: rows(3, () => ({ a: { o: 'i' }, b: { o: 'r' } })),
     })
-    expect(pilotModel(empty)).toBeNull()
+    expect(pilotModel(empty, null, 0.35)).toBeNull()
   })
 })

@@ -122,19 +122,21 @@ describe('harness-watch detect / confirm', () => {
     expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
       0,
     )
-    // Five losses again on the rerun of the 9-block panel: exact one-sided McNemar p = 1/32 ≤ α = 0.05.
+    // Five losses again on the rerun of the 9-block panel: the first run (p = 1/32) and the rerun's
+    // decision half (3 losses of 5: p = 1/8) combined by inverse normal: p = 0.0166 ≤ α = 0.05; the
+    // figure shown is the estimation half's (4 blocks, 2 losses).
     expect(io.out).toMatch(
-      /^confirmed regression: head vs base −55\.6 pp \[.*\] resolved on the first run \(n = 9\); rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 9\): −55\.6 pp/,
+      /^confirmed regression: head vs base −55\.6 pp \[.*\] resolved on the first run \(n = 9\); two-stage test of the resolve-rate difference treatment − baseline \(points\): combined p = 0\.0166 ≤ α 0\.05 \(first run n = 9, p = 0\.0313; rerun decision half n = 5, p = 0\.125\); figure shown, estimation half of the rerun \(n = 4\), not used by the decision: −50\.0 pp/,
     )
-    // Only two of them lost on a rerun: p = 1/4 > α, the breach is cleared.
+    // Only two of them lost on a rerun (one in the decision half): combined p = 0.0939 > α, cleared.
     const cleared = await rerunWith('rerun-2', (id) => id === 'b1' || id === 'b2')
     io.out = ''
     expect(await main(['confirm', '--comparison', cleared, '--plan', cplan])).toBe(0)
     expect(io.out).toMatch(
-      /^cleared: the breach did not hold on the rerun: head vs base −55\.6 pp \[.*\] resolved on the first run \(n = 9\); rerun exact one-sided McNemar p = 0\.250 > α 0\.05 \(b′ = 2, c′ = 0; rerun blocks only \(n = 9\): −22\.2 pp/,
+      /^cleared: the breach did not hold on the rerun: head vs base −55\.6 pp \[.*\] resolved on the first run \(n = 9\); two-stage test of the resolve-rate difference treatment − baseline \(points\): combined p = 0\.0939 > α 0\.05 \(first run n = 9, p = 0\.0313; rerun decision half n = 5, p = 0\.500\)/,
     )
     expect(io.out).toMatch(
-      /cleared {9}head vs base: resolved .*: b′ = 2, c′ = 0, exact one-sided McNemar p = 0\.250 > α = 0\.05: did not hold/,
+      /cleared {9}head vs base: resolved .*: first run b = 5, c = 0 \(p = 0\.0313\); rerun decision half b′ = 1, c′ = 0 \(p = 0\.500\); combined p = 0\.0939 > α = 0\.05: did not hold/,
     )
 
     expect(

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest'
 import { confirm } from '../../src/detect/confirm.js'
 import { selectConfirmation } from '../../src/detect/confirm-plan.js'
 import { detect, formatEffect } from '../../src/detect/decide.js'
-import { DEFAULT_DESIGN } from '../../src/detect/designs/registry.js'
+import { DESIGNS } from '../../src/detect/designs/registry.js'
+
+// These cases pin the rerun-exact design (decisions recorded before two-stage-split); the default
+// design is exercised in confirm-two-stage.test.ts.
+const DEFAULT_DESIGN = DESIGNS['rerun-exact']
+
 import { competitivePairs } from '../../src/detect/pairs.js'
 import { type Decision, DecisionSchema } from '../../src/detect/schema.js'
 import { decisionMarkdown } from '../../src/report/decision.js'
@@ -32,6 +37,7 @@ function firstDecision(c = first, p = policy): Decision {
   const sel = selectConfirmation(d, p.confirmation.max_blocks, {
     pairs: (s) => competitivePairs(c, s.baseline, s.treatment),
     seed: 11,
+    design: DEFAULT_DESIGN,
   })
   d.affected_blocks = sel.instances
   d.confirmation = {

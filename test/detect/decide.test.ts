@@ -64,6 +64,7 @@ describe('detect: competitive thresholds on complete blocks', () => {
       signals: ['exp/a-vs-b:resolved'],
       capped: false,
       sample: [],
+      estimate: [],
     })
     expect(selectConfirmation(d, 3)).toMatchObject({
       instances: ['inst-01', 'inst-02', 'inst-03'],

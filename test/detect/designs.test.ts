@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { DEFAULT_DESIGN, DESIGNS } from '../../src/detect/designs/registry.js'
+import { DEFAULT_DESIGN, DESIGNS, designNamed } from '../../src/detect/designs/registry.js'
 import { logExcess } from '../../src/detect/designs/rerun-exact.js'
 import { competitivePairs, type PairedBlock } from '../../src/detect/pairs.js'
 import type { Signal } from '../../src/detect/schema.js'
@@ -57,10 +57,13 @@ function blockOf(instance: string, base: number, treat: number): PairedBlock {
   return { instance, base: cell(base), treat: cell(treat), outcome: true, cost: true, quarantined: false }
 }
 
-describe('rerun-exact design', () => {
+const EXACT = DESIGNS['rerun-exact']
+const none = { first: [] as PairedBlock[], decide: new Set<string>(), estimate: new Set<string>() }
+
+describe('rerun-exact design (decisions recorded before two-stage-split)', () => {
   it('is registered by name and states its α in one sentence', () => {
-    expect(DESIGNS['rerun-exact']).toBe(DEFAULT_DESIGN)
-    const s = DEFAULT_DESIGN.statement(0.01)
+    expect(designNamed('rerun-exact')).toBe(EXACT)
+    const s = EXACT.statement(0.01)
     expect(s).toMatch(/α = 0\.01/)
     expect(s.split('. ').length).toBe(1)
   })
@@ -97,11 +100,18 @@ describe('rerun-exact design', () => {
       [1, 1],
     ])
     const all = new Set(rerun.map((p) => p.instance))
-    const args = { signal: spendSignal(), rerun, outcome: rerun, unstable: new Set<string>(), alpha: 0.05 }
-    const v = DEFAULT_DESIGN.decide({ ...args, sample: all })
+    const args = {
+      signal: spendSignal(),
+      rerun,
+      outcome: rerun,
+      unstable: new Set<string>(),
+      alpha: 0.05,
+      ...none,
+    }
+    const v = EXACT.decide({ ...args, sample: all })
     expect(v.test.n).toBe(8)
     // Only the two 1× blocks were sampled: nothing above 1.5× there.
-    const v2 = DEFAULT_DESIGN.decide({ ...args, sample: new Set(['inst-07', 'inst-08']) })
+    const v2 = EXACT.decide({ ...args, sample: new Set(['inst-07', 'inst-08']) })
     expect(v2.test.n).toBe(2)
     expect(v2.holds).toBe(false)
     expect(v2.test.p_one_sided).toBe(1)
@@ -110,14 +120,14 @@ describe('rerun-exact design', () => {
   it('select: the sample is sorted-pool based, so the order of pairs does not change it', () => {
     const pairs = pairsOf(Array.from({ length: 30 }, () => [1, 2] as [number, number]))
     const input = { signals: [spendSignal()], unstable: new Set<string>(), maxBlocks: 10 }
-    const a = DEFAULT_DESIGN.select({ ...input, pairs: () => pairs }, createRng(5))
-    const b = DEFAULT_DESIGN.select({ ...input, pairs: () => [...pairs].reverse() }, createRng(5))
+    const a = EXACT.select({ ...input, pairs: () => pairs }, createRng(5))
+    const b = EXACT.select({ ...input, pairs: () => [...pairs].reverse() }, createRng(5))
     expect(a.sample).toEqual(b.sample)
     expect(a.sample).toHaveLength(10)
     expect(new Set(a.sample).size).toBe(10)
     expect(a.capped).toBe(true)
     // The pool fits: the whole panel, not capped.
-    const whole = DEFAULT_DESIGN.select({ ...input, maxBlocks: 50, pairs: () => pairs }, createRng(5))
+    const whole = EXACT.select({ ...input, maxBlocks: 50, pairs: () => pairs }, createRng(5))
     expect([...whole.sample].sort()).toEqual(pairs.map((p) => p.instance).sort())
     expect(whole.capped).toBe(false)
   })
@@ -134,13 +144,14 @@ describe('rerun-exact design', () => {
         return [level * Math.exp(0.4 * norm()), 1.5 * level * Math.exp(0.4 * norm())] as [number, number]
       })
       const rerun = spend.map(([b, t], i) => blockOf(`inst-${i}`, b, t))
-      const v = DEFAULT_DESIGN.decide({
+      const v = EXACT.decide({
         signal: spendSignal(),
         rerun,
         outcome: rerun,
         sample: new Set(rerun.map((p) => p.instance)),
         unstable: new Set(),
         alpha: 0.05,
+        ...none,
       })
       if (v.holds) rejects++
     }
@@ -149,3 +160,103 @@ describe('rerun-exact design', () => {
     expect(rejects / sims).toBeGreaterThan(0.03)
   })
 })
+
+describe('two-stage-split design (the default)', () => {
+  const design = DEFAULT_DESIGN
+  it('is the default; an unknown or missing name falls back to it', () => {
+    expect(design.name).toBe('two-stage-split')
+    expect(designNamed(undefined)).toBe(design)
+    expect(designNamed('no-such-design')).toBe(design)
+    expect(design.statement(0.05)).toMatch(/ratio of totals/)
+    expect(design.statement(0.05)).toMatch(/estimation half/)
+  })
+
+  it('select: a random half of the sample is held out for the estimate, disjoint from the decision half', () => {
+    const pairs = pairsOf(Array.from({ length: 40 }, () => [1, 2] as [number, number]))
+    const sel = design.select(
+      { signals: [spendSignal()], unstable: new Set(), maxBlocks: 50, pairs: () => pairs },
+      createRng(8),
+    )
+    expect(sel.sample).toHaveLength(40)
+    expect(sel.estimate).toHaveLength(20)
+    const held = new Set(sel.estimate)
+    for (const i of sel.estimate) expect(sel.sample).toContain(i)
+    expect(sel.instances.filter((i) => !held.has(i))).toHaveLength(20)
+    // Another seed holds out another half.
+    const other = design.select(
+      { signals: [spendSignal()], unstable: new Set(), maxBlocks: 50, pairs: () => pairs },
+      createRng(9),
+    )
+    expect(other.estimate).not.toEqual(sel.estimate)
+  })
+
+  it('decide: combines the first run and the decision half, never reads the estimation half', () => {
+    const first = pairsOf(
+      Array.from(
+        { length: 12 },
+        (_, i) => [1 + (i % 3), (1 + (i % 3)) * (2 + 0.1 * (i % 4))] as [number, number],
+      ),
+    )
+    const rerun = first
+    const ids = rerun.map((p) => p.instance)
+    const estimate = new Set(ids.slice(6))
+    const args = {
+      signal: spendSignal(),
+      rerun,
+      outcome: rerun,
+      sample: new Set(ids),
+      unstable: new Set<string>(),
+      alpha: 0.05,
+      first,
+      decide: new Set(ids),
+      estimate,
+    }
+    const v = design.decide(args)
+    expect(v.holds).toBe(true)
+    expect(v.test.stages?.map((s) => s.n)).toEqual([12, 6])
+    expect(v.test.stages?.map((s) => s.weight)).toEqual([Math.sqrt(12), Math.sqrt(6)])
+    expect(v.test.estimand).toMatch(/ratio of totals/)
+    expect(v.test.hypothesis).toMatch(/Σtreatment ≤ 1\.5 × Σbaseline/)
+    // Changing the held-out blocks' rerun values changes nothing in the decision.
+    const altered = rerun.map((p) => (estimate.has(p.instance) ? blockOf(p.instance, 1, 0.1) : p))
+    const v2 = design.decide({ ...args, rerun: altered, outcome: altered })
+    expect(v2.test.p_one_sided).toBe(v.test.p_one_sided)
+  })
+
+  it('A/A by simulation through decide: size at the boundary with symmetric D (2,000 runs of 20 + 10 blocks)', () => {
+    const rng = createRng(99)
+    const norm = () => Math.sqrt(-2 * Math.log(1 - rng.nextFloat())) * Math.cos(2 * Math.PI * rng.nextFloat())
+    const draw = (n: number, prefix: string) =>
+      Array.from({ length: n }, (_, i) => {
+        const level = Math.exp(norm())
+        return blockOf(
+          `${prefix}-${i}`,
+          level * Math.exp(0.4 * norm() - 0.08),
+          1.5 * level * Math.exp(0.4 * norm() - 0.08),
+        )
+      })
+    let rejects = 0
+    const sims = 2000
+    for (let s = 0; s < sims; s++) {
+      const first = draw(20, 'inst')
+      const rerun = draw(20, 'inst')
+      const ids = rerun.map((p) => p.instance)
+      const v = design.decide({
+        signal: spendSignal(),
+        rerun,
+        outcome: rerun,
+        sample: new Set(ids),
+        unstable: new Set(),
+        alpha: 0.05,
+        first,
+        decide: new Set(ids),
+        estimate: new Set(ids.slice(10)),
+      })
+      if (v.holds) rejects++
+    }
+    // Seeded: 2,000 runs give this count exactly; ≤ α up to Monte Carlo error (SE 0.5 points).
+    expect(rejects).toBe(EXPECTED_TWO_STAGE_REJECTS)
+    expect(rejects / sims).toBeLessThan(0.06)
+  })
+})
+const EXPECTED_TWO_STAGE_REJECTS = 86

@@ -3,6 +3,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { detect } from '../../src/detect/decide.js'
 import { combineEvidence, evidenceFor } from '../../src/detect/evidence.js'
+import { keyRunStatus } from '../../src/github/issue.js'
 import { detectStep } from '../../src/pipeline/detect.js'
 import type { Comparison } from '../../src/records/comparison.js'
 import { decisionMarkdown } from '../../src/report/decision.js'
@@ -349,5 +350,54 @@ describe('evidence so far in decision.json and the report, across weekly runs', 
     const md = decisionMarkdown({ decision: d })
     expect(md).not.toContain('<img')
     expect(md).toContain('&lt;img src=x&gt; @\u200dteam')
+  })
+})
+
+describe('weekly evidence decides, and a crossed bound is never reset', () => {
+  it('once the running product reaches 1/α, later weeks (cleared, improving) keep it sufficient', () => {
+    // 1.2^7 · 1.2^10 = 22.2 ≥ 1/α = 20 after two weeks; a week of six wins (0.8^6) brings it to 5.8.
+    const runs = [
+      { run_id: 'w1', b: 7, c: 0 },
+      { run_id: 'w2', b: 10, c: 0 },
+      { run_id: 'w3', b: 0, c: 6 },
+    ]
+    const e = combineEvidence(runs, 0.05, 0.6)
+    expect(e.log_e).toBeLessThan(Math.log(20))
+    expect(e.sufficient).toBe(true)
+    expect(e.crossed_at).toBe('w2')
+    expect(e.statement).toMatch(
+      /sufficient since run w2: the bound was crossed then \(later runs never reset it\)/,
+    )
+    expect(combineEvidence(runs.slice(0, 1), 0.05, 0.6).crossed_at).toBeNull()
+  })
+
+  it('a crossed bound opens or updates the tracking issue even when this week cleared', () => {
+    const verdict = {
+      key: 'exp/a-vs-b',
+      kind: 'competitive' as const,
+      baseline: 'a',
+      treatment: 'b',
+      status: 'cleared' as const,
+      coverage: { planned: 40, outcome: 40, cost: 40, share: 1 },
+      reason: null,
+    }
+    const crossed = {
+      key: 'exp/a-vs-b',
+      ...combineEvidence(
+        [
+          { run_id: 'w1', b: 7, c: 0 },
+          { run_id: 'w2', b: 10, c: 0 },
+        ],
+        0.05,
+        0.6,
+      ),
+    }
+    expect(keyRunStatus(verdict, crossed)).toBe('confirmed')
+    expect(keyRunStatus({ ...verdict, status: 'ok' }, crossed)).toBe('confirmed')
+    expect(keyRunStatus({ ...verdict, status: 'breach' }, crossed)).toBe('confirmed')
+    // Without the crossing: a cleared week is clean, a breach unconfirmed; a failed evaluation stays inconclusive.
+    expect(keyRunStatus(verdict, null)).toBe('clean')
+    expect(keyRunStatus({ ...verdict, status: 'breach' }, null)).toBe('unconfirmed')
+    expect(keyRunStatus({ ...verdict, status: 'inconclusive' }, crossed)).toBe('inconclusive')
   })
 })

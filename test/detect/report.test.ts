@@ -90,9 +90,13 @@ describe('report.md and report.html state the decision once it is made', () => {
       '**Decision: confirmed** — a threshold was crossed and held on the targeted rerun.',
     )
     expect(rerunMd).toMatch(
-      /\| confirmed \| round 1: rerun exact one-sided McNemar p = 0\.0313 ≤ α 0\.05 \(b′ = 5, c′ = 0; rerun blocks only \(n = 30\): −16\.7 pp \[[^\]]*\]\); 30 of 30 rerun blocks complete, b′ = 5, c′ = 0 \|/,
+      /\| confirmed \| round 1: two-stage test of the resolve-rate difference treatment − baseline \(points\): combined p = 0\.00973 ≤ α 0\.05 \(first run n = 30, p = 0\.0156; rerun decision half n = 15, p = 0\.125\); figure shown, estimation half of the rerun \(n = 15\), not used by the decision: −13\.3 pp \[[^\]]*\]; 30 of 30 rerun blocks complete, b′ = 5, c′ = 0 \|/,
     )
-    expect(rerunMd).toContain('Design (rerun-exact@1): Confirmation reruns a seeded random sample')
+    expect(rerunMd).toContain('Design (two-stage-split@1): Confirmation reruns a seeded random sample')
+    // Every report states what its claims cover.
+    expect(rerunMd).toContain('Scope: the resolve-rate claim covers these 30 instances')
+    expect(rerunMd).toContain('not the benchmark they were drawn from')
+    expect(rerunMd).toMatch(/each ratio claim \(spend, fresh input, requests\) is the ratio of totals/)
     expect(rerunMd).toMatch(/rejects at α = 0\.05/)
     expect(rerunMd).toContain('First run’s report: `../../report.md`.')
     // The rerun's block counts in the decision table are the first run's panel, and say so.

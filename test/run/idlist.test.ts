@@ -50,6 +50,8 @@ describe('id-list panels', () => {
             kind: 'command',
             command: `bash ${bin}/grade.sh {instance} {patch} {predictions} {out}`,
             timeout_s: 30,
+            contract: 'exit_codes',
+            exit_codes: { pass: [0], fail: [1] },
           },
         },
       },
@@ -108,6 +110,48 @@ describe('id-list panels', () => {
     // grade.sh exits 0 for code-1 (the fix is right) but writes no report: exit 0 is not a verdict.
     expect(byId['code-1']).toMatchObject({ outcome: 'ungraded', verifier: { status: 'error', exit_code: 0 } })
     expect(byId['code-1']!.exit.reason).toMatch(/the grader wrote no report naming code-1 \(exit 0\)/)
+  })
+
+  it('the default contract (reward_file): a grader that dies is grader_error, retried, never a loss', async () => {
+    // grade-crash.sh: a Python-style grader — crashes on the agent's bytes (exit 1, a traceback) for
+    // crash-*, writes a reward otherwise. Exit 1 is what a failing test run also gives.
+    writeFileSync(
+      path.join(bin, 'grade-crash.sh'),
+      `#!/usr/bin/env bash\nif [ "\${1#crash-}" != "$1" ]; then echo 'UnicodeDecodeError: invalid start byte' >&2; exit 1; fi\ngrep -q '^+value = 2' "$2" && echo 1 > "$HW_REWARD_FILE" || echo 0 > "$HW_REWARD_FILE"\n`,
+    )
+    const { loaded, plan } = await manifestAndPlan(
+      fx,
+      [{ id: 'fixer', harness: 'command', version: '1', config: { command: `bash ${bin}/fix.sh` } }],
+      {
+        panel: { source: 'inline', instances: ['crash-1', 'ok-1'] },
+        benchmark: {
+          family: 'fixture-ids',
+          revision: 'r1',
+          setup: `bash ${bin}/setup.sh {instance} {workspace} {out}`,
+          verifier: {
+            kind: 'command',
+            command: `bash ${bin}/grade-crash.sh {instance} {patch}`,
+            timeout_s: 30,
+          },
+        },
+        retries: { max: 1, on: ['infra'], backoff_s: 0 },
+      },
+      'idlist-crash.yml',
+    )
+    const dir = path.join(fx.root, 'out', 'ids-crash')
+    await runLeg({ loaded, plan, leg: 'fixer-s0', outDir: dir, runId: 'r', workRoot: fx.work })
+    const attempts = readAttempts(dir)
+    const crash = attempts.filter((a) => a.instance_id === 'crash-1')
+    // Retried once (a verifier crash counts as infra), both ungraded: never an unresolved attempt.
+    expect(crash.map((a) => [a.attempt, a.outcome, a.verifier.status, a.verifier.exit_code])).toEqual([
+      [1, 'ungraded', 'error', 1],
+      [2, 'ungraded', 'error', 1],
+    ])
+    expect(crash[0]!.exit.reason).toMatch(
+      /wrote no reward \(exited 1\): grader error, never read as a failure/,
+    )
+    const ok = attempts.filter((a) => a.instance_id === 'ok-1')
+    expect(ok.map((a) => [a.outcome, a.verifier.reward])).toEqual([['resolved', 1]])
   })
 
   it('is an infra error (retried per the manifest) when setup fails or writes no prompt', async () => {

@@ -1,97 +1,156 @@
 import { readFile } from 'node:fs/promises'
 import type { Command } from 'commander'
-import { calibrate } from '../../calibrate/calibrate.js'
-import { formatCalibration } from '../../calibrate/format.js'
-import { pilotModel } from '../../calibrate/pilot.js'
-import { compareSequential, formatSequential } from '../../calibrate/sequential.js'
+import { calibrate, calibrateWorldFile } from '../../calibrate/calibrate.js'
+import { formatCalibration, formatWorldFile } from '../../calibrate/format.js'
+import { compareDesigns, formatDesigns } from '../../calibrate/group-sequential.js'
+import { PilotNoiseUnknown, pilotModel } from '../../calibrate/pilot.js'
+import { parseWorldFile } from '../../calibrate/world-file.js'
 import { loadManifest } from '../../manifest/load.js'
 import { resolvePanel } from '../../panel/resolve.js'
+import type { Comparison } from '../../records/comparison.js'
 import { ComparisonSchema } from '../../records/comparison.js'
 import { HwError } from '../../util/errors.js'
 import { strictJson } from '../../util/json.js'
 import { parseIntOption, parseSeedOption } from './plan.js'
 
+interface CalibrateOpts {
+  pilot?: string
+  pilotRerun?: string
+  world?: string
+  noise?: number
+  sims: number
+  seed?: number
+  json?: boolean
+}
+
 export function registerCalibrate(program: Command): void {
   program
     .command('calibrate')
     .description(
-      "Simulate the manifest's experiment (A/A and its thresholds as true effects) through the detect rules and the confirmation design: false alarms, false confirmations, power and blocks rerun per rule",
+      "Simulate the manifest's experiment through the detect rules and the confirmation design in a family of cost worlds (uniform, fixed overhead, runaway, heterogeneous, unequal noise): false confirmations, power, the figure shown, rerun sizes and weekly designs",
     )
     .argument('<manifest>', 'manifest file (YAML or JSON)')
     .option(
+      '--world <file.jsonl>',
+      'simulate your own cost structure: one line per instance, {"instance","p":[base,treat],"spend_usd":[mean,mean],"input_fresh_tokens":[..],"requests":[..]}',
+    )
+    .option('--noise <σ>', 'run-to-run noise σ per attempt on log cost (default 0.35)', parseNoiseOption)
+    .option(
       '--pilot <comparison.json>',
-      "resample a pilot run's paired blocks instead of the parametric model",
+      "resample a pilot run's paired blocks instead of the parametric model (needs --pilot-rerun or --noise)",
+    )
+    .option(
+      '--pilot-rerun <comparison.json>',
+      'a second run of the pilot panel: its rerun pairs measure the run-to-run noise of each cell',
     )
     .option('--sims <n>', 'simulated experiments per setting', parseSimsOption, 1000)
     .option('--seed <n>', "seed of the simulation (default: the manifest's seed)", parseSeedOption)
     .option(
       '--json',
-      'print {"rules":[{"rule","false_alarm_rate","false_confirmation_rate","power","effect",…}],…}',
+      'print {"rules":[{"rule","false_alarm_rate","false_confirmation_rate","power",…}],"worlds":[…],…}; with --world, {"rules":[{"rule","confirmation_rate","true_ratio_of_means"|"true_deficit_pp"}]}',
     )
-    .action(async (file: string, opts: { pilot?: string; sims: number; seed?: number; json?: boolean }) => {
+    .action(async (file: string, opts: CalibrateOpts) => {
       const loaded = await loadManifest(file)
       const m = loaded.manifest
       const panel = await resolvePanel(m, loaded.dir, file, loaded.locate)
       const quarantined = new Set(panel.quarantine)
-      const blocks = panel.instances.filter((i) => !quarantined.has(i)).length
+      const comparable = panel.instances.filter((i) => !quarantined.has(i))
+      const blocks = comparable.length
+      const seed = opts.seed ?? m.seed
+      const progress = progressPrinter()
+      if (opts.world) {
+        if (opts.pilot)
+          throw new HwError('usage', '--world and --pilot are two ways to give a world: pass one')
+        const text = await readText(opts.world, 'calibrate_world_invalid', 'the world file')
+        const world = parseWorldFile(text, opts.world, panel.instances)
+        const noise = opts.noise ?? 0.35
+        const result = calibrateWorldFile(world, {
+          thresholds: m.thresholds,
+          maxBlocks: m.confirmation.max_blocks,
+          alpha: m.confirmation.alpha,
+          sims: opts.sims,
+          seed,
+          rerunTrials: m.confirmation.trials ?? 1,
+          noise: [noise, noise],
+          onProgress: progress.update,
+        })
+        progress.done()
+        process.stdout.write(
+          opts.json
+            ? strictJson({
+                rules: result.rules.map((r) => ({
+                  rule: r.rule,
+                  confirmation_rate: r.confirmation_rate,
+                  ...(r.true_deficit_pp !== undefined
+                    ? { true_deficit_pp: r.true_deficit_pp }
+                    : { true_ratio_of_means: r.true_ratio_of_means }),
+                })),
+                details: result,
+              })
+            : formatWorldFile(result),
+        )
+        return
+      }
       if (blocks < 2) {
         throw new HwError(
           'calibrate_panel_too_small',
           `the panel has ${blocks} comparable block(s); calibration needs at least 2`,
-          {
-            where: file,
-          },
+          { where: file },
         )
       }
-      const pilot = opts.pilot ? await readPilot(opts.pilot) : null
-      const total = opts.sims * 9
-      let shown = -1
+      const pilot = opts.pilot
+        ? await readPilot(opts.pilot, opts.pilotRerun ?? null, opts.noise ?? null)
+        : null
+      if (!opts.pilot && opts.pilotRerun)
+        throw new HwError('usage', '--pilot-rerun needs --pilot (the first run of the pilot panel)')
       const result = calibrate({
         blocks,
         thresholds: m.thresholds,
         maxBlocks: m.confirmation.max_blocks,
         alpha: m.confirmation.alpha,
         sims: opts.sims,
-        seed: opts.seed ?? m.seed,
+        seed,
         pilot,
-        onProgress: (done) => {
-          const tenth = Math.floor((10 * done) / total)
-          if (tenth !== shown && process.stderr.isTTY) {
-            shown = tenth
-            process.stderr.write(`\rcalibrating: ${Math.min(100, tenth * 10)}%`)
-          }
-        },
+        rerunTrials: m.confirmation.trials ?? 1,
+        family: true,
+        ...(opts.noise !== undefined ? { spec: { noise: opts.noise } } : {}),
+        onProgress: progress.update,
       })
-      if (process.stderr.isTTY && shown >= 0) process.stderr.write('\r\x1b[K')
-      // Weekly runs of this panel: the e-value rule across weeks vs one fixed-size exact test.
-      const t = m.thresholds.resolved_deficit_pp
-      const sequential = [t, 2 * t]
-        .filter((d) => (pilot?.rate ?? 0.5) - d / 100 >= 0)
-        .flatMap((deficit) =>
-          compareSequential({
-            blocksPerWeek: blocks,
-            resolveRate: pilot?.rate ?? 0.5,
-            deficitPp: deficit,
-            designDeficitPp: t,
-            alpha: m.confirmation.alpha,
-            powers: SEQUENTIAL_POWERS,
-            horizonWeeks: SEQUENTIAL_HORIZON_WEEKS,
-            sims: opts.sims,
-            seed: opts.seed ?? m.seed,
-            costPerBlock: pilot?.spendPerBlock ?? null,
-          }),
-        )
+      progress.done()
+      const designs = compareDesigns({
+        blocksPerWeek: blocks,
+        resolveRate: pilot?.rate ?? 0.5,
+        deficitPp: m.thresholds.resolved_deficit_pp,
+        alpha: m.confirmation.alpha,
+        power: 0.9,
+        horizonWeeks: 52,
+        sims: Math.max(opts.sims, 200),
+        seed,
+        costPerBlock: pilot?.spendPerBlock ?? null,
+      })
       process.stdout.write(
         opts.json
-          ? strictJson({ ...result, sequential })
-          : `${formatCalibration(result)}${formatSequential(sequential, blocks, t, SEQUENTIAL_HORIZON_WEEKS)}`,
+          ? strictJson({ ...result, weekly: designs })
+          : `${formatCalibration(result)}${formatDesigns(designs)}`,
       )
     })
 }
 
-/** Power targets and horizon (weeks) of the weekly-evidence comparison. */
-const SEQUENTIAL_POWERS = [0.8, 0.9, 0.95]
-const SEQUENTIAL_HORIZON_WEEKS = 52
+function progressPrinter(): { update: (done: number, total: number) => void; done: () => void } {
+  let shown = -1
+  return {
+    update: (done, total) => {
+      const tenth = Math.floor((10 * done) / total)
+      if (tenth !== shown && process.stderr.isTTY) {
+        shown = tenth
+        process.stderr.write(`\rcalibrating: ${Math.min(100, tenth * 10)}%`)
+      }
+    },
+    done: () => {
+      if (process.stderr.isTTY && shown >= 0) process.stderr.write('\r\x1b[K')
+    },
+  }
+}
 
 function parseSimsOption(v: string): number {
   const n = parseIntOption(v)
@@ -99,40 +158,58 @@ function parseSimsOption(v: string): number {
   return n
 }
 
-async function readPilot(file: string) {
-  let text: string
+function parseNoiseOption(v: string): number {
+  const x = Number(v)
+  if (!(v.trim() !== '' && Number.isFinite(x) && x >= 0 && x <= 3))
+    throw new HwError('usage', `--noise is a run-to-run σ on log cost in [0, 3], got ${JSON.stringify(v)}`)
+  return x
+}
+
+async function readText(file: string, code: string, what: string): Promise<string> {
   try {
-    text = await readFile(file, 'utf8')
+    return await readFile(file, 'utf8')
   } catch (e) {
-    throw new HwError(
-      'calibrate_pilot_invalid',
-      `cannot read the pilot: ${(e as NodeJS.ErrnoException).code ?? e}`,
-      {
-        where: file,
-      },
-    )
+    throw new HwError(code, `cannot read ${what}: ${(e as NodeJS.ErrnoException).code ?? e}`, { where: file })
   }
+}
+
+async function readComparison(file: string, what: string): Promise<Comparison> {
+  const text = await readText(file, 'calibrate_pilot_invalid', what)
   let value: unknown
   try {
     value = JSON.parse(text)
   } catch (e) {
-    throw new HwError('calibrate_pilot_invalid', `the pilot is not JSON: ${(e as Error).message}`, {
+    throw new HwError('calibrate_pilot_invalid', `${what} is not JSON: ${(e as Error).message}`, {
       where: file,
     })
   }
   const r = ComparisonSchema.safeParse(value)
   if (!r.success) {
-    throw new HwError('calibrate_pilot_invalid', 'the pilot does not match the comparison.json schema', {
+    throw new HwError('calibrate_pilot_invalid', `${what} does not match the comparison.json schema`, {
       where: file,
       details: r.error.issues.slice(0, 10).map((i) => `${i.path.join('.') || '(root)'}: ${i.message}`),
       help: 'pass a comparison.json written by `harness-watch aggregate` or `compare`',
     })
   }
-  const model = pilotModel(r.data)
-  if (!model) {
-    throw new HwError('calibrate_pilot_invalid', 'the pilot has no cost-complete block of a comparison', {
-      where: file,
+  return r.data
+}
+
+async function readPilot(file: string, rerunFile: string | null, noise: number | null) {
+  const first = await readComparison(file, 'the pilot')
+  const rerun = rerunFile ? await readComparison(rerunFile, 'the pilot rerun') : null
+  try {
+    const model = pilotModel(first, rerun, noise)
+    if (!model) {
+      throw new HwError('calibrate_pilot_invalid', 'the pilot has no cost-complete block of a comparison', {
+        where: file,
+      })
+    }
+    return model
+  } catch (e) {
+    if (!(e instanceof PilotNoiseUnknown)) throw e
+    throw new HwError('calibrate_pilot_noise_unknown', `cannot estimate the run-to-run noise: ${e.message}`, {
+      where: rerunFile ?? file,
+      help: 'pass --pilot-rerun <comparison.json> (a second run of the same panel and cells) or --noise <σ> (e.g. --noise 0.5)',
     })
   }
-  return model
 }

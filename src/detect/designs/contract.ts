@@ -22,6 +22,11 @@ export interface Selection {
    * blocks a ratio signal is tested on. A prefix of a seeded permutation of the candidate pool.
    */
   sample: string[]
+  /**
+   * The estimation half: blocks of `sample` held out of the decision, on which the figure shown
+   * after a confirmation is estimated (empty for designs that do not split).
+   */
+  estimate: string[]
   /** More blocks were wanted than maxBlocks. */
   capped: boolean
 }
@@ -38,6 +43,12 @@ export interface DecideInput {
   unstable: ReadonlySet<string>
   /** Declared one-sided level (confirmation.alpha). */
   alpha: number
+  /** The first run's pairs of the signal's comparison (whole panel): the first stage of two-stage designs. */
+  first: readonly PairedBlock[]
+  /** The planned blocks of the rerun (known before it ran; fixes a two-stage design's weights). */
+  decide: ReadonlySet<string>
+  /** The estimation half (never used by the decision). */
+  estimate: ReadonlySet<string>
 }
 
 export interface Verdict {

@@ -70,7 +70,7 @@ function select(input: SelectInput, rng: SeededRng): Selection {
       instances.push(id)
     }
   }
-  return { instances, sample, capped }
+  return { instances, sample, estimate: [], capped }
 }
 
 /** The first k of a uniform random permutation (partial Fisher–Yates with pure-rand's uniform ints). */

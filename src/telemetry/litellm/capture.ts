@@ -9,8 +9,22 @@ import { LedgerWriter } from '../ledger-writer.js'
 import { ANSWERED_BY_PROXY, type ProxyAttempt, RecordingProxy } from '../proxy.js'
 import { checkLedgerRow, describeRowProblems, INPUT_ERROR_FLAG, type RowProblem } from '../row-check.js'
 import { type CoverageFinding, summarizeAttempt } from '../summary.js'
-import { type FetchedSpendLogs, LiteLLMClient, MAX_PAGE_SIZE, type SpendLogsQuery } from './client.js'
+import {
+  type FetchedSpendLogs,
+  LiteLLMClient,
+  MAX_PAGE_SIZE,
+  type SpendLogsQuery,
+  spendRowIdentity,
+} from './client.js'
 import { attemptWindow } from './dates.js'
+import {
+  classifyGatewayRows,
+  describeGateway,
+  type GatewayAccount,
+  gatewayAccount,
+  harnessRequestsOf,
+  keptForAttempt,
+} from './gateway.js'
 import { attributionMetadata, mapSpendLogRow, rowAttemptId } from './map-row.js'
 import { waitForQuiescence } from './quiesce.js'
 import type { RetryOptions } from './retry.js'
@@ -158,9 +172,7 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
     if (a.attempt) {
       await a.attempt.idle(opts.finishTimeoutMs ?? 30_000)
       a.attempt.release()
-      expected = a.attempt.rows.filter(
-        (r) => r.api !== 'other' && !r.flags.includes(ANSWERED_BY_PROXY),
-      ).length
+      expected = forwardedRows(a.attempt).length
     } else {
       extraFlags.push('request_count_unverified')
     }
@@ -171,6 +183,9 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
         : { ...window, sessionId: a.attemptId, pageSize: opts.settings.page_size }
     const settleMs = opts.settings.settle_s * 1000
     let rows: LedgerRow[] = []
+    let internal: LedgerRow[] = []
+    let gateway: GatewayAccount | null = null
+    const extraReasons: string[] = []
     let reconciliation: TelemetrySummary['reconciliation'] = null
     try {
       const q = await waitForQuiescence(
@@ -198,10 +213,16 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
       const counted = fetched.capped ? q.last.rows : fetched.totalReported
       if (!aborted && counted !== null && counted > fetched.rows.length) {
         const again = await client.fetchSpendLogs(query)
-        const ids = new Set(fetched.rows.map((r) => r.request_id))
+        const ids = new Set(fetched.rows.map(spendRowIdentity))
+        const seen = (r: Record<string, unknown>) => {
+          const id = spendRowIdentity(r)
+          return id !== null && ids.has(id)
+        }
+        // Rows without a real identity cannot be told from the first pass's: the first pass stands.
+        const fresh = again.rows.filter((r) => spendRowIdentity(r) !== null && !seen(r))
         fetched = {
           ...fetched,
-          rows: [...fetched.rows, ...again.rows.filter((r) => !ids.has(r.request_id))],
+          rows: [...fetched.rows, ...fresh],
           received: fetched.received + again.received,
         }
         fetched.duplicatesDropped = fetched.received - fetched.rows.length
@@ -210,12 +231,69 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
         mode === 'virtual-key'
           ? fetched.rows
           : fetched.rows.filter((r) => (rowAttemptId(r) ?? a.attemptId) === a.attemptId)
+      // Whose work each row records: the harness's requests (by the front proxy's own record of them:
+      // time, status, usage) or the gateway's retries, fallbacks and refusals.
+      const requests = a.attempt ? harnessRequestsOf(forwardedRows(a.attempt)) : null
+      const verdicts = classifyGatewayRows(mine, requests, { requestedGroup: opts.route.id })
+      gateway = gatewayAccount(mine, verdicts)
       const problems: RowProblem[] = []
-      rows = mine.map((r) => {
+      const mapped = mine.map((r, i) => {
+        const v = verdicts[i]!
+        const kept = keptForAttempt(v)
         const checked = checkLedgerRow(mapSpendLogRow(r, opts.route.prices, a.attribution))
-        problems.push(...checked.problems)
-        return checked.row
+        if (kept) problems.push(...checked.problems)
+        return { row: checked.row, verdict: v, kept }
       })
+      rows = mapped.filter((m) => m.kept).map((m) => m.row)
+      internal = mapped
+        .filter((m) => !m.kept)
+        .map(({ row, verdict }) => ({
+          ...row,
+          attribution: null,
+          gateway: {
+            kind: verdict.kind === 'harness' ? 'unmatched' : verdict.kind,
+            refusal: verdict.refusal,
+            evidence: verdict.evidence,
+            attempt: a.attribution,
+          },
+        }))
+      const left = describeGateway(gateway)
+      if (left) extraReasons.push(left)
+      if (gateway.left_out.spend_usd > 0) extraFlags.push('gateway_billed_left_out')
+      if (gateway.retries + gateway.fallbacks > 0) extraFlags.push('gateway_retries')
+      if (gateway.unmatched > 0) extraFlags.push('gateway_rows_unmatched')
+      // The harness's own request refused by the gateway: infrastructure (auth, rate) or budget.
+      for (const v of verdicts)
+        if (v.answer && v.kind === 'refusal' && v.refusal) extraFlags.push(`gateway_refused_${v.refusal}`)
+      const disagree = verdicts.filter((v) => v.answer && v.tokens_match === false).length
+      if (disagree > 0) {
+        findings.push({
+          coverage: 'partial',
+          reason: `${disagree} spend-log row${disagree === 1 ? '' : 's'} answering a harness request carr${disagree === 1 ? 'ies' : 'y'} other token counts than the proxy read from the answer's usage`,
+          flag: 'usage_disagrees_with_proxy',
+        })
+      }
+      // An answer whose stream carried no usage chunk at the proxy: the gateway's token counts are its
+      // own estimate, not what the provider reported.
+      const unmeasured = verdicts.filter((v) => v.answer && v.kind === 'harness' && v.tokens_match === null)
+      if (requests !== null && unmeasured.length > 0) {
+        findings.push({
+          coverage: 'partial',
+          reason: `${unmeasured.length} answer${unmeasured.length === 1 ? '' : 's'} carried no usage at the proxy (a stream without a usage chunk): the spend-log token counts for ${unmeasured.length === 1 ? 'it are' : 'them are'} the gateway's own estimate`,
+          flag: 'usage_absent',
+        })
+      }
+      if (requests !== null) {
+        const answered = new Set(verdicts.filter((v) => v.answer).map((v) => v.request))
+        const lost = requests.filter((_, k) => !answered.has(k)).length
+        if (lost > 0 && rows.length >= requests.length) {
+          findings.push({
+            coverage: 'partial',
+            reason: `${lost} of the ${requests.length} harness requests the proxy forwarded have no spend-log row answering them (status and time)`,
+            flag: 'telemetry_rows_missing',
+          })
+        }
+      }
       if (problems.length > 0) {
         findings.push({
           coverage: 'partial',
@@ -223,7 +301,8 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
           flag: INPUT_ERROR_FLAG,
         })
       }
-      const rowsSpend = round(rows.reduce((s, r) => s + (r.spend_logged_usd ?? 0), 0))
+      // The key's spend holds the gateway's own billed work too: reconcile it with every row.
+      const rowsSpend = round(mapped.reduce((s, m) => s + (m.row.spend_logged_usd ?? 0), 0))
       const keySpend = mode === 'virtual-key' ? (await client.keyInfo(a.key)).spend : null
       reconciliation = {
         rows_fetched: fetched.rows.length,
@@ -268,6 +347,7 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
       }
     }
     for (const r of rows) ledger.append(r)
+    for (const r of internal) ledger.append(r)
     const summary = summarizeAttempt(rows, {
       source: 'litellm',
       declaredModel: opts.route.id,
@@ -276,6 +356,9 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
     })
     summary.flags = [...new Set([...summary.flags, ...extraFlags])].sort()
     summary.reconciliation = reconciliation
+    if (gateway) summary.gateway = gateway
+    if (extraReasons.length > 0)
+      summary.reason = [summary.reason, ...extraReasons].filter((x): x is string => !!x).join('; ')
     return { rows, summary }
   }
 
@@ -289,6 +372,11 @@ export async function openLiteLLMCapture(opts: LiteLLMCaptureOptions): Promise<L
       ledger.close()
     },
   }
+}
+
+/** The requests the front proxy forwarded upstream for the attempt (inference, not answered by itself). */
+function forwardedRows(attempt: ProxyAttempt): LedgerRow[] {
+  return attempt.rows.filter((r) => r.api !== 'other' && !r.flags.includes(ANSWERED_BY_PROXY))
 }
 
 function round(usd: number): number {

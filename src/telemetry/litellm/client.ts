@@ -1,3 +1,5 @@
+import { requestIdentity } from '../../records/identity.js'
+import { rowAttemptId } from './map-row.js'
 import { LiteLLMError, type RetryOptions, withRetry } from './retry.js'
 
 type Obj = Record<string, unknown>
@@ -41,7 +43,7 @@ export interface SpendLogsPage {
 }
 
 export interface FetchedSpendLogs {
-  /** Unique rows by request_id, in the order first seen. */
+  /** Unique rows by identity (real request id + start time + attempt), in the order first seen. */
   rows: Obj[]
   pages: number
   /** Rows received, duplicates included. */
@@ -212,7 +214,9 @@ export class LiteLLMClient {
       }
       received += p.data.length
       for (const r of p.data) {
-        const id = typeof r.request_id === 'string' ? r.request_id : null
+        // One request only on a real identity (issue: identity by placeholder): a missing, empty or
+        // placeholder id never merges two rows; the duplicate check names look-alikes instead.
+        const id = spendRowIdentity(r)
         if (id !== null) {
           if (seen.has(id)) continue
           seen.add(id)
@@ -290,4 +294,9 @@ function errorMessage(text: string): string {
     }
   } catch {}
   return text.slice(0, 300)
+}
+
+/** A spend-log row's identity (request id, startTime, our attempt id), null without a real request id. */
+export function spendRowIdentity(r: Obj): string | null {
+  return requestIdentity(r.request_id, r.startTime, rowAttemptId(r))
 }

@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto'
+import { isRealRequestId } from '../../records/identity.js'
 import { type Attribution, LEDGER_SCHEMA_VERSION, type LedgerRow } from '../../records/ledger.js'
 import { cacheRuleFor } from '../cache-semantics.js'
 import { normalizeUsage, projectUsage } from '../normalize.js'
@@ -10,6 +12,12 @@ const obj = (v: unknown): Obj | null =>
 const str = (v: unknown, max = 200): string | null =>
   typeof v === 'string' && v.length > 0 ? v.slice(0, max) : typeof v === 'number' ? String(v) : null
 const num = (v: unknown): number | null => (typeof v === 'number' && Number.isFinite(v) ? v : null)
+
+/**
+ * Row flag: the source gave no real request id (missing, empty or a placeholder): the row got a fresh
+ * `noid-…` id and is never merged with another on it.
+ */
+export const REQUEST_ID_MISSING_FLAG = 'request_id_missing'
 
 /** LiteLLM `call_type` → the wire API the harness used. */
 const CALL_TYPES: Record<string, LedgerRow['api']> = {
@@ -135,7 +143,7 @@ export function mapSpendLogRow(
   const api = CALL_TYPES[callType] ?? ((num(row.prompt_tokens) ?? 0) > 0 ? 'chat' : 'other')
   return {
     schema_version: LEDGER_SCHEMA_VERSION,
-    request_id: str(row.request_id) ?? `litellm_${started}`,
+    request_id: isRealRequestId(row.request_id) ? (str(row.request_id) as string) : `noid-${randomUUID()}`,
     source: 'litellm',
     call_type: callType,
     api,
@@ -159,7 +167,11 @@ export function mapSpendLogRow(
     spend_source: spend.spend_source,
     spend_logged_usd: logged,
     spend_recomputed_usd: spend.spend_recomputed_usd,
-    flags: [...norm.flags, ...spend.flags],
+    flags: [
+      ...norm.flags,
+      ...spend.flags,
+      ...(isRealRequestId(row.request_id) ? [] : [REQUEST_ID_MISSING_FLAG]),
+    ],
     attribution: attributionOf(row) ?? fallback,
     usage_object: projectUsage(meta.usage_object),
     additional_usage_values: projectUsage(meta.additional_usage_values),

@@ -17,6 +17,20 @@ import type { AddressInfo } from 'node:net'
  *   the key and the `x-litellm-spend-logs-metadata` header, session id from `x-litellm-trace-id`.
  * Test knobs: `dropNextRows` (lost DB writes, F01), `zeroSpendOnStream` (F03), `failNext` (5xx/429 for
  * retries), `onSpendLogsPage` (a hook to add rows mid-paging).
+ * Gateway behaviours (telemetry.md 6.3/6.4: failures are logged too, with `metadata.error_information`;
+ * `attempted_retries`, `max_retries`, `attempted_fallbacks`, `original_model_group` in the metadata;
+ * `model_id` is the deployment that was called):
+ * - `upstreamFailures`: the next completion's first N upstream calls fail (`upstreamError`) and the
+ *   router retries on the same group: one failure row per failed call (its own request id, the
+ *   deployment, `attempted_retries` = its index), then the answer (`attempted_retries` = N);
+ *   `billFailedCalls` prices the failed calls' prompt (a timed-out call the provider billed);
+ * - `fallbackNext`: the next completion's call to the requested group fails with a provider 429, and
+ *   the router falls back to `fallbackGroup`: a failure row, then the answer from the fallback group
+ *   (`model_group` = the fallback, `original_model_group` = the requested, `attempted_fallbacks` 1);
+ *   `fallbackMarkers: false` writes the answer without the markers (only its group tells);
+ * - `refuseNext`: the gateway refuses the next request before any upstream call: `auth` (401, key
+ *   blocked), `rate` (429, key rpm limit); the row has no deployment, no spend, and no
+ *   spend_logs_metadata (the request never reached the stage that attaches it).
  */
 export interface FakeLiteLLMOptions {
   masterKey?: string
@@ -24,6 +38,8 @@ export interface FakeLiteLLMOptions {
   /** USD per Mtok for the fake's own spend. */
   prices?: { input: number; output: number }
   zeroSpendOnStream?: boolean
+  /** The model group fallbacks go to. Default `<requested>-fallback`. */
+  fallbackGroup?: string
 }
 
 type Obj = Record<string, unknown>
@@ -76,6 +92,13 @@ export class FakeLiteLLM {
   failNext = 0
   failStatus = 503
   onSpendLogsPage: ((page: number) => void) | null = null
+  /** Gateway behaviours (see the class comment). */
+  upstreamFailures = 0
+  upstreamError: { status: number; errorClass: string } = { status: 500, errorClass: 'InternalServerError' }
+  billFailedCalls = false
+  fallbackNext = false
+  fallbackMarkers = true
+  refuseNext: 'auth' | 'rate' | null = null
   /** Memo of the last filtered+sorted list: paging 10 000 rows must not re-sort them per page. */
   private memo: { key: string; rowsLength: number; matched: StoredRow[] } | null = null
   private server: http.Server | null = null
@@ -385,6 +408,39 @@ export class FakeLiteLLM {
       sessionId,
     }
 
+    if (this.refuseNext) {
+      const kind = this.refuseNext
+      this.refuseNext = null
+      const [status, errorClass, message] =
+        kind === 'auth'
+          ? [401, 'AuthenticationError', 'Authentication Error - key is blocked']
+          : [429, 'RateLimitError', 'Rate limit reached for key: rpm limit 1, current 2']
+      this.write(
+        spendRow({
+          ...base,
+          request_id: `refused-${randomUUID()}`,
+          spend: 0,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          start: started,
+          end: Date.now(),
+          status: 'failure',
+          model_id: null,
+          metadata: {
+            user_api_key_alias: key?.alias ?? null,
+            spend_logs_metadata: null,
+            error_information: {
+              error_class: errorClass,
+              error_code: String(status),
+              error_message: message,
+            },
+          },
+        }),
+        key,
+        0,
+      )
+      return send(res, status, { error: { message, type: errorClass, param: null, code: String(status) } })
+    }
     if (key && key.maxBudget !== null && key.spendNow >= key.maxBudget) {
       const message = `Budget has been exceeded! Key=${key.hash.slice(0, 8)} Spend=${key.spendNow} Budget=${key.maxBudget}`
       this.write(
@@ -413,6 +469,69 @@ export class FakeLiteLLM {
       return send(res, 400, { error: { message, type: 'budget_exceeded', param: null, code: '400' } })
     }
 
+    const group = this.fallbackNext ? (this.opts.fallbackGroup ?? `${model}-fallback`) : model
+    const routing: Obj = {}
+    if (this.fallbackNext) {
+      this.fallbackNext = false
+      const t = Date.now()
+      this.write(
+        spendRow({
+          ...base,
+          request_id: `call-${randomUUID()}`,
+          spend: 0,
+          prompt_tokens: 0,
+          completion_tokens: 0,
+          start: started,
+          end: t,
+          status: 'failure',
+          model_id: 'deployment-primary',
+          metadata: {
+            ...base.metadata,
+            error_information: {
+              error_class: 'RateLimitError',
+              error_code: '429',
+              error_message: 'provider rate limit',
+            },
+          },
+        }),
+        key,
+        0,
+      )
+      if (this.fallbackMarkers)
+        Object.assign(routing, { attempted_fallbacks: 1, original_model_group: model })
+    }
+    for (let n = 0; this.upstreamFailures > 0; n++) {
+      this.upstreamFailures--
+      const billed = this.billFailedCalls ? Math.ceil(raw.length / 4) : 0
+      const usd = billed > 0 ? Math.round(((billed * (this.opts.prices?.input ?? 1)) / 1e6) * 1e10) / 1e10 : 0
+      this.write(
+        spendRow({
+          ...base,
+          request_id: `call-${randomUUID()}`,
+          spend: usd,
+          prompt_tokens: billed,
+          completion_tokens: 0,
+          start: Date.now(),
+          end: Date.now(),
+          status: 'failure',
+          model_id: 'deployment-primary',
+          metadata: {
+            ...base.metadata,
+            attempted_retries: n,
+            max_retries: 3,
+            error_information: {
+              error_class: this.upstreamError.errorClass,
+              error_code: String(this.upstreamError.status),
+              error_message: 'upstream call failed',
+            },
+          },
+        }),
+        key,
+        usd,
+      )
+      routing.attempted_retries = n + 1
+      routing.max_retries = 3
+    }
     const prompt = Math.ceil(raw.length / 4)
     const completion = 8
     const prices = this.opts.prices ?? { input: 1, output: 2 }
@@ -436,8 +555,10 @@ export class FakeLiteLLM {
           completion_tokens: completion,
           start: started,
           end: Date.now(),
+          model_group: group,
           metadata: {
             ...base.metadata,
+            ...routing,
             usage_object: usage,
             cost_breakdown: zero ? { total_cost: cost } : null,
           },
@@ -494,6 +615,10 @@ export function spendRow(r: {
   metadata: Obj
   sessionId: string
   status?: 'success' | 'failure'
+  /** Deployment called (`model_info.id`); null when the gateway refused before any call. */
+  model_id?: string | null
+  /** Model group that answered; default `model`. */
+  model_group?: string
 }): Obj {
   return {
     request_id: r.request_id,
@@ -506,9 +631,9 @@ export function spendRow(r: {
     startTime: iso(r.start),
     endTime: iso(r.end),
     completionStartTime: iso(r.end),
-    model: r.model,
-    model_id: 'fake-deployment',
-    model_group: r.model,
+    model: r.model_group ?? r.model,
+    model_id: r.model_id === undefined ? 'fake-deployment' : r.model_id,
+    model_group: r.model_group ?? r.model,
     custom_llm_provider: 'openai',
     api_base: 'http://127.0.0.1/fake',
     user: '',

@@ -1,0 +1,98 @@
+import { describe, expect, it } from 'vitest'
+import { obrienFlemingConstant } from '../../src/calibrate/group-sequential.js'
+import { NO_EFFECT, trueRatio } from '../../src/calibrate/scenario.js'
+import { runScenario } from '../../src/calibrate/simulate.js'
+import { nullWorlds, powerWorlds, resolveWorlds, type WorldSpec } from '../../src/calibrate/worlds.js'
+import { createRng } from '../../src/stats/index.js'
+
+const thresholds = {
+  resolved_deficit_pp: 10,
+  cost_ratio: 1.5,
+  fresh_input_ratio: 1.5,
+  request_ratio: 1.5,
+  min_coverage: 0.8,
+}
+const policy = { thresholds, maxBlocks: 50, alpha: 0.05 }
+const all: WorldSpec[] = [
+  ...nullWorlds({ spend_usd: 1.5, input_fresh_tokens: 1.5, proxy_requests: 1.5 }),
+  ...powerWorlds(),
+  ...resolveWorlds(),
+]
+const named = (name: string) => all.find((w) => w.name === name) as WorldSpec
+
+describe('the family of worlds: truths exact by construction', () => {
+  it('every world has the ratio of means it names, per simulated panel', () => {
+    const rng = createRng(5)
+    for (const w of all.filter((x) => x.ratio !== null)) {
+      for (let i = 0; i < 3; i++) {
+        const world = w.make(40, rng)
+        for (const m of ['spend_usd', 'input_fresh_tokens', 'proxy_requests'] as const)
+          expect(trueRatio(world, m)).toBeCloseTo(w.ratio as number, 10)
+      }
+    }
+  })
+
+  it('fixed overhead: per-block ratios sit above the ratio of means on cheap blocks', () => {
+    const world = named('overhead-just-below-threshold').make(40, createRng(6))
+    const ratios = world.instances.map((x) => x.mean.spend_usd[1] / x.mean.spend_usd[0]).sort((a, b) => a - b)
+    const median = ((ratios[19] as number) + (ratios[20] as number)) / 2
+    expect(trueRatio(world, 'spend_usd')).toBeCloseTo(1.49, 12)
+    expect(median).toBeGreaterThan(1.5)
+  })
+
+  it('runaway instances: 5% of the panel carries the whole excess', () => {
+    const world = named('runaway-instances-2x').make(40, createRng(7))
+    const over = world.instances.filter((x) => x.mean.spend_usd[1] > x.mean.spend_usd[0] * 1.0000001)
+    expect(over).toHaveLength(2)
+  })
+})
+
+// Seeded expected values: 100 simulated experiments of 40 blocks per world, seed 2025, defaults
+// (one rerun trial). Counts out of 100: breaches of the first run, confirmations, and runs whose
+// first-run ratio was named as concentrated on a few blocks. The 1,000-simulation table is in
+// `npm run bench -- calibrate`.
+const SEEDED: Array<[string, { breach: number; confirmed: number; concentrated: number }]> = [
+  ['overhead-just-below-threshold', { breach: 48, confirmed: 11, concentrated: 0 }],
+  ['runaway-attempts-at-threshold', { breach: 27, confirmed: 0, concentrated: 27 }],
+  ['heterogeneous-at-threshold', { breach: 46, confirmed: 0, concentrated: 31 }],
+  ['unequal-noise-base-at-threshold', { breach: 55, confirmed: 16, concentrated: 12 }],
+  ['overhead-2x', { breach: 98, confirmed: 95, concentrated: 0 }],
+  ['runaway-instances-2x', { breach: 96, confirmed: 0, concentrated: 96 }],
+  ['heterogeneous-2x', { breach: 94, confirmed: 41, concentrated: 24 }],
+  ['unequal-noise-2x', { breach: 84, confirmed: 56, concentrated: 6 }],
+  ['resolve-deficit-20', { breach: 88, confirmed: 71, concentrated: 0 }],
+]
+
+describe('the non-uniform worlds through detect and the two-stage design (seeded)', () => {
+  for (const [name, want] of SEEDED) {
+    it(name, () => {
+      const w = named(name)
+      const r = runScenario((_e, rng) => w.make(40, rng), NO_EFFECT, policy, 100, 2025)
+      const m = w.ratio === null ? 'resolved' : 'spend_usd'
+      expect({
+        breach: Math.round(100 * r.breach[m]),
+        confirmed: Math.round(100 * r.confirmed[m]),
+        concentrated: Math.round(100 * r.concentrated[m]),
+      }).toEqual(want)
+    })
+  }
+
+  it('runaway instances: the ratio is named as concentrated whenever it breaches, not read as cleared', () => {
+    const w = named('runaway-instances-2x')
+    const r = runScenario((_e, rng) => w.make(40, rng), NO_EFFECT, policy, 100, 2025)
+    expect(r.concentrated.spend_usd).toBe(r.breach.spend_usd)
+  })
+})
+
+describe("O'Brien–Fleming constant (reference: scipy multivariate normal, one-sided α = 0.05)", () => {
+  it('matches 1.6449 (one look), 1.6780 (two), 1.7096 (three equally spaced) to Monte Carlo precision', () => {
+    expect(obrienFlemingConstant([1], 0.05, 100000, 3)).toBeCloseTo(1.6448536269514789, 2)
+    expect(obrienFlemingConstant([0.5, 1], 0.05, 100000, 3)).toBeCloseTo(1.6779527404685983, 1)
+    expect(Math.abs(obrienFlemingConstant([0.5, 1], 0.05, 100000, 3) - 1.6779527404685983)).toBeLessThan(
+      0.015,
+    )
+    expect(
+      Math.abs(obrienFlemingConstant([1 / 3, 2 / 3, 1], 0.05, 100000, 3) - 1.7096236031665437),
+    ).toBeLessThan(0.015)
+  })
+})
