@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -222,6 +223,8 @@ export async function runAttempt(
           writable: [d.workspace, d.home, ...reach.writable],
           readOnly: [leg.installed.root, ...leg.readOnly, ...reach.readOnly],
           container,
+          // A declared read_only checkout is readable, its .git (which may hold a token) is not.
+          masked: leg.readOnly.map((p) => path.join(p, '.git')).filter((g) => existsSync(g)),
           // The only way out, where the backend has a network of its own: the attempt's endpoint.
           loopbackPorts: loopbackPort(c.endpoint.origin),
         })

@@ -140,12 +140,13 @@ describe('the reusable workflow follows the pack’s rules', () => {
         /^\$\{\{ fromJSON\(needs\.(plan|aggregate)\.outputs\.(matrix|confirm-matrix)\) \}\}$/,
       )
       const upload = j.steps?.find((s) => s.uses?.startsWith('actions/upload-artifact@'))
+      // Re-uploads are explicit: named for the run attempt, never overwritten.
       expect(upload?.with).toMatchObject({
-        name: '${{ matrix.artifact }}',
+        name: '${{ matrix.artifact }}-a${{ github.run_attempt }}',
         'if-no-files-found': 'error',
-        overwrite: true,
         'retention-days': '${{ inputs.logs-retention-days }}',
       })
+      expect(upload?.with?.overwrite).toBeUndefined()
     }
     expect(wf.jobs.run?.if).toBe("needs.plan.outputs.has-work == 'true'")
     expect(wf.jobs.aggregate?.if).toBe("${{ !cancelled() && needs.plan.outputs.has-work == 'true' }}")
@@ -154,8 +155,11 @@ describe('the reusable workflow follows the pack’s rules', () => {
       for (const s of j.steps ?? []) {
         if (s.uses?.startsWith('actions/upload-artifact@')) {
           expect(s.with?.['if-no-files-found']).toBe('error')
-          // F10: a re-run of failed jobs uploads the same name again in the same run.
-          expect(s.with?.overwrite).toBe(true)
+          // F10: a re-run of failed jobs uploads again in the same run: leg artifacts under a new
+          // name (the run attempt), reports and plans replaced by name.
+          if (String(s.with?.name).startsWith('${{ matrix.artifact }}'))
+            expect(s.with?.overwrite).toBeUndefined()
+          else expect(s.with?.overwrite).toBe(true)
         }
         if (s.uses?.startsWith('actions/download-artifact@') && s.with?.pattern)
           expect(s.with['merge-multiple']).toBe(false)
@@ -209,7 +213,7 @@ describe('the reusable workflow follows the pack’s rules', () => {
         )
           continue
         const name = String(s.with?.name ?? s.with?.pattern ?? '')
-        if (name === '${{ matrix.artifact }}') continue // hw-<experiment>-<call-key>-… from the plan
+        if (name === '${{ matrix.artifact }}-a${{ github.run_attempt }}') continue // hw-<experiment>-<call-key>-… from the plan
         expect(name, `${id}: ${name}`).toMatch(
           /\$\{\{ (needs|steps)\.plan\.outputs\.experiment \}\}-\$\{\{ (needs|steps)\.plan\.outputs\.call-key \}\}/,
         )
