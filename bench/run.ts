@@ -17,9 +17,9 @@ import { loadManifest } from '../src/manifest/load.js'
 import { resolvePanel } from '../src/panel/resolve.js'
 import { buildPlan } from '../src/plan/plan.js'
 import type { AttemptRecord } from '../src/records/attempt.js'
-import type { Isolation } from '../src/records/isolation.js'
 import { runLeg } from '../src/run/leg.js'
 import { openRunTelemetry } from '../src/run/telemetry-setup.js'
+import type { HostIsolation as Isolation } from '../src/sandbox/select.js'
 import { BACKENDS, resetSandboxChoices } from '../src/sandbox/select.js'
 
 /** Median overhead per attempt, by isolation backend. */

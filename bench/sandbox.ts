@@ -5,7 +5,7 @@ import { mkdirSync, mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
-import type { Isolation } from '../src/records/isolation.js'
+import type { HostIsolation } from '../src/sandbox/select.js'
 import { BACKENDS } from '../src/sandbox/select.js'
 
 const ROUNDS = 15
@@ -14,7 +14,7 @@ const TARGET_MS = 1000
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'hw-bench-sbx-'))
 
-async function timeBackend(kind: Isolation): Promise<{ open: number; exec: number; close: number }[]> {
+async function timeBackend(kind: HostIsolation): Promise<{ open: number; exec: number; close: number }[]> {
   const out: { open: number; exec: number; close: number }[] = []
   for (let i = 0; i < ROUNDS; i++) {
     const ws = path.join(dir, `${kind}-${i}`, 'w')

@@ -6,6 +6,9 @@
 //        [--env-file FILE] [--artifacts DIR] [--run-id N] [--event-name NAME] [--event FILE]
 //        [--input k=v ...] [--assume-success JOB ...] [--check-permissions] [--json]
 //
+// --check-permissions also compares the secrets each call passes with what its manifest reads (when
+// the manifest named by `with: manifest:` is in --workspace).
+//
 // Before any job, the load-time check GitHub makes on every reusable-workflow call: each job of the
 // called workflow asks for no more permissions than the calling job grants, whatever its `if:`
 // (scripts/workflow-permissions.ts). A failing call ends the run as GitHub does (startup failure);
@@ -58,7 +61,9 @@ import type { Step, WorkflowJob } from '@actions/workflow-parser/model/workflow-
 import type { MappingToken } from '@actions/workflow-parser/templates/tokens/mapping-token'
 import type { TemplateToken } from '@actions/workflow-parser/templates/tokens/template-token'
 import { execa } from 'execa'
-import { nestedPermissionErrors } from './workflow-permissions.js'
+import { parse as parseYaml } from 'yaml'
+import { envReadByManifest, type ManifestEnvNames, secretMismatches } from '../src/action/misconfig.js'
+import { inheritedPermissionErrors, nestedPermissionErrors } from './workflow-permissions.js'
 
 type Json = null | boolean | number | string | Json[] | { [k: string]: Json }
 type Result = 'success' | 'failure' | 'skipped' | 'cancelled'
@@ -260,11 +265,17 @@ function rawWorkflow(file: string): MappingToken {
  * GitHub's load-time check (scripts/workflow-permissions.ts): every job of a called workflow asks
  * for no more than the calling job grants, whatever its `if:` says. Errors in GitHub's words.
  */
-function loadTimePermissionErrors(file: string): string[] {
+function loadTimePermissionErrors(file: string): {
+  errors: string[]
+  publishErrors: string[]
+  secretErrors: string[]
+} {
   const wf = rawWorkflow(file)
   const literal = (t: TemplateToken | null | undefined) => (t ? evalToken(t, {}) : undefined)
   const jobs = wf.find('jobs') as MappingToken | null
   const errors: string[] = []
+  const publishErrors: string[] = []
+  const secretErrors: string[] = []
   for (const { key, value } of jobs ?? []) {
     const job = value as MappingToken
     const uses = job.find('uses')
@@ -287,8 +298,105 @@ function loadTimePermissionErrors(file: string): string[] {
         },
       ),
     )
+    secretErrors.push(...secretLines(file, String((key as unknown as { value: unknown }).value), job))
+    if (callee.find('permissions')) continue
+    // Jobs that name no permissions get this call's grant: does it hold what they need when they run?
+    const callerId = String((key as unknown as { value: unknown }).value)
+    const ctx = callContext(job, callee)
+    const inheriting = [...calleeJobs].flatMap((j) => {
+      const body = j.value as MappingToken
+      const needs = (body.find('env') as MappingToken | null)?.find('HW_PUBLISH_PERMISSION')
+      if (body.find('permissions') || !needs || !isString(needs)) return []
+      const cond = body.find('if')
+      const runs =
+        !cond ||
+        Boolean(
+          evaluate(
+            isBasicExpression(cond) ? cond.expression : String((cond as unknown as { value: unknown }).value),
+            ctx,
+            { failed: false },
+          ),
+        )
+      return [{ id: String((j.key as unknown as { value: unknown }).value), needs: needs.value, runs }]
+    })
+    publishErrors.push(
+      ...inheritedPermissionErrors(
+        callerId,
+        relativeName(file),
+        literal(job.find('permissions')),
+        literal(wf.find('permissions')),
+        uses.value,
+        inheriting,
+      ),
+    )
   }
-  return errors
+  return { errors, publishErrors, secretErrors }
+}
+
+/**
+ * Secrets a call passes against what its manifest reads (`with: manifest:` found in the workspace):
+ * one line per secret read but not passed, or passed but never read (src/action/misconfig.ts).
+ */
+function secretLines(file: string, callerId: string, job: MappingToken): string[] {
+  const manifest = (job.find('with') as MappingToken | null)?.find('manifest')
+  if (!manifest || !isString(manifest)) return []
+  const manifestFile = join(opt.workspace, manifest.value)
+  if (!existsSync(manifestFile)) return []
+  const secretsToken = job.find('secrets')
+  if (secretsToken && isString(secretsToken)) return [] // secrets: inherit passes whatever exists
+  const passed = [...((secretsToken as MappingToken | null) ?? [])].map((s) =>
+    String((s.key as unknown as { value: unknown }).value),
+  )
+  const reads = envReadByManifest(parseYaml(readFileSync(manifestFile, 'utf8')) as ManifestEnvNames)
+  // litellm-config: the leg's LiteLLM reads the provider key and supplies LITELLM_BASE_URL itself.
+  const litellm = (job.find('with') as MappingToken | null)?.find('litellm-config')
+  if (litellm && !(isString(litellm) && litellm.value === '')) {
+    reads.add('PROVIDER_API_KEY')
+    reads.delete('LITELLM_BASE_URL')
+    if (passed.includes('provider-base-url')) reads.add('PROVIDER_BASE_URL')
+  }
+  return secretMismatches(reads, passed, `job '${callerId}' in ${relativeName(file)}`).map(
+    (l) => `${l} (${manifest.value})`,
+  )
+}
+
+/** The file as the user named it (relative to the workspace when inside it). */
+function relativeName(file: string): string {
+  return file.startsWith(`${opt.workspace}/`) ? file.slice(opt.workspace.length + 1) : file
+}
+
+/**
+ * The context a called job's `if:` sees at load time, as far as the call decides it: the caller's
+ * `with:` over the callee's input defaults (expressions of the caller's event left as a non-empty
+ * placeholder), and every needs.<job>.outputs.<name> of the callee as a non-empty value.
+ */
+function callContext(callerJob: MappingToken, callee: MappingToken): Record<string, Json> {
+  const on = callee.find('on') as MappingToken | null
+  const call = on?.find('workflow_call') as MappingToken | null
+  const defs = (call?.find('inputs') as MappingToken | null) ?? []
+  const withs = callerJob.find('with') as MappingToken | null
+  const inputs: Record<string, Json> = {}
+  for (const { key, value } of defs) {
+    const name = String((key as unknown as { value: unknown }).value)
+    const def = value as MappingToken
+    const given = withs?.find(name)
+    const type = str(evalToken(def.find('type') ?? undefined, {}))
+    if (given && isBasicExpression(given))
+      inputs[name] = type === 'boolean' ? true : type === 'number' ? 1 : 'x'
+    else if (given) inputs[name] = evalToken(given, {})
+    else inputs[name] = evalToken(def.find('default') ?? undefined, {}) ?? (type === 'boolean' ? false : '')
+  }
+  const needs: Record<string, Json> = {}
+  for (const { key, value } of (callee.find('jobs') as MappingToken | null) ?? []) {
+    const outs = ((value as MappingToken).find('outputs') as MappingToken | null) ?? []
+    needs[String((key as unknown as { value: unknown }).value)] = {
+      result: 'success',
+      outputs: Object.fromEntries(
+        [...outs].map((o) => [String((o.key as unknown as { value: unknown }).value), 'x']),
+      ),
+    }
+  }
+  return { inputs, needs, github: githubContext(opt.workspace), vars: {}, secrets: {} }
 }
 
 // ---------------------------------------------------------------- artifacts (upload/download stand-ins)
@@ -554,14 +662,15 @@ async function runJobs(
       runner: { os: 'Linux', arch: 'X64', temp: tmpdir() },
     }
     const runIf = job.if ? evaluate(job.if.expression, ctx, { failed: failedNeeds }) : !failedNeeds
-    if (opt.assume.has(name)) {
-      log(`job ${name}: assumed success (--assume-success)`)
-      done.set(id, { result: 'success', outputs: {} })
-      continue
-    }
     if (!runIf) {
       log(`job ${name}: skipped`)
       done.set(id, { result: 'skipped', outputs: {} })
+      continue
+    }
+    // A job assumed to succeed still runs only when its if: says so.
+    if (opt.assume.has(name)) {
+      log(`job ${name}: assumed success (--assume-success)`)
+      done.set(id, { result: 'success', outputs: {} })
       continue
     }
     if (job.type === 'reusableWorkflowJob') {
@@ -666,16 +775,23 @@ async function runJobs(
   return done
 }
 
+/** A user mistake (no such file, a workflow that does not parse): one message, no stack trace. */
+function fail(message: string): never {
+  log(`error: ${message}`)
+  if (opt.json) console.log(JSON.stringify({ conclusion: 'invalid', error: message }))
+  process.exit(2)
+}
+
 const wfFile = isAbsolute(opt.workflow)
   ? opt.workflow
   : workflowFile(`./${opt.workflow.replace(/^\.\//, '')}`)
-if (!opt.workflow || !existsSync(wfFile)) throw new Error(`no workflow file ${opt.workflow}`)
+if (!opt.workflow || !existsSync(wfFile)) fail(`no workflow file ${opt.workflow || '(none given)'}`)
 const parsed = parseWorkflow(
   { name: wfFile, content: readFileSync(wfFile, 'utf8') },
   new NoOperationTraceWriter(),
 )
 const errs = parsed.context.errors.getErrors()
-if (errs.length > 0) throw new Error(`workflow does not parse:\n${errs.map((e) => e.message).join('\n')}`)
+if (errs.length > 0) fail(`${opt.workflow} does not parse:\n${errs.map((e) => `  ${e.message}`).join('\n')}`)
 const tpl = await convertWorkflowTemplate(
   parsed.context,
   parsed.value as TemplateToken,
@@ -691,7 +807,7 @@ const tpl = await convertWorkflowTemplate(
   { fetchReusableWorkflowDepth: 2 },
 )
 if (tpl.errors?.length)
-  throw new Error(`workflow does not convert:\n${tpl.errors.map((e) => e.Message).join('\n')}`)
+  fail(`${opt.workflow} is not a valid workflow:\n${tpl.errors.map((e) => `  ${e.Message}`).join('\n')}`)
 // A workflow_call workflow run directly takes its inputs from --input (typed by its definitions).
 const topInputs: Record<string, Json> = {}
 const callDefs =
@@ -703,17 +819,23 @@ for (const [k, d] of Object.entries(callDefs)) {
     d.type === 'number' ? Number(v ?? 0) : d.type === 'boolean' ? String(v) === 'true' : (v ?? '')
 }
 // GitHub refuses a run whose reusable-workflow calls ask for more than they grant, before any job.
-const permissionErrors = loadTimePermissionErrors(wfFile)
+// A publish job that gets the caller's grant and lacks its write starts, and fails at that write.
+const { errors: permissionErrors, publishErrors, secretErrors } = loadTimePermissionErrors(wfFile)
+for (const e of [...publishErrors, ...secretErrors]) log(`${opt.checkOnly ? 'error' : 'warning'}: ${e}`)
 if (opt.checkOnly || permissionErrors.length > 0) {
   for (const e of permissionErrors) log(`error: ${e}`)
-  if (opt.json)
+  const conclusion =
+    permissionErrors.length > 0
+      ? 'startup_failure'
+      : publishErrors.length + secretErrors.length > 0
+        ? 'failure'
+        : 'success'
+  if (opt.json) console.log(JSON.stringify({ conclusion, permissionErrors, publishErrors, secretErrors }))
+  else if (conclusion === 'success')
     console.log(
-      JSON.stringify({
-        conclusion: permissionErrors.length > 0 ? 'startup_failure' : 'success',
-        permissionErrors,
-      }),
+      `ok: ${opt.workflow}: every call grants what its jobs need and passes what its manifest reads`,
     )
-  process.exit(permissionErrors.length > 0 ? 1 : 0)
+  process.exit(conclusion === 'success' ? 0 : 1)
 }
 const results = await runJobs(wfFile, tpl.jobs, topInputs, secrets, '')
 const conclusion = [...results.values()].some((r) => r.result === 'failure') ? 'failure' : 'success'
@@ -728,5 +850,7 @@ if (opt.json) {
       workspaces,
     }),
   )
-} else log(`workflow ${opt.workflow}: ${conclusion}`)
+} else if (conclusion === 'success')
+  console.log(`ok: ${opt.workflow}: ${results.size} job${results.size === 1 ? '' : 's'}, success`)
+else log(`workflow ${opt.workflow}: ${conclusion}`)
 process.exitCode = conclusion === 'success' ? 0 : 1

@@ -96,3 +96,42 @@ export function nestedPermissionErrors(
   }
   return errors
 }
+
+/** A nested job that names no permissions (it gets the caller's grant) but needs one to do its work. */
+export interface InheritingJob {
+  id: string
+  /** The permission it needs, e.g. `issues: write` (the job's HW_PUBLISH_PERMISSION). */
+  needs: string
+  /** Whether its `if:` can be true for this call (evaluated with the caller's inputs). */
+  runs: boolean
+}
+
+/**
+ * What GitHub's load-time check cannot see: a nested job without `permissions:` starts with whatever
+ * the caller grants, and fails at its first write if that lacks what it needs. One line per such job
+ * that would run for this call, naming the job, the permission and the calling job and file.
+ */
+export function inheritedPermissionErrors(
+  callerJob: string,
+  callerFile: string,
+  jobPermissions: unknown,
+  workflowPermissions: unknown,
+  ref: string,
+  jobs: InheritingJob[],
+): string[] {
+  const grant = toGrant(jobPermissions) ?? toGrant(workflowPermissions) ?? RESTRICTED_DEFAULT
+  const errors: string[] = []
+  for (const job of jobs) {
+    if (!job.runs) continue
+    const m = /^([a-z-]+):\s*(read|write)$/.exec(job.needs.trim())
+    if (!m) throw new Error(`${job.id}: HW_PUBLISH_PERMISSION "${job.needs}" is not "<scope>: read|write"`)
+    const [, scope, level] = m as unknown as [string, string, Access]
+    const allowed = grant[scope] ?? 'none'
+    if (RANK[level] > RANK[allowed]) {
+      errors.push(
+        `${callerJob}: the nested job '${job.id}' of '${ref}' needs '${scope}: ${level}' and gets '${scope}: ${allowed}' from this call: grant '${scope}: ${level}' under permissions: of job '${callerJob}' in ${callerFile}.`,
+      )
+    }
+  }
+  return errors
+}

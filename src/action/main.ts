@@ -1,17 +1,18 @@
 import { createHash } from 'node:crypto'
-import { mkdir, writeFile } from 'node:fs/promises'
+import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import * as core from '@actions/core'
 import { groupedMessage, groupHealth } from '../detect/health.js'
 import { publish, publishOutputs } from '../github/publish.js'
 import { stopWorker } from '../ingest/worker.js'
 import { loadManifest } from '../manifest/load.js'
+import { assertScriptsExist } from '../manifest/scripts.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { aggregate, aggregationFailure } from '../pipeline/aggregate.js'
 import { detectStep } from '../pipeline/detect.js'
-import { diagnoseRun } from '../pipeline/diagnose.js'
+import { diagnoseRun, writeReportDiagnosis } from '../pipeline/diagnose.js'
 import { buildPlan } from '../plan/plan.js'
-import { legTimeoutMinutes } from '../plan/timeouts.js'
+import { legTimeoutMinutes, legTimeoutWarning } from '../plan/timeouts.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
 import { jobSummary } from '../report/summary.js'
 import { runLegFromFiles } from '../run/entry.js'
@@ -20,7 +21,15 @@ import { createProgressReporter } from '../run/progress.js'
 import { HwError, messageOf } from '../util/errors.js'
 import { strictJson } from '../util/json.js'
 import { type ActionInputs, readInputs, required } from './inputs.js'
-import { FORK_SUMMARY, isForkPullRequest, misconfigurationLine } from './misconfig.js'
+import {
+  callerFile,
+  envReadByManifest,
+  FORK_SUMMARY,
+  isForkPullRequest,
+  misconfigurationLine,
+  SECRET_OF_ENV,
+  secretMismatches,
+} from './misconfig.js'
 
 /** The action's one entry: dispatch on `command`. Never throws: failures become core.setFailed. */
 export async function run(): Promise<void> {
@@ -39,6 +48,7 @@ export async function run(): Promise<void> {
           'stopping: killing the attempt in flight, recording it as stopped, writing leg.json…',
           (line) => core.info(line),
         )
+        await warnUnusedSecrets(required(inputs, 'manifest'))
         let r: Awaited<ReturnType<typeof runLegFromFiles>>
         try {
           r = await runLegFromFiles({
@@ -107,10 +117,18 @@ export async function run(): Promise<void> {
             core.info(`diagnosis: ${dx.dossierMd}`)
           } catch (e) {
             core.warning(`diagnosis: the dossier could not be written: ${messageOf(e)}`)
+            await writeReportDiagnosis(
+              path.dirname(r.comparisonPath),
+              null,
+              `the dossier could not be written (${messageOf(e)})`,
+            ).catch(() => undefined)
           }
         }
         const fork = isForkPullRequest() ? `${FORK_SUMMARY}\n\n` : ''
-        await core.summary.addRaw(fork + jobSummary(d.reports.markdown), true).write()
+        // report.md as it now stands (with the diagnosis section when one was written).
+        const reportPath = path.join(path.dirname(r.comparisonPath), 'report.md')
+        const markdown = await readFile(reportPath, 'utf8').catch(() => d.reports.markdown)
+        await core.summary.addRaw(fork + jobSummary(markdown), true).write()
         for (const g of groupHealth(d.decision.health).filter((x) => x.health.severity === 'error'))
           core.error(groupedMessage(g))
         const failures: string[] = []
@@ -160,6 +178,7 @@ async function plan(inputs: ActionInputs): Promise<void> {
   const file = required(inputs, 'manifest')
   // Refuse here what a leg could not run, before any leg starts (or is billed).
   const loaded = await loadManifest(file, { runnable: true })
+  assertScriptsExist(loaded.manifest, file, process.cwd(), loaded.locate)
   const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
   const cells = inputs.cells
     ? inputs.cells
@@ -188,6 +207,8 @@ async function plan(inputs: ActionInputs): Promise<void> {
   core.setOutput('call-key', p.call_key)
   core.setOutput('leg-timeout-minutes', String(legTimeoutMinutes(p)))
   if (p.shards.note) core.warning(p.shards.note)
+  const timeout = legTimeoutWarning(p)
+  if (timeout) core.warning(timeout)
   core.info(
     `planned ${p.legs.length} legs (${p.cells.length} cells × ${p.shards.count} shards); wrote ${planPath}`,
   )
@@ -200,6 +221,22 @@ async function plan(inputs: ActionInputs): Promise<void> {
       true,
     )
     .write()
+}
+
+/**
+ * A secret of the reusable workflow that reached this leg (its variable is set) while the manifest
+ * never reads it: a warning naming it and the calling file (a key handed to the legs for nothing).
+ * A variable read but empty fails later, where it is needed, with its own one line.
+ */
+async function warnUnusedSecrets(manifestFile: string): Promise<void> {
+  const reads = envReadByManifest((await loadManifest(manifestFile)).manifest)
+  const passed = Object.entries(SECRET_OF_ENV)
+    .filter(([env]) => process.env[env])
+    .map(([, secret]) => secret)
+  const where = `the job that calls harness-watch.yml in ${callerFile()}`
+  for (const line of secretMismatches(reads, passed, where)) {
+    if (line.startsWith('unused secret')) core.warning(line)
+  }
 }
 
 /** The job summary of one leg: its status (and the signal that stopped it), attempts and its artifact. */

@@ -17,6 +17,49 @@ export const SECRET_OF_ENV: Record<string, string> = {
   LITELLM_MASTER_KEY: 'litellm-master-key',
 }
 
+/** The parts of a manifest that name environment variables (plain object: a parsed manifest file). */
+export interface ManifestEnvNames {
+  model?: { api_key_env?: string; base_url_env?: string }
+  telemetry?: { source?: string; litellm?: { base_url_env?: string; master_key_env?: string } }
+  cells?: { config?: { pass_env?: string[] } }[]
+}
+
+/** The environment variables a manifest reads from the runner (model route, LiteLLM ledger, pass_env). */
+export function envReadByManifest(m: ManifestEnvNames): Set<string> {
+  const out = new Set<string>()
+  if (m.model?.api_key_env) out.add(m.model.api_key_env)
+  if (m.model?.base_url_env) out.add(m.model.base_url_env)
+  if (m.telemetry?.source === 'litellm') {
+    out.add(m.telemetry.litellm?.base_url_env ?? 'LITELLM_BASE_URL')
+    out.add(m.telemetry.litellm?.master_key_env ?? 'LITELLM_MASTER_KEY')
+  }
+  for (const c of m.cells ?? []) for (const e of c.config?.pass_env ?? []) out.add(e)
+  return out
+}
+
+/**
+ * Secrets of the reusable workflow that do not line up with the manifest, one line each: a variable
+ * the manifest reads that the call does not pass (its secret named), and a secret passed that the
+ * manifest never reads (a key handed to the legs for nothing). `passed` holds the secret names the
+ * calling job gives (`provider-api-key`, …); `where` names the calling job and file.
+ */
+export function secretMismatches(reads: Set<string>, passed: Iterable<string>, where: string): string[] {
+  const given = new Set(passed)
+  const lines: string[] = []
+  for (const [env, secret] of Object.entries(SECRET_OF_ENV)) {
+    if (reads.has(env) && !given.has(secret)) {
+      lines.push(
+        `missing secret: the manifest reads ${env}; pass the secret "${secret}" under secrets: of ${where}`,
+      )
+    } else if (!reads.has(env) && given.has(secret)) {
+      lines.push(
+        `unused secret: "${secret}" is passed by ${where} but the manifest never reads ${env}; remove it, or name ${env} in the manifest`,
+      )
+    }
+  }
+  return lines
+}
+
 /**
  * The calling workflow's file, e.g. `.github/workflows/weekly.yml`, from GITHUB_WORKFLOW_REF
  * (`owner/repo/.github/workflows/weekly.yml@refs/heads/main`); "the calling workflow" when unknown.
@@ -78,7 +121,8 @@ export function misconfigurationLine(e: unknown, env: NodeJS.ProcessEnv = proces
     if (fork) {
       return `fork pull request: the token is read-only whatever permissions: says, so "${permission}" cannot be used; examples/pr-check-comment.yml posts the comment from the base repository`
     }
-    return `missing permission: grant "${permission}" under permissions: of the job that calls harness-watch.yml in ${caller}`
+    const job = env.GITHUB_JOB ? `job "${env.GITHUB_JOB}" needs "${permission}": ` : ''
+    return `missing permission: ${job}grant "${permission}" under permissions: of the job that calls harness-watch.yml in ${caller}`
   }
   if (e.code === 'github_token_missing') {
     return `the token input is empty: pass token: \${{ github.token }} (or a token with issues/pull-requests write) to the publish step, or set dry-run: true; change ${caller}`

@@ -150,6 +150,9 @@ export function buildComparison(input: ComparisonInput): Comparison {
     ),
     scope_statement: SCOPE_STATEMENT,
     notes: [...input.notes],
+    ...(input.reuploads && input.reuploads.length > 0
+      ? { reuploads: input.reuploads.map((r) => ({ ...r, replaces: [...r.replaces] })) }
+      : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
     ...(classification ? { classification } : {}),
   }

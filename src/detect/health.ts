@@ -67,6 +67,20 @@ export function evaluationHealth(c: Comparison, thresholds: Manifest['thresholds
       ),
     )
   }
+  // Every replacement is listed: a re-upload changes which results a leg contributes.
+  for (const r of c.reuploads ?? []) {
+    out.push(
+      h(
+        'leg_reuploaded',
+        'warning',
+        null,
+        null,
+        `leg ${r.leg}: read ${r.read} (run attempt ${r.run_attempt}) in place of ${r.replaces.join(', ')}`,
+        1,
+        [],
+      ),
+    )
+  }
   if (c.input_errors.length > 0) {
     const first = c.input_errors[0]
     out.push(

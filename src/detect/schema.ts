@@ -177,6 +177,7 @@ export const HealthCodeSchema = z.enum([
   'timeouts_clustered',
   'shared_error_signature',
   'telemetry_thin_cell',
+  'leg_reuploaded',
 ])
 export type HealthCode = z.infer<typeof HealthCodeSchema>
 

@@ -1,3 +1,4 @@
+import { formatEffect } from '../detect/decide.js'
 import type { Decision } from '../detect/schema.js'
 import type { AttemptRecord } from '../records/attempt.js'
 import type { Comparison } from '../records/comparison.js'
@@ -67,7 +68,7 @@ export function buildDossier(input: DossierInput): Dossier {
     )
     const confirmed = (input.decision?.signals ?? [])
       .filter((s) => s.baseline === c.baseline && s.treatment === c.treatment && s.state === 'confirmed')
-      .map((s) => `${s.metric} ${s.effect.estimate ?? 'n/a'} (${s.rule})`)
+      .map((s) => `${s.metric} ${formatEffect(s.effect)} (${s.rule})`)
     const seen = new Set<string>()
     const ordered = [
       ...c.drivers.filter((d) => d.kind !== 'residual'),

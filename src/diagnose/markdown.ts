@@ -76,7 +76,13 @@ export function renderDossierMarkdown(d: Dossier): string {
         for (const [k, label] of Object.entries(MS) as [MilestoneName, string][]) {
           row(`${label}: s / requests`, (a) => {
             const m = a.measures.milestones[k]
-            return m ? `${n(m.t_ms === null ? null : m.t_ms / 1000, 1)} / ${n(m.requests)}` : 'never'
+            if (m) return `${n(m.t_ms === null ? null : m.t_ms / 1000, 1)} / ${n(m.requests)}`
+            // An edit milestone is reached only by an edit to a file of the diff; say so beside the
+            // edit count, so "never" is never shown next to edits that did happen.
+            const edits = a.measures.churn.edits
+            if ((k === 'first_material_edit' || k === 'final_edit') && edits > 0)
+              return `none to a file of the diff (${edits} edit${edits === 1 ? '' : 's'} elsewhere)`
+            return 'never'
           })
         }
         row('repeated reads', (a) => n(a.measures.repeats.repeated_reads))

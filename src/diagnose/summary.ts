@@ -52,3 +52,35 @@ export function diagnosisMarkdown(s: DiagnosisSummary, reportUrl: string | null)
   )
   return lines.join('\n')
 }
+
+/** Marks the diagnosis section of report.md, so a later diagnosis replaces it instead of adding one. */
+export const REPORT_DIAGNOSIS_MARKER = '<!-- harness-watch:diagnosis -->'
+
+/**
+ * The diagnosis section of report.md (beside which diagnosis/ lies): a link to the dossier, then the
+ * hypothesis and the proposed experiment quoted as the tracking issue shows them. With `summary` null
+ * the section says the diagnosis is missing and why; nothing else in the report changes. Pure.
+ */
+export function reportDiagnosisSection(summary: DiagnosisSummary | null, missing?: string): string {
+  const lines = [REPORT_DIAGNOSIS_MARKER, '## Diagnosis', '']
+  if (!summary) {
+    lines.push(
+      `**No diagnosis is available for this run**${missing ? `: ${escapeMarkdown(missing)}` : ''}. The decision above stands on its own; \`harness-watch diagnose <run folder>\` writes one from the run's artifacts.`,
+    )
+    return `${lines.join('\n')}\n`
+  }
+  lines.push(
+    `Dossier: [${summary.dossierPath}](${summary.dossierPath}) (timelines, behaviour measures, patches, request curves).`,
+    '',
+  )
+  const body = diagnosisMarkdown(summary, null).replace(/^### Diagnosis\n\n/, '')
+  lines.push(body)
+  return `${lines.join('\n')}\n`
+}
+
+/** report.md with its diagnosis section set to `section` (replacing an earlier one). Pure. */
+export function withReportDiagnosis(markdown: string, section: string): string {
+  const at = markdown.indexOf(REPORT_DIAGNOSIS_MARKER)
+  const base = at >= 0 ? markdown.slice(0, at) : markdown
+  return `${base.trimEnd()}\n\n${section}`
+}

@@ -7,6 +7,7 @@ import type { Comparison } from '../records/comparison.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from '../report/budget.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from '../report/escape.js'
 import { markdownSections } from '../report/markdown.js'
+import { confirmedMetrics, verdictSentences } from '../report/verdict.js'
 import { fmtInt, fmtP } from '../util/format.js'
 import { identityMarker, type NoticeState, stateMarker, type TrackingState } from './marker.js'
 
@@ -45,6 +46,25 @@ const STATUS_LINE: Record<DecisionStatus, string> = {
     '❔ **Inconclusive**: the evaluation itself failed (see evaluation health); this is not a harness result.',
 }
 
+/**
+ * The headline: the status, and on a confirmed regression the metrics confirmed, by name
+ * ("❌ **Confirmed regression: spend (`b` vs `a`)** — …"), so a cleared row beside it is never read
+ * as confirmed.
+ */
+function statusLine(status: DecisionStatus, d: Decision): string {
+  const confirmed = status === 'confirmed' ? confirmedMetrics(d, codeSpan) : null
+  if (!confirmed) return STATUS_LINE[status]
+  return `❌ **Confirmed regression: ${confirmed}** — crossed on this run and held on the targeted rerun.`
+}
+
+/** One plain sentence per compared metric (report/verdict.ts), then a blank line; the notation follows below. */
+function verdictLines(ctx: RenderContext, verdicts: ComparisonVerdict[]): string[] {
+  const d = ctx.decision
+  const keys = new Set(verdicts.map((v) => v.key))
+  const lines = verdictSentences({ ...d, comparisons: verdicts.slice(0, 10) }, ctx.comparison, codeSpan)
+  return lines.length > 0 && keys.size > 0 ? [...lines, ''] : []
+}
+
 /** Title of the tracking issue of one comparison key. */
 export function trackingTitle(d: Decision, v: ComparisonVerdict): string {
   const what =
@@ -66,10 +86,9 @@ export function trackingIssueBody(ctx: RenderContext, key: string, state: Tracki
     '',
     state.recovered
       ? `✅ **Recovered**: ${state.clean_runs} consecutive run(s) without a breach.`
-      : v
-        ? STATUS_LINE[v.status]
-        : STATUS_LINE[d.status],
+      : statusLine(v ? v.status : d.status, v ? { ...d, signals: signals } : d),
     '',
+    ...verdictLines(ctx, v ? [v] : d.comparisons),
     runLine(ctx, state),
   ].join('\n')
   const sections: Section[] = [
@@ -185,8 +204,9 @@ export function prCommentBody(ctx: RenderContext, key: string): string {
     identityMarker('pr-report', key),
     `### Harness Watch PR check: ${codeSpan(d.experiment_id)}`,
     '',
-    STATUS_LINE[d.status],
+    statusLine(d.status, d),
     '',
+    ...verdictLines(ctx, d.comparisons),
     verdictTable(d.comparisons),
   ].join('\n')
   const sections: Section[] = [
@@ -338,7 +358,16 @@ function blocksSection(d: Decision, signals: Signal[]): string {
 
 /** The short diagnosis, only after confirmation (an unconfirmed breach has nothing to explain yet). */
 function diagnosisSections(ctx: RenderContext, status: DecisionStatus): Section[] {
-  if (status !== 'confirmed' || !ctx.diagnosis) return []
+  if (status !== 'confirmed') return []
+  if (!ctx.diagnosis) {
+    // Asked for (the regression is confirmed) but not written: say so; nothing else changes.
+    return [
+      {
+        id: 'diagnosis',
+        text: '### Diagnosis\n\nNo diagnosis is available for this run: the report artifact holds no `diagnosis/dossier.json`. The decision above stands on its own.',
+      },
+    ]
+  }
   return [{ id: 'diagnosis', text: diagnosisMarkdown(ctx.diagnosis, ctx.reportUrl) }]
 }
 
@@ -348,6 +377,7 @@ function reportSections(ctx: RenderContext): Section[] {
   const sections = markdownSections(ctx.comparison, {
     titleLevel: 3,
     fullReport: ctx.reportUrl ?? undefined,
+    verdict: false,
   }).map((s) => ({ ...s, keep: false }))
   const d = ctx.decision
   if (d.round === 0) return sections

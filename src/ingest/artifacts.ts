@@ -24,6 +24,7 @@ import {
   parseJsonl,
   zodMessage,
 } from './jsonl.js'
+import { type Reupload, runAttemptOf, uploadCandidates } from './reupload.js'
 import { type LedgerFileResult, ledgerOffThread } from './worker.js'
 
 /** One planned leg as found on disk. Paths are relative to the artifacts folder (stable across machines). */
@@ -54,6 +55,8 @@ export interface ReadArtifacts {
   inputs: Array<{ path: string; sha256: string }>
   /** Legs read from a re-uploaded artifact (`<artifact>-a<N>`) in place of an earlier upload. */
   replaced?: string[]
+  /** The same re-uploads, for the evaluation-health section. */
+  reuploads?: Reupload[]
 }
 
 /** The key ledger rows and attempts share. */
@@ -102,6 +105,11 @@ export interface ReadOptions {
    * needs them; true: every ledger on the worker; false: all on this thread. The result is the same.
    */
   threads?: boolean
+  /**
+   * The workflow's current run attempt (GITHUB_RUN_ATTEMPT): an upload named for a later attempt is
+   * refused. Null or absent: no upper bound (outside Actions).
+   */
+  runAttempt?: number | null
 }
 
 /** Ledger bytes from which a second thread pays for its start-up. */
@@ -129,18 +137,29 @@ export async function readLegArtifacts(
   }
   const out: ReadArtifacts = { legs: [], missingLegs: [], inputErrors: [], inputs: [] }
   const planSha = planIdentity(plan)
-  // A re-uploaded leg replaces an earlier one only by an explicit attempt number: `<artifact>-a<N>`,
-  // the highest N winning; any other folder name is not read.
-  const planned = new Set(plan.legs.map((l) => l.artifact))
-  const entries = (await readdir(dir).catch(() => [] as string[])).filter((e) => !planned.has(e))
-  const chosen = plan.legs.map((leg) => reuploaded(entries, leg.artifact))
-  out.replaced = chosen
-    .map((name, i) =>
-      name === plan.legs[i]!.artifact
-        ? null
-        : `leg ${plan.legs[i]!.leg}: read ${name} (re-upload by attempt number) in place of ${plan.legs[i]!.artifact}`,
-    )
-    .filter((x): x is string => x !== null)
+  // A re-uploaded leg replaces an earlier one only by an explicit run attempt: `<artifact>-a<N>`,
+  // the highest N not above the current attempt whose leg.json states the same attempt; any other
+  // folder name is not read.
+  const entries = await readdir(dir).catch(() => [] as string[])
+  const picks = await Promise.all(
+    plan.legs.map((leg) => chooseUpload(dir, entries, leg.artifact, opts.runAttempt ?? null)),
+  )
+  const chosen = picks.map((p, i) => p.name ?? plan.legs[i]!.artifact)
+  out.reuploads = []
+  for (const [i, p] of picks.entries()) {
+    out.inputErrors.push(...p.refused)
+    if (p.name !== null && p.replaces.length > 0)
+      out.reuploads.push({
+        leg: plan.legs[i]!.leg,
+        read: p.name,
+        run_attempt: p.attempt,
+        replaces: p.replaces,
+      })
+  }
+  out.replaced = out.reuploads.map(
+    (r) =>
+      `leg ${r.leg}: read ${r.read} (re-upload of run attempt ${r.run_attempt}) in place of ${r.replaces.join(', ')}`,
+  )
   const found = await Promise.all(chosen.map((name) => legFolder(dir, name)))
   const folders = found.map((f) => (typeof f === 'string' ? f : null))
   const relOf = (folder: string) => path.relative(dir, folder).split(path.sep).join('/')
@@ -429,21 +448,61 @@ async function totalSize(files: Array<string | null>): Promise<number> {
   return sizes.reduce((a, b) => a + b, 0)
 }
 
-/** The artifact folder to read: `<artifact>-a<N>` with the highest N when present, else `<artifact>`. */
-export function reuploaded(entries: readonly string[], artifact: string): string {
-  let best = artifact
-  let bestN = 0
-  const prefix = `${artifact}-a`
-  for (const e of entries) {
-    if (!e.startsWith(prefix)) continue
-    const n = e.slice(prefix.length)
-    if (!/^[1-9]\d{0,3}$/.test(n)) continue
-    if (Number(n) > bestN) {
-      bestN = Number(n)
-      best = e
+/**
+ * The upload of `artifact` to read: the highest run attempt not above `current` whose leg.json states
+ * that attempt (`run_id` `<id>-<N>`; the plain name, attempt 0, is not checked). Uploads from a later
+ * attempt, or whose name and leg.json disagree, are refused (located input errors) and the next one
+ * down is taken; `replaces` names the earlier uploads the chosen one stands in for.
+ */
+async function chooseUpload(
+  dir: string,
+  entries: readonly string[],
+  artifact: string,
+  current: number | null,
+): Promise<{ name: string | null; attempt: number; replaces: string[]; refused: InputError[] }> {
+  const refused: InputError[] = []
+  const candidates = uploadCandidates(entries, artifact)
+  for (const [i, c] of candidates.entries()) {
+    if (current !== null && c.attempt > current) {
+      refused.push({
+        file: c.name,
+        line: null,
+        message: `uploaded for run attempt ${c.attempt}, after the current attempt ${current}: refused`,
+      })
+      continue
     }
+    if (c.attempt > 0) {
+      const stated = await statedAttempt(dir, c.name)
+      if (stated !== c.attempt) {
+        refused.push({
+          file: `${c.name}/leg.json`,
+          line: null,
+          message: `the artifact is named for run attempt ${c.attempt}, its leg.json states ${stated === null ? 'no run attempt' : `run attempt ${stated}`}: refused`,
+        })
+        continue
+      }
+    }
+    return { name: c.name, attempt: c.attempt, replaces: candidates.slice(i + 1).map((o) => o.name), refused }
   }
-  return best
+  return { name: null, attempt: 0, replaces: [], refused }
+}
+
+/** The run attempt the leg.json of upload `name` states, or null (missing, unreadable, no attempt). */
+async function statedAttempt(dir: string, name: string): Promise<number | null> {
+  const folder = await legFolder(dir, name)
+  if (typeof folder !== 'string') return null
+  const rel = path.relative(dir, folder).split(path.sep).join('/')
+  const r = await readInside(dir, `${rel}/leg.json`)
+  if (r === 'missing' || 'refused' in r) return null
+  try {
+    const leg = JSON.parse(r.bytes.toString('utf8')) as { run_id?: unknown; leg_attempt?: unknown }
+    // The run identity's own field when the leg states it, else the run id's attempt suffix.
+    if (typeof leg.leg_attempt === 'number' && Number.isInteger(leg.leg_attempt) && leg.leg_attempt >= 1)
+      return leg.leg_attempt
+    return typeof leg.run_id === 'string' ? runAttemptOf(leg.run_id) : null
+  } catch {
+    return null
+  }
 }
 
 /**

@@ -264,6 +264,7 @@ export function observationsFromArtifacts(
       level: opts.level ?? 0.95,
     },
     notes: [...runIdNote(read.legs), ...(read.replaced ?? [])],
+    reuploads: read.reuploads ?? [],
     drift,
     classFindings: classes.findings,
   }

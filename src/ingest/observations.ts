@@ -115,6 +115,8 @@ export interface ComparisonInput {
   }
   options: { resamples: number; seed: number; level: number }
   notes: string[]
+  /** Legs read from a re-upload of a later run attempt in place of earlier uploads. */
+  reuploads?: Array<{ leg: string; read: string; run_attempt: number; replaces: string[] }>
   /** Legs that ran under another manifest version or config hash than the plan (experiments only). */
   drift?: LegDrift[]
   /** Findings across attempts from the classifier (clustered timeouts, shared signatures, thin cells). */

@@ -143,9 +143,21 @@ function parseManifest(
       },
     )
   }
-  const details = result.error.issues.map((issue) => {
+  const details = result.error.issues.flatMap((issue) => {
+    // An unknown key is placed at its own line, with the nearest known key of its mapping suggested.
+    if (issue.code === 'unrecognized_keys') {
+      const known = knownKeys(ManifestSchema, issue.path)
+      return issue.keys.map((key) => {
+        const at = [...issue.path, key]
+        const { line, col } = locateInDocument(doc.contents, at, lineCounter, text)
+        const near = nearestKey(key, known)
+        return `${quotePath(`${file}:${line}:${col}`)} ${fieldPath(at)}: unknown field "${key}"${near ? ` (did you mean "${near}"?)` : ''}`
+      })
+    }
     const { line, col, source } = locateInDocument(doc.contents, issue.path, lineCounter, text)
-    return `${quotePath(`${file}:${line}:${col}`)} ${fieldPath(issue.path)}: ${describeIssue(issue, source)}`
+    return [
+      `${quotePath(`${file}:${line}:${col}`)} ${fieldPath(issue.path)}: ${describeIssue(issue, source)}`,
+    ]
   })
   throw new HwError('manifest_invalid', `${quotePath(file)}: ${details.length} problem(s) in the manifest`, {
     details,
@@ -208,6 +220,60 @@ function describeIssue(issue: z.core.$ZodIssue, source: string | null): string {
     default:
       return issue.message
   }
+}
+
+/** The keys a mapping at `at` may hold, read from the schema (objects, lists, optional/default/nullable wrappers). */
+function knownKeys(schema: z.ZodType, at: readonly PropertyKey[]): string[] {
+  let node = unwrap(schema)
+  for (const part of at) {
+    const def = (node as unknown as { _zod: { def: Record<string, unknown> } })._zod.def
+    if (def.type === 'array') node = unwrap(def.element as z.ZodType)
+    else if (def.type === 'object') {
+      const next = (def.shape as Record<string, z.ZodType>)[String(part)]
+      if (!next) return []
+      node = unwrap(next)
+    } else return []
+  }
+  const def = (node as unknown as { _zod: { def: Record<string, unknown> } })._zod.def
+  return def.type === 'object' ? Object.keys(def.shape as object) : []
+}
+
+function unwrap(t: z.ZodType): z.ZodType {
+  let node = t
+  for (let i = 0; i < 10; i++) {
+    const def = (node as unknown as { _zod: { def: Record<string, unknown> } })._zod.def
+    const inner = (def.innerType ?? (def.type === 'pipe' ? def.in : undefined)) as z.ZodType | undefined
+    if (!inner) return node
+    node = inner
+  }
+  return node
+}
+
+/** The known key nearest to `key` (edit distance ≤ a third of its length, at least 2), or null. */
+export function nearestKey(key: string, known: string[]): string | null {
+  let best: string | null = null
+  let bestD = Math.max(2, Math.floor(key.length / 3)) + 1
+  for (const k of known) {
+    const d = editDistance(key.toLowerCase(), k.toLowerCase())
+    if (d < bestD) {
+      best = k
+      bestD = d
+    }
+  }
+  return best
+}
+
+function editDistance(a: string, b: string): number {
+  let prev = Array.from({ length: b.length + 1 }, (_, j) => j)
+  for (let i = 1; i <= a.length; i++) {
+    const cur = [i]
+    for (let j = 1; j <= b.length; j++) {
+      const sub = (prev[j - 1] as number) + (a[i - 1] === b[j - 1] ? 0 : 1)
+      cur.push(Math.min(sub, (prev[j] as number) + 1, (cur[j - 1] as number) + 1))
+    }
+    prev = cur
+  }
+  return prev[b.length] as number
 }
 
 /** A short, quoted rendering of a bad value for messages (`"two"`, `1.5`, `a list`). */

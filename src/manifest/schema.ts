@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { ExitClassSchema } from '../records/attempt.js'
 import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duration.js'
 import { HwError } from '../util/errors.js'
+import { BASE_IMAGE_REF, parseImageRef } from '../util/image-ref.js'
 import { templatePlaceholders } from '../util/template.js'
 import { HARNESS_NAMES, HARNESSES, isHarnessName } from './harness-names.js'
 import { COMMAND_PLACEHOLDERS, ID_LIST_PLACEHOLDERS } from './templates.js'
@@ -389,13 +390,64 @@ export const TelemetrySchema = z.strictObject({
  * and passes the canary self-test. Running without isolation (`env-only`, `none`, or `auto` where no
  * isolating backend works) needs `allow_unisolated: true`; the report then says so.
  */
-export const SandboxSettingSchema = z.strictObject({
-  backend: z
-    .enum(['auto', 'namespace+uid', 'env-only', 'none'])
+export const ContainerSettingSchema = z.strictObject({
+  runtime: z
+    .enum(['auto', 'docker', 'podman'])
     .default('auto')
     .describe(
-      'auto = the strongest that works here; namespace+uid needs Linux and root or passwordless sudo',
+      'container engine CLI: auto = docker when its engine answers and runs a container, else podman',
     ),
+  image: z
+    .string()
+    .min(1)
+    .refine((s) => parseImageRef(s) !== null, {
+      message: 'not a valid image reference (expected name[:tag][@sha256:<64 hex>])',
+    })
+    .default(BASE_IMAGE_REF)
+    .describe(
+      `image for tasks that declare none, optionally pinned (name@sha256:…); ${BASE_IMAGE_REF} is built from Debian's packages on first use`,
+    ),
+  network: z
+    .enum(['proxy-only', 'none', 'task'])
+    .default('proxy-only')
+    .describe(
+      "proxy-only: only the recording proxy (and tool-bridge) is reachable; none: nothing; task: the task's own network_mode where it declares one",
+    ),
+  resources: z
+    .strictObject({
+      cpus: z.number().positive().max(1024).default(2),
+      memory_mb: z.number().int().min(64).default(4096),
+      pids: z.number().int().min(16).default(1024),
+      storage_mb: z.number().int().positive().nullable().default(null),
+    })
+    .default({ cpus: 2, memory_mb: 4096, pids: 1024, storage_mb: null })
+    .describe("limits per container; a task's own task.toml values win"),
+  user: z
+    .string()
+    .regex(/^\d+:\d+$/)
+    .default('0:0')
+    .describe(
+      'uid:gid the agent runs as inside the container (container root is mapped to an unprivileged host id where the engine can)',
+    ),
+})
+
+export type ContainerSettingValue = z.output<typeof ContainerSettingSchema>
+
+/** The container settings when `sandbox.container` is left out. */
+export function defaultContainerSetting(): ContainerSettingValue {
+  return ContainerSettingSchema.parse({})
+}
+
+export const SandboxSettingSchema = z.strictObject({
+  backend: z
+    .enum(['auto', 'container', 'namespace+uid', 'env-only', 'none'])
+    .default('auto')
+    .describe(
+      "auto = the strongest host backend that works here; container = each attempt in its task's image; namespace+uid needs Linux and root or passwordless sudo",
+    ),
+  container: ContainerSettingSchema.optional().describe(
+    'backend container: runtime, image, network, resources',
+  ),
   allow_unisolated: z
     .boolean()
     .default(false)

@@ -5,6 +5,10 @@ import { z } from 'zod'
 import { fieldPath } from '../manifest/load.js'
 import { InstanceId, Seconds } from '../manifest/schema.js'
 import { HwError } from '../util/errors.js'
+import { parseImageRef } from '../util/image-ref.js'
+
+/** Harbor's network modes: the open network, none, or named hosts (not enforced here: refused in validation). */
+const NetworkMode = z.enum(['public', 'no-network', 'allowlist'])
 
 /**
  * task.toml of a Harbor-layout task folder. Harbor's own keys (version, author_*, [environment],
@@ -20,13 +24,36 @@ export const TaskTomlSchema = z.strictObject({
     author_name: z.string().optional(),
     author_email: z.string().optional(),
   }),
+  task: z
+    .strictObject({
+      name: z.string().min(1).optional(),
+      description: z.string().optional(),
+      authors: z.array(z.unknown()).optional(),
+      keywords: z.array(z.string()).optional(),
+    })
+    .optional(),
   verifier: z
     .strictObject({
       timeout_sec: Seconds.default(60),
       env: z.record(z.string(), z.string()).optional(),
+      user: z.union([z.string().min(1), z.number().int().min(0)]).optional(),
+      network_mode: NetworkMode.optional(),
+      allowed_hosts: z.array(z.string()).optional(),
+      environment_mode: z
+        .enum(['shared', 'separate'])
+        .optional()
+        .describe(
+          "shared: tests/test.sh runs in the agent's container (Harbor's default); separate: a fresh one",
+        ),
     })
     .default({ timeout_sec: 60 }),
-  agent: z.strictObject({ timeout_sec: Seconds.default(300) }).default({ timeout_sec: 300 }),
+  agent: z
+    .strictObject({
+      timeout_sec: Seconds.default(300),
+      user: z.union([z.string().min(1), z.number().int().min(0)]).optional(),
+      network_mode: NetworkMode.optional(),
+    })
+    .default({ timeout_sec: 300 }),
   hw: z
     .strictObject({
       kind: z
@@ -46,7 +73,28 @@ export const TaskTomlSchema = z.strictObject({
         .describe('visible tests the agent may run in the workspace, e.g. "node --test"'),
     })
     .default({ kind: 'tests' }),
-  environment: z.record(z.string(), z.unknown()).optional(),
+  environment: z
+    .strictObject({
+      docker_image: z
+        .string()
+        .refine(
+          (v) => parseImageRef(v) !== null,
+          'not a valid image reference (name[:tag][@sha256:<64 hex>])',
+        )
+        .optional(),
+      build_timeout_sec: Seconds.optional(),
+      cpus: z.number().positive().max(1024).optional(),
+      memory_mb: z.number().int().min(64).optional(),
+      storage_mb: z.number().int().positive().optional(),
+      gpus: z.number().int().min(0).max(0, 'GPUs are not supported by the container backend').optional(),
+      os: z.enum(['linux']).optional(),
+      network_mode: NetworkMode.optional(),
+      allowed_hosts: z.array(z.string()).optional(),
+      env: z.record(z.string(), z.string()).optional(),
+      mcp_servers: z.array(z.record(z.string(), z.unknown())).optional(),
+      healthcheck: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
   solution: z.record(z.string(), z.unknown()).optional(),
 })
 export type TaskToml = z.output<typeof TaskTomlSchema>
@@ -71,6 +119,19 @@ export interface Task {
   hasSolution: boolean
   /** `tests` (tests/test.sh grades) or `bridge` (tool-bridge task; see src/panel/bridge-task.ts). */
   kind: 'tests' | 'bridge'
+  /**
+   * Harbor's container environment, when the task declares one (environment/Dockerfile or
+   * [environment] docker_image): the workspace then starts from the image's working directory, not from
+   * a copy of environment/.
+   */
+  container: TaskContainer | null
+  /** task.toml's [environment], [agent] and [verifier] container fields as read (for the container backend). */
+  harbor: {
+    resources: { cpus?: number; memory_mb?: number; storage_mb?: number }
+    agentNetwork: 'public' | 'no-network' | 'allowlist' | null
+    verifierNetwork: 'public' | 'no-network' | 'allowlist' | null
+    environmentMode: 'shared' | 'separate'
+  }
   paths: {
     /** Repo copied into each attempt's workspace. */
     environment: string
@@ -81,6 +142,11 @@ export interface Task {
     solveScript: string | null
   }
 }
+
+/** Where a Harbor task's image comes from. */
+export type TaskContainer =
+  | { kind: 'dockerfile'; context: string; buildTimeoutS: number }
+  | { kind: 'image'; ref: string }
 
 /**
  * Instruction files that some harnesses read and others do not (design/harnesses.md §3.6). A task repo
@@ -150,6 +216,29 @@ export async function loadTask(dir: string): Promise<Task> {
   }
   const solveFile = path.join(abs, 'solution', toml.hw.kind === 'bridge' ? 'calls.json' : 'solve.sh')
   const hasSolution = await isFile(solveFile)
+  const env = toml.environment ?? {}
+  // Harbor's default build timeout is 600 s.
+  const container: TaskContainer | null = (await isFile(path.join(environment, 'Dockerfile')))
+    ? { kind: 'dockerfile', context: environment, buildTimeoutS: env.build_timeout_sec ?? 600 }
+    : env.docker_image
+      ? { kind: 'image', ref: env.docker_image }
+      : null
+  const agentNetwork = toml.agent.network_mode ?? env.network_mode ?? null
+  const verifierNetwork = toml.verifier.network_mode ?? env.network_mode ?? null
+  for (const [field, mode] of [
+    ['agent.network_mode', agentNetwork],
+    ['verifier.network_mode', verifierNetwork],
+  ] as const) {
+    if (mode === 'allowlist') {
+      throw new HwError(
+        'task_invalid',
+        `${field}: "allowlist" is not supported (use "public" or "no-network")`,
+        {
+          where: tomlFile,
+        },
+      )
+    }
+  }
 
   return {
     id,
@@ -162,6 +251,17 @@ export async function loadTask(dir: string): Promise<Task> {
     verifierEnv: toml.verifier.env ?? {},
     hasSolution,
     kind: toml.hw.kind,
+    container,
+    harbor: {
+      resources: {
+        ...(env.cpus !== undefined ? { cpus: env.cpus } : {}),
+        ...(env.memory_mb !== undefined ? { memory_mb: env.memory_mb } : {}),
+        ...(env.storage_mb !== undefined ? { storage_mb: env.storage_mb } : {}),
+      },
+      agentNetwork,
+      verifierNetwork,
+      environmentMode: toml.verifier.environment_mode ?? 'shared',
+    },
     paths: { environment, tests, testScript, solveScript: hasSolution ? solveFile : null },
   }
 }

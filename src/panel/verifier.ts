@@ -1,9 +1,10 @@
 import { mkdir, mkdtemp, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { SandboxBackend } from '../sandbox/contract.js'
-import { isolates, runSandboxJob } from '../sandbox/job.js'
+import type { ContainerRequest, SandboxBackend } from '../sandbox/contract.js'
+import { isolates, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { readBack } from '../sandbox/read-back.js'
+import { messageOf } from '../util/errors.js'
 import { readByContract, type VerifierContract } from './contract.js'
 import type { Task } from './task.js'
 
@@ -39,9 +40,18 @@ export interface VerifierOptions {
   sandbox?: SandboxBackend
   /** More folders the verifier may read in the sandbox (the manifest's `sandbox.read_only`). */
   readOnly?: string[]
+  /**
+   * A container backend's request for the grading (image, limits, network): tests/ is then copied in at
+   * /tests only now, after the agent, and the reward read from /logs/verifier/reward.txt or reward.json.
+   */
+  container?: Omit<ContainerRequest, 'phase' | 'binds' | 'ports'>
   /** The manifest's declared verifier contract (default: legacy, see panel/contract.ts). */
   contract?: VerifierContract
 }
+
+/** Harbor's paths inside the container. */
+export const HARBOR_TESTS = '/tests'
+export const HARBOR_VERIFIER_LOGS = '/logs/verifier'
 
 /**
  * Run a task's hidden verifier, `bash tests/test.sh`, with cwd = `workspace` (after Harbor's
@@ -61,6 +71,7 @@ export async function runTaskVerifier(
 ): Promise<VerifierResult> {
   const rewardDir = await mkdtemp(path.join(os.tmpdir(), 'hw-reward-'))
   const rewardFile = path.join(rewardDir, 'reward.txt')
+  if (opts.sandbox?.kind === 'container') return runInContainer(task, workspace, opts, rewardDir)
   try {
     const home = path.join(rewardDir, 'home')
     await mkdir(home)
@@ -110,6 +121,139 @@ export async function runTaskVerifier(
   } finally {
     await rm(rewardDir, { recursive: true, force: true })
   }
+}
+
+/**
+ * The verifier in a fresh container of the task's image (Harbor's order: tests/ enters only now, after
+ * the agent exited): the final workspace at the working directory, tests/ read-only at /tests, a fresh
+ * /logs/verifier for the reward. A Harbor task (its own image) is graded by its reward file alone: no
+ * reward, a crashed script or a container that will not start is `error` (ungraded), never a loss.
+ */
+async function runInContainer(
+  task: Task,
+  workspace: string,
+  opts: VerifierOptions,
+  rewardDir: string,
+): Promise<VerifierResult> {
+  const logs = path.join(rewardDir, 'verifier')
+  const home = path.join(rewardDir, 'home')
+  try {
+    await mkdir(logs, { mode: 0o755 })
+    await mkdir(home)
+    let runs: JobRun[]
+    try {
+      runs = await runSandboxJob(
+        opts.sandbox,
+        {
+          writable: [path.resolve(workspace), home],
+          readOnly: [...(opts.readOnly ?? [])],
+          container: {
+            phase: 'verifier',
+            ...opts.container,
+            binds: [
+              { source: task.paths.tests, target: HARBOR_TESTS, readOnly: true },
+              { source: logs, target: HARBOR_VERIFIER_LOGS, readOnly: false },
+            ],
+          },
+        },
+        [
+          {
+            command: 'bash',
+            args: [`${HARBOR_TESTS}/test.sh`],
+            cwd: workspace,
+            env: {
+              PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+              HOME: home,
+              LANG: 'C.UTF-8',
+              LC_ALL: 'C.UTF-8',
+              TERM: 'dumb',
+              TZ: 'UTC',
+              ...task.verifierEnv,
+              ...opts.env,
+              HW_TESTS_DIR: HARBOR_TESTS,
+              HW_WORKSPACE: opts.container?.workdir ?? workspace,
+              HW_REWARD_FILE: `${HARBOR_VERIFIER_LOGS}/reward.txt`,
+              PYTHONDONTWRITEBYTECODE: '1',
+            },
+          },
+        ],
+        {
+          timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
+          logFile: opts.logFile,
+          signal: opts.signal,
+        },
+      )
+    } catch (e) {
+      return {
+        status: 'error',
+        exitCode: null,
+        reward: null,
+        durationMs: 0,
+        reason: `verifier container: ${messageOf(e)}`,
+      }
+    }
+    const run = runs[0]
+    if (!run) throw new Error('the verifier did not start')
+    const base = { exitCode: run.exitCode, durationMs: run.durationMs }
+    if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: null }
+    if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
+    if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
+    if (run.fault) return { ...base, status: 'error', reward: null, reason: run.fault.detail }
+    const txt = await readBack(path.join(logs, 'reward.txt'), logs).catch(() => null)
+    const json = txt === null ? await readBack(path.join(logs, 'reward.json'), logs).catch(() => null) : null
+    const written = txt ?? (json === null ? null : rewardFromJson(json))
+    if (written !== null) {
+      const reward = parseReward(written)
+      if (reward === null)
+        return {
+          ...base,
+          status: 'error',
+          reward: null,
+          reason: `bad reward ${JSON.stringify(written.trim().slice(0, 80))}`,
+        }
+      return { ...base, status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
+    }
+    if (task.container) {
+      const how = run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`
+      return {
+        ...base,
+        status: 'error',
+        reward: null,
+        reason: `no reward file in ${HARBOR_VERIFIER_LOGS} (test.sh ${how}): ungraded`,
+      }
+    }
+    if (run.signal)
+      return { ...base, status: 'error', reward: null, reason: `test.sh ended by ${run.signal}` }
+    if (run.exitCode === 0) return { ...base, status: 'pass', reward: null, reason: null }
+    if (run.exitCode === 126 || run.exitCode === 127) {
+      return {
+        ...base,
+        status: 'error',
+        reward: null,
+        reason: `test.sh exited ${run.exitCode} (command not runnable)`,
+      }
+    }
+    return { ...base, status: 'fail', reward: null, reason: null }
+  } finally {
+    await rm(rewardDir, { recursive: true, force: true })
+  }
+}
+
+/** Harbor's reward.json: `{"reward": x}`, or one named reward; its text for parseReward, or a marker that fails it. */
+export function rewardFromJson(text: string): string {
+  try {
+    const v = JSON.parse(text) as unknown
+    if (typeof v === 'number') return String(v)
+    if (v && typeof v === 'object') {
+      const o = v as Record<string, unknown>
+      if (typeof o.reward === 'number') return String(o.reward)
+      const nums = Object.values(o).filter((x): x is number => typeof x === 'number')
+      if (nums.length === 1) return String(nums[0])
+    }
+  } catch {
+    // not JSON: reported as a bad reward below
+  }
+  return `reward.json: ${text.trim().slice(0, 60)}`
 }
 
 /** Toolchain locators passed through from the runner (where python3/node are found), never secrets. */

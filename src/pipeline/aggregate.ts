@@ -6,6 +6,7 @@ import { comparisonJson } from '../compare/serialize.js'
 import { readLegArtifacts, readPlan } from '../ingest/artifacts.js'
 import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from '../ingest/from-artifacts.js'
 import type { ComparisonInput } from '../ingest/observations.js'
+import { currentRunAttempt } from '../ingest/reupload.js'
 import type { Comparison } from '../records/comparison.js'
 import { writeReportFiles } from '../report/write.js'
 
@@ -17,6 +18,8 @@ export interface AggregateOptions {
   resamples?: number
   /** Overrides the bootstrap seed (default: the plan's seed). */
   seed?: number
+  /** The workflow's run attempt (default: GITHUB_RUN_ATTEMPT; null: no upper bound on re-uploads). */
+  runAttempt?: number | null
 }
 
 export interface WrittenReports {
@@ -37,7 +40,9 @@ export interface WrittenReports {
 export async function aggregate(opts: AggregateOptions): Promise<WrittenReports> {
   checkResamples(opts.resamples)
   const { plan, sha256 } = await readPlan(opts.plan)
-  const read = await readLegArtifacts(plan, opts.artifacts)
+  const read = await readLegArtifacts(plan, opts.artifacts, {
+    runAttempt: opts.runAttempt === undefined ? currentRunAttempt(process.env) : opts.runAttempt,
+  })
   const input = observationsFromArtifacts(plan, read, {
     planFile: path.basename(opts.plan),
     planSha256: sha256,

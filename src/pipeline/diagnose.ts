@@ -6,7 +6,7 @@ import { buildDossier, type LoadedAttempt } from '../diagnose/dossier.js'
 import { dossierHtmlSection, withDossierSection } from '../diagnose/html.js'
 import { renderAnalystMarkdown, renderDossierMarkdown } from '../diagnose/markdown.js'
 import { type Dossier, type ProposalFile, ProposalFileSchema } from '../diagnose/schema.js'
-import type { DiagnosisSummary } from '../diagnose/summary.js'
+import { type DiagnosisSummary, reportDiagnosisSection, withReportDiagnosis } from '../diagnose/summary.js'
 import type { AnalystPort } from '../dialogue/analyst-port.js'
 import { type AttemptRecord, AttemptRecordSchema } from '../records/attempt.js'
 import { ComparisonSchema } from '../records/comparison.js'
@@ -108,7 +108,24 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
       `diagnosis: proposal ${proposal.grounding.status} after ${proposal.grounding.attempts} answer(s) (analyst ${proposal.analyst.route}, spend reported apart) → ${quotePath(path.join(outDir, 'proposal.json'))}`,
     )
   }
+  await writeReportDiagnosis(roundDir, { proposal, dossierPath: 'diagnosis/dossier.md' })
   return { roundDir, dossierJson, dossierMd, dossier, proposal }
+}
+
+/**
+ * Link and quote the diagnosis in the round's report.md (when there is one): the dossier, the
+ * hypothesis and the proposed experiment. With `summary` null, the report says the diagnosis is
+ * missing (`missing` says why) and nothing else in it changes.
+ */
+export async function writeReportDiagnosis(
+  roundDir: string,
+  summary: DiagnosisSummary | null,
+  missing?: string,
+): Promise<void> {
+  const reportPath = path.join(roundDir, 'report.md')
+  const md = await readFile(reportPath, 'utf8').catch(() => null)
+  if (md === null) return
+  await writeFile(reportPath, withReportDiagnosis(md, reportDiagnosisSection(summary, missing)))
 }
 
 /** `port` answering as the fallback analyst: proposal.json's `analyst.fallback` carries `reason`. */

@@ -1,5 +1,5 @@
 import { z } from 'zod'
-import { CanaryResultSchema, IsolationSchema } from './isolation.js'
+import { CanaryResultSchema, ContainerNetworkSchema, IsolationSchema } from './isolation.js'
 import { TelemetrySummarySchema } from './ledger.js'
 import { LedgerCheckSchema } from './ledger-check.js'
 import { MAX_LEDGER_MS } from './limits.js'
@@ -30,6 +30,26 @@ export type SelfReport = z.infer<typeof SelfReportSchema>
  * One line of attempts.jsonl: one execution of a cell on an instance (retries are new attempts;
  * every attempt is kept — intent-to-treat). Times are UTC ISO-8601; durations in milliseconds.
  */
+/** What the container an attempt ran in was (container backend). */
+export const AttemptEnvironmentSchema = z.strictObject({
+  runtime: z.string().describe('docker or podman'),
+  runtime_version: z.string(),
+  image_ref: z.string(),
+  image_id: z.string().describe('the local image id (sha256:…): per-machine provenance'),
+  workdir: z.string(),
+  resources: z.strictObject({
+    cpus: z.number().positive(),
+    memory_mb: z.number().int().positive(),
+    pids: z.number().int().positive(),
+    storage_mb: z.number().int().positive().nullable(),
+  }),
+  network: z.strictObject({
+    agent: ContainerNetworkSchema,
+    verifier: ContainerNetworkSchema.nullable().describe('null when no verifier container ran'),
+  }),
+})
+export type AttemptEnvironment = z.infer<typeof AttemptEnvironmentSchema>
+
 export const AttemptRecordSchema = z.strictObject({
   schema_version: z.literal(ATTEMPT_SCHEMA_VERSION),
   experiment_id: z.string(),
@@ -149,6 +169,9 @@ export const AttemptRecordSchema = z.strictObject({
     'sandbox backend the harness ran in (absent in records written before sandboxes)',
   ),
   canary: CanaryResultSchema.optional().describe("the sandbox's canary self-test before the first attempt"),
+  environment: AttemptEnvironmentSchema.optional().describe(
+    'container backend: the runtime, image, resources and network the attempt ran with',
+  ),
   network: z
     .enum(['proxy-only', 'host'])
     .optional()

@@ -411,6 +411,17 @@ export const ComparisonSchema = z.strictObject({
   instances: z.array(InstanceRowSchema),
   scope_statement: z.string(),
   notes: z.array(z.string()),
+  reuploads: z
+    .array(
+      z.strictObject({
+        leg: z.string(),
+        read: z.string(),
+        run_attempt: Count,
+        replaces: z.array(z.string()),
+      }),
+    )
+    .optional()
+    .describe('legs read from a re-upload (a later run attempt) in place of earlier uploads'),
   scorecard: ScorecardSchema.optional().describe(
     'per cell: pass@1, pass^k, cost per solved task, tool-call error rate, exits',
   ),

@@ -60,12 +60,21 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
     requestShapeTable(c),
     driverTables(c),
     '<div class="charts">',
-    chartBox('Paired resources per block (log–log, dashed: y = x)', 'chart-scatter', 640, 420, pairSelect(c)),
+    chartBox(
+      'Paired resources per block (log–log, dashed: y = x)',
+      'chart-scatter',
+      640,
+      420,
+      pairSelect(c),
+      scatterFallback(c),
+    ),
     chartBox(
       'Ratios treatment / baseline with intervals (forest plot)',
       'chart-forest',
       720,
       Math.max(220, forestRows(c).length * 22 + 80),
+      '',
+      forestFallback(c),
     ),
     chartBox(
       'Outcome per instance and cell',
@@ -73,6 +82,7 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
       Math.min(4000, Math.max(480, c.instances.length * 8 + 120)),
       c.cells.length * 26 + 90,
       `<p class="legend">${OUTCOMES.map((o) => `<span class="sw ${o}"></span>${e(o.replace('_', ' '))}`).join(' ')}</p>`,
+      gridFallback(c),
     ),
     '</div>',
     incompleteTable(c),
@@ -88,9 +98,66 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
   ].join('\n')
 }
 
-function chartBox(title: string, id: string, w: number, h: number, extra = ''): string {
+function chartBox(title: string, id: string, w: number, h: number, extra = '', fallback = ''): string {
   // A figure, not a section: report.md has no chart, so the two reports' section lists stay equal.
-  return `<figure class="chart"><figcaption>${e(title)}</figcaption>${extra}<canvas id="${id}" width="${w}" height="${h}"></canvas></figure>`
+  // Without JavaScript the chart's data is a table (<noscript>), so nothing is only in a picture.
+  const noscript = fallback ? `<noscript>${fallback}</noscript>` : ''
+  return `<figure class="chart"><figcaption>${e(title)}</figcaption>${extra}<canvas id="${id}" width="${w}" height="${h}"></canvas>${noscript}</figure>`
+}
+
+/** Rows a chart's <noscript> table lists before "… N more" (the instance table holds them all). */
+const FALLBACK_ROWS = 200
+
+function fallbackTable(cls: string, head: string[], rows: string[][], more: number): string {
+  const th = head.map((h) => `<th>${e(h)}</th>`).join('')
+  const body = rows.map((r) => `<tr>${r.map((x) => `<td>${x}</td>`).join('')}</tr>`).join('')
+  const tail = more > 0 ? `<tr><td colspan="${head.length}">… ${more} more</td></tr>` : ''
+  return `<table class="chart-data ${cls}"><thead><tr>${th}</tr></thead><tbody>${body}${tail}</tbody></table>`
+}
+
+/** The scatter's points as a table: per comparison, instance and both values. */
+function scatterFallback(c: Comparison): string {
+  const data = chartData(c).pairs
+  const rows: string[][] = []
+  let total = 0
+  for (const p of data) {
+    for (const [instance, b, t] of p.points) {
+      total++
+      if (rows.length < FALLBACK_ROWS)
+        rows.push([e(p.label), e(p.metricLabel), e(instance), fmtNum(b), fmtNum(t)])
+    }
+  }
+  if (total === 0) return '<p>No paired points.</p>'
+  return fallbackTable(
+    'scatter',
+    ['comparison', 'metric', 'instance', 'baseline', 'treatment'],
+    rows,
+    total - rows.length,
+  )
+}
+
+/** The forest plot's rows: ratio, interval and method. */
+function forestFallback(c: Comparison): string {
+  const f = forestRows(c)
+  if (f.length === 0) return '<p>No ratio to plot.</p>'
+  const rows = f
+    .slice(0, FALLBACK_ROWS)
+    .map((r) => [
+      e(r.label),
+      fmtRatio(r.est),
+      r.lo === null || r.hi === null ? '—' : `[${fmtNum(r.lo)}, ${fmtNum(r.hi)}]`,
+      e(r.method),
+    ])
+  return fallbackTable('forest', ['ratio', 'estimate', 'interval', 'method'], rows, f.length - rows.length)
+}
+
+/** The outcome grid as a table: one row per instance, one column per cell. */
+function gridFallback(c: Comparison): string {
+  const cells = c.cells.map((x) => x.id)
+  const rows = c.instances
+    .slice(0, FALLBACK_ROWS)
+    .map((r) => [e(r.instance), ...cells.map((id) => e(r.cells[id]?.outcome ?? 'missing'))])
+  return fallbackTable('grid', ['instance', ...cells], rows, c.instances.length - rows.length)
 }
 
 function pairSelect(c: Comparison): string {

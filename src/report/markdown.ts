@@ -1,4 +1,5 @@
 import { freshInputNotComparable } from '../detect/comparable.js'
+import type { Decision } from '../detect/schema.js'
 import type { Comparison, ComparisonEntry, MetricName } from '../records/comparison.js'
 import { METRIC_NAMES } from '../records/comparison.js'
 import { isUnisolated, UNISOLATED_WARNING } from '../sandbox/contract.js'
@@ -24,6 +25,7 @@ import { type DecisionView, decisionMarkdown } from './decision.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardMarkdown } from './scorecard.js'
+import { confirmedMetrics, verdictSentences } from './verdict.js'
 
 export interface MarkdownOptions {
   /** Where the full report lives (a URL or a file name next to report.md). */
@@ -36,6 +38,8 @@ export interface MarkdownOptions {
   titleLevel?: 1 | 2 | 3
   /** The detection stage's decision: shown as a "Decision" section under the header, never dropped. */
   decision?: DecisionView | null
+  /** Open with the verdict in plain sentences (default true; false where a publisher already did). */
+  verdict?: boolean
 }
 
 export const METRIC_LABELS: Record<MetricName, string> = {
@@ -80,7 +84,7 @@ export function renderMarkdownReport(c: Comparison, opts: MarkdownOptions = {}):
 export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Section[] {
   const h = '#'.repeat(opts.titleLevel ?? 1)
   return [
-    { id: 'header', text: header(c, h), keep: true },
+    { id: 'header', text: header(c, h, opts.decision?.decision ?? null, opts.verdict ?? true), keep: true },
     ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
     ...(c.classification ? [{ id: 'classification', text: classificationMarkdown(c), keep: true }] : []),
@@ -103,11 +107,16 @@ function cellName(c: Comparison, id: string): string {
   return codeSpan(c.cells.find((x) => x.id === id)?.id ?? id)
 }
 
-function header(c: Comparison, h: string): string {
+function header(c: Comparison, h: string, decision: Decision | null, verdict: boolean): string {
   const s = c.stamp
   const lines: string[] = []
   const title = c.kind === 'published' ? 'published results' : codeSpan(c.experiment_id)
   lines.push(`${h} Harness Watch — ${title}`, '')
+  // The verdict first, in plain words: what was confirmed, then one sentence per compared metric.
+  const confirmed = decision && verdict ? confirmedMetrics(decision, codeSpan) : null
+  if (confirmed) lines.push(`**Confirmed on a rerun: ${confirmed}.**`, '')
+  const sentences = verdict ? verdictSentences(decision, c, codeSpan) : []
+  if (sentences.length > 0) lines.push(...sentences, '')
   const when =
     s.started_at || s.ended_at ? ` · ${codeSpan(s.started_at ?? '?')} → ${codeSpan(s.ended_at ?? '?')}` : ''
   if (c.kind === 'experiment') {

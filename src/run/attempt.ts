@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs'
 import { readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { performance } from 'node:perf_hooks'
@@ -6,9 +7,11 @@ import { type BridgeTransport, wireBridge } from '../harnesses/mcp.js'
 import type { WireApi } from '../manifest/harness-names.js'
 import type { Cell } from '../manifest/schema.js'
 import type { HarnessRunResult } from '../process/exec.js'
-import type { AttemptRecord } from '../records/attempt.js'
+import type { AttemptEnvironment, AttemptRecord } from '../records/attempt.js'
 import type { Attribution, LedgerRow } from '../records/ledger.js'
 import { checkLedger } from '../records/ledger-check.js'
+import { ContainerFault } from '../sandbox/container/backend.js'
+import type { ContainerNetwork, ExecResult, SandboxProvenance } from '../sandbox/contract.js'
 import type { SandboxChoice } from '../sandbox/select.js'
 import type {
   AttemptBudget,
@@ -135,11 +138,12 @@ export async function runAttempt(
   let ctx: AttemptContext | null = null
   let baseCommit = ''
   let missingPassEnv: string[] = []
-  let run: HarnessRunResult | null = null
+  let run: ExecResult | null = null
   let setupMs = 0
   let transport: BridgeTransport | undefined
   let dialogue: DialogueSummary | null = null
   let userTel: AttemptTelemetry | null = null
+  let agentBox: SandboxProvenance | null = null
   const stdoutFile = path.join(logs, 'stdout.txt')
   const stderrFile = path.join(logs, 'stderr.txt')
   try {
@@ -210,13 +214,25 @@ export async function runAttempt(
         missingPassEnv = env.missing
         if (setupMs === 0) setupMs = performance.now() - t0
         const reach = bridge ? bridgeSandboxPaths(bridge) : { writable: [], readOnly: [] }
+        const container =
+          leg.sandbox.backend.kind === 'container'
+            ? {
+                phase: 'agent' as const,
+                ...(await leg.source.container(spec.instance)),
+                ports: loopbackPorts(c.endpoint.origin),
+              }
+            : undefined
         const box = await leg.sandbox.backend.open({
           writable: [d.workspace, d.home, ...reach.writable],
           readOnly: [leg.installed.root, ...leg.readOnly, ...reach.readOnly],
+          container,
+          // A declared read_only checkout is readable, its .git (which may hold a token) is not.
+          masked: leg.readOnly.map((p) => path.join(p, '.git')).filter((g) => existsSync(g)),
           // The only way out, where the backend has a network of its own: the attempt's endpoint.
           loopbackPorts: loopbackPort(c.endpoint.origin),
         })
         network = box.network
+        if (box.provenance) agentBox = box.provenance
         try {
           return await box.exec(
             { command: inv.command, args: inv.args, cwd: inv.cwd, env: env.env, stdin: inv.stdin },
@@ -256,9 +272,13 @@ export async function runAttempt(
           })
         }
         if (run?.spawnError) infraError = `harness could not be started: ${run.spawnError}`
+        else if (run?.fault) infraError = `${run.fault.kind}: ${run.fault.detail}`
         else if (dialogue?.error) infraError = `simulated user failed: ${dialogue.error}`
       } catch (e) {
-        infraError = `harness preparation failed: ${firstLine(messageOf(e))}`
+        infraError =
+          e instanceof ContainerFault
+            ? `container ${e.kind.replace('_', ' ')}: ${firstLine(e.message)}`
+            : `harness preparation failed: ${firstLine(messageOf(e))}`
       }
     }
     if (!run) setupMs = performance.now() - t0
@@ -389,6 +409,7 @@ export async function runAttempt(
       isolation: leg.sandbox.backend.kind,
       canary: leg.sandbox.canary,
       ...(network ? { network } : {}),
+      ...(agentBox ? { environment: environmentRecord(agentBox, verdict?.network ?? null) } : {}),
     }
     return {
       record,
@@ -448,6 +469,31 @@ async function parseRun(
       selfReport: null,
       startupError: null,
     }
+  }
+}
+
+/** The attempt's container provenance: the agent's container, and the verifier's network when one ran. */
+function environmentRecord(agent: SandboxProvenance, verifier: ContainerNetwork | null): AttemptEnvironment {
+  return {
+    runtime: agent.runtime,
+    runtime_version: agent.runtime_version,
+    image_ref: agent.image_ref,
+    image_id: agent.image_id,
+    workdir: agent.workdir,
+    resources: agent.resources,
+    network: { agent: agent.network, verifier },
+  }
+}
+
+/** The 127.0.0.1 port of a loopback endpoint (the recording proxy), to forward into a container. */
+export function loopbackPorts(origin: string): number[] {
+  try {
+    const u = new URL(origin)
+    if (!['127.0.0.1', 'localhost', '[::1]'].includes(u.hostname)) return []
+    const port = Number(u.port || (u.protocol === 'https:' ? 443 : 80))
+    return Number.isInteger(port) && port > 0 ? [port] : []
+  } catch {
+    return []
   }
 }
 

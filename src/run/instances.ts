@@ -1,8 +1,8 @@
 import { createHash } from 'node:crypto'
-import { mkdir, readdir, readFile, rm, stat } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm, stat } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { Manifest } from '../manifest/schema.js'
+import { defaultContainerSetting, type Manifest } from '../manifest/schema.js'
 import { type BridgeTask, loadBridgeTask } from '../panel/bridge-task.js'
 import { readByContract, verifierContract } from '../panel/contract.js'
 import { expandTemplate, writePredictions } from '../panel/idlist.js'
@@ -15,6 +15,7 @@ import { readBack } from '../sandbox/read-back.js'
 import { HwError } from '../util/errors.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
+import { type TaskRequest, taskImage, taskRequest } from './container-request.js'
 import type { SourceDirs, Verdict } from './verdict.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
 
@@ -41,6 +42,11 @@ export interface InstanceSource {
   verify(instance: string, dirs: SourceDirs, patchFile: string, signal?: AbortSignal): Promise<Verdict>
   /** Remove cached starting states. */
   dispose(): Promise<void>
+  /**
+   * Container backends: what the agent's container is (the task's image, resources and network), once
+   * `prepare` has run. Null for an id-list panel (the manifest's settings apply).
+   */
+  container(instance: string): Promise<TaskRequest | null>
 }
 
 export interface SourceOptions {
@@ -91,10 +97,38 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
     memo(tasks, id, () => loadTask(path.join(opts.tasksDir ?? '', id)))
   // environment/ copied and committed once per instance; every attempt copies the result.
   const templates = new Map<string, Promise<string>>()
+  const containerSetting = opts.manifest.sandbox.container ?? defaultContainerSetting()
   const templateOf = (task: Task): Promise<string> =>
-    memo(templates, task.id, () =>
-      buildTemplate(task.paths.environment, path.join(opts.templatesDir, safeSegment(task.id))),
-    )
+    memo(templates, task.id, async () => {
+      const dir = path.join(opts.templatesDir, safeSegment(task.id))
+      const image = taskImage(task)
+      if (!image) return buildTemplate(task.paths.environment, dir)
+      // Harbor's layout: the repository lives in the image (SWE-bench's /testbed), not in environment/.
+      const exportWorkdir = opts.sandbox?.exportWorkdir
+      if (!exportWorkdir) {
+        throw new HwError(
+          'task_needs_container',
+          `task ${task.id} runs in its own image: it needs sandbox.backend: container`,
+          {
+            where: task.dir,
+          },
+        )
+      }
+      const raw = await mkdtemp(path.join(os.tmpdir(), 'hw-export-'))
+      try {
+        await exportWorkdir.call(opts.sandbox, image, raw)
+        return await buildTemplate(raw, dir)
+      } finally {
+        await rm(raw, { recursive: true, force: true })
+      }
+    })
+  // The working directory: the image's for a task in its own image, else the backend's default (/app).
+  const workdirOf = async (task: Task): Promise<{ workdir?: string }> => {
+    const image = taskImage(task)
+    const backend = opts.sandbox as { image?: (s: unknown) => Promise<{ workdir: string }> } | undefined
+    if (!image || !backend?.image) return {}
+    return { workdir: (await backend.image(image)).workdir }
+  }
   // Bridge tasks: the third source of prompts and grades (src/run/bridge-source.ts).
   const bridgeTasks = new Map<string, Promise<BridgeTask>>()
   const bridgeOf = (task: Task): Promise<BridgeTask> => memo(bridgeTasks, task.id, () => loadBridgeTask(task))
@@ -113,6 +147,11 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
       const { prompt } = await runSetup(instance, dirs, opts, signal)
       return { prompt, baseCommit: await commitBaseline(dirs.workspace) }
     },
+    async container(instance) {
+      if (!opts.tasksDir) return null
+      const task = await taskOf(instance)
+      return { ...taskRequest(task, containerSetting, 'agent'), ...(await workdirOf(task)) }
+    },
     async dispose() {
       await Promise.allSettled([...templates.values()])
       await rm(opts.templatesDir, { recursive: true, force: true })
@@ -122,14 +161,22 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
         if (b.verifier.kind === 'task-tests') {
           const task = await taskOf(instance)
           if (task.kind === 'bridge') return await verifyBridge(await bridgeOf(task), dirs)
+          const verifierReq = {
+            ...taskRequest(task, containerSetting, 'verifier'),
+            ...(await workdirOf(task)),
+          }
           const r = await runTaskVerifier(task, dirs.workspace, {
             logFile: path.join(dirs.logsDir, 'verifier.log'),
             signal,
             sandbox: opts.sandbox,
             readOnly: opts.readOnly,
+            container: verifierReq,
             contract: verifierContract(b.verifier),
           })
           return {
+            ...(opts.sandbox?.kind === 'container' && verifierReq.network
+              ? { network: verifierReq.network }
+              : {}),
             status: r.status,
             exitCode: r.exitCode,
             reward: r.reward,

@@ -1,4 +1,5 @@
 import type { CallSummary } from '../bridge/calls.js'
+import type { ContainerNetwork } from '../records/isolation.js'
 import type { VerifierStatus } from './outcome.js'
 
 /** The verifier's verdict on one attempt. */
@@ -11,6 +12,8 @@ export interface Verdict {
   reason: string | null
   /** Bridge tasks: the attempt's tool calls by status (from calls.jsonl). */
   tools?: CallSummary
+  /** Container backend: the verifier container's network. */
+  network?: ContainerNetwork
 }
 
 /** The folders of one attempt an instance source works in (all absolute). */

@@ -53,7 +53,7 @@ export async function runCanary(backend: SandboxBackend, workRoot: string): Prom
     await writeFile(tmpFile, `HW_CANARY_FILE=${canary}\n`, { mode: 0o644 })
     const out = path.join(base, 'probe.out')
     const err = path.join(base, 'probe.err')
-    const box = await backend.open({ writable: [ws, home], readOnly: [] })
+    const box = await backend.open({ writable: [ws, home], readOnly: [], container: { phase: 'agent' } })
     let ran = false
     try {
       const r = await box.exec(

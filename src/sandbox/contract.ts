@@ -1,5 +1,7 @@
 import type { HarnessRunResult, HarnessSpawn } from '../process/exec.js'
-import type { Isolation } from '../records/isolation.js'
+import type { ContainerNetwork, Isolation } from '../records/isolation.js'
+
+export type { ContainerNetwork } from '../records/isolation.js'
 /** What a backend guarantees; `validate` and the run check these against what the manifest requires. */
 export interface SandboxCapabilities {
   /** The harness cannot read other processes' environment or command line (own PID namespace or user). */
@@ -19,6 +21,49 @@ export interface ProbeResult {
   reason: string | null
 }
 
+/** Resources of one container. */
+export interface ContainerResources {
+  cpus: number
+  memory_mb: number
+  pids: number
+  /** Disk of the writable layer in MB; null = not limited. */
+  storage_mb: number | null
+}
+
+/** Where a container's image comes from: a reference, or a task's Dockerfile folder built once per content. */
+export type ImageSource = { ref: string } | { build: string; name: string; timeoutS: number }
+
+/**
+ * What an attempt asks of a container backend (others ignore it): which image, where the workspace
+ * goes, which limits and network, which loopback ports (proxy, tool-bridge) to forward.
+ */
+export interface ContainerRequest {
+  phase: 'agent' | 'verifier'
+  /** Absent: the manifest's `sandbox.container.image`. */
+  image?: ImageSource
+  /** The task's working directory (the workspace is mounted there): absent = the image's, else /app. */
+  workdir?: string
+  /** The task's own values (task.toml); the manifest's fill the rest. */
+  resources?: Partial<ContainerResources>
+  /** Absent: the manifest's `sandbox.container.network`. */
+  network?: ContainerNetwork
+  /** 127.0.0.1 ports on the host the container may reach (recording proxy, tool-bridge). */
+  ports?: number[]
+  /** More host folders at fixed places in the container (Harbor's /tests, /logs/verifier). */
+  binds?: { source: string; target: string; readOnly: boolean }[]
+}
+
+/** What ran, for the attempt record (container backend). */
+export interface SandboxProvenance {
+  runtime: string
+  runtime_version: string
+  image_ref: string
+  image_id: string
+  workdir: string
+  network: ContainerNetwork
+  resources: ContainerResources
+}
+
 /** One sandbox to open for an attempt (all paths absolute). */
 export interface SandboxSpec {
   /** Folders the processes may write (the attempt's workspace and home); handed to the sandbox user. */
@@ -30,6 +75,8 @@ export interface SandboxSpec {
    * which may hold a token). Only isolating backends can; others ignore it.
    */
   masked?: string[]
+  /** For a container backend: the container to run in. Without it a container backend runs the job beside (aux jobs: installs, git). */
+  container?: ContainerRequest
   /**
    * Proxy-only network: the host's 127.0.0.1 ports reachable inside (the recording proxy). A backend
    * with a network of its own forwards these only, and nothing else of the host or outside is
@@ -50,7 +97,10 @@ export interface ExecLimits {
 }
 
 export type ExecCommand = HarnessSpawn
-export type ExecResult = HarnessRunResult
+export type ExecResult = HarnessRunResult & {
+  /** A fault of the environment, not of the command (out of memory, pids or disk exhausted): never a harness result. */
+  fault?: { kind: 'oom' | 'pids' | 'disk' | 'container_exit'; detail: string }
+}
 
 /** An opened sandbox: run commands in it, then close it (kills what is left, returns the folders). */
 export interface Sandbox {
@@ -64,6 +114,8 @@ export interface Sandbox {
   network: 'proxy-only' | 'host'
   /** Run one command; `cmd.env` is its complete environment. Never throws for the command's failures. */
   exec(cmd: ExecCommand, limits: ExecLimits): Promise<ExecResult>
+  /** What ran (container backend): runtime, image, limits and network. */
+  provenance?: SandboxProvenance
   /** Kill every process left, give the writable folders back to the action's user. Idempotent. */
   close(): Promise<void>
 }
@@ -75,6 +127,11 @@ export interface SandboxBackend {
   /** Can it run on this machine? Cheap, cached by the caller. Never throws. */
   probe(): Promise<ProbeResult>
   open(spec: SandboxSpec): Promise<Sandbox>
+  /**
+   * Container backends: copy an image's working directory into `dest` (a task whose repository lives in
+   * its image, as SWE-bench's /testbed does); returns the working directory.
+   */
+  exportWorkdir?(image: ImageSource, dest: string, signal?: AbortSignal): Promise<string>
 }
 
 /** The warning of design/sandbox.md §5 for env-only and none, printed in logs and the report header. */

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs'
+import { existsSync, readdirSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { killGroup, runHarnessProcess } from '../process/exec.js'
@@ -74,8 +74,36 @@ async function findOrMakeUser(p: Priv, slot: number): Promise<SlotUser> {
 }
 
 /** Folders hidden behind an empty tmpfs besides /tmp, /var/tmp and /dev/shm: every home. */
+/**
+ * Top-level folders a sandbox may read: the system (programs, libraries, configuration, devices,
+ * runtime state). Every other top-level folder (/home, /root, /opt, /srv, /mnt, a self-hosted runner's
+ * work folder, a checkout) is covered with an empty folder; what the attempt needs (its workspace, the
+ * harness install, Node, declared read_only paths) is bound back on top. An allowlist, not a list of
+ * places known to hold secrets.
+ */
+const SYSTEM_ROOTS = new Set([
+  'bin',
+  'dev',
+  'etc',
+  'lib',
+  'lib32',
+  'lib64',
+  'libx32',
+  'proc',
+  'run',
+  'sbin',
+  'sys',
+  'tmp',
+  'usr',
+  'var',
+])
+
 function hiddenRoots(): string[] {
-  return [...new Set(['/home', '/root', os.homedir()])].filter((d) => d !== '/' && existsSync(d))
+  // Real folders only: a top-level symlink (/bin → usr/bin) is never covered, its target is.
+  const tops = readdirSync('/', { withFileTypes: true })
+    .filter((e) => e.isDirectory() && !SYSTEM_ROOTS.has(e.name))
+    .map((e) => `/${e.name}`)
+  return [...new Set([...tops, '/home', '/root', os.homedir()])].filter((d) => d !== '/' && existsSync(d))
 }
 
 function checkPath(p: string): string {

@@ -1,13 +1,17 @@
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
-import os from 'node:os'
+import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 
 /** Slots held by this process (reserved here before anything is awaited, so two claims never meet). */
 const taken = new Set<number>()
 
-/** Where slot claims live: `<tmp>/harness-watch-slots/<slot>.<pid>`, one empty file per claim. */
+/**
+ * Where slot claims live: `/tmp/harness-watch-slots/<slot>.<pid>`, one empty file per claim. The slot
+ * users (`hw-s<N>`) are machine-wide, so the registry is too: a fixed folder, never `os.tmpdir()` —
+ * two runs with different TMPDIR once claimed the same user and killed each other's processes.
+ */
+export const SLOT_DIR = '/tmp/harness-watch-slots'
 export function slotDir(): string {
-  return path.join(os.tmpdir(), 'harness-watch-slots')
+  return SLOT_DIR
 }
 
 /**
@@ -19,7 +23,7 @@ export function slotDir(): string {
  * and kept in step (claimLegacy). Throws when every slot is in use.
  */
 export async function claimSlot(dir: string = slotDir(), max = 256): Promise<number> {
-  await mkdir(dir, { recursive: true })
+  await openRegistry(dir)
   for (let slot = 0; slot < max; slot++) {
     if (taken.has(slot)) continue
     taken.add(slot)
@@ -37,6 +41,12 @@ export async function releaseSlot(slot: number, dir: string = slotDir()): Promis
     await rm(legacy, { force: true })
   }
   await rm(path.join(dir, `${slot}.${process.pid}`), { force: true })
+}
+
+/** The registry folder, writable by every user of the machine (sticky, as /tmp itself). */
+async function openRegistry(dir: string): Promise<void> {
+  const made = await mkdir(dir, { recursive: true })
+  if (made !== undefined) await chmod(dir, 0o1777).catch(() => undefined)
 }
 
 async function claimOnDisk(dir: string, slot: number): Promise<boolean> {

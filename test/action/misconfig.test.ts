@@ -3,7 +3,13 @@ import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
-import { callerFile, isForkPullRequest, misconfigurationLine } from '../../src/action/misconfig.js'
+import {
+  callerFile,
+  envReadByManifest,
+  isForkPullRequest,
+  misconfigurationLine,
+  secretMismatches,
+} from '../../src/action/misconfig.js'
 import { explainGitHubError } from '../../src/github/octokit.js'
 import { HwError } from '../../src/util/errors.js'
 
@@ -46,6 +52,32 @@ describe('misconfiguration lines', () => {
     expect(misconfigurationLine(forbidden, caller)).toBe(
       'missing permission: grant "issues: write" under permissions: of the job that calls harness-watch.yml in .github/workflows/weekly.yml',
     )
+  })
+
+  it('names the publish job when the runner says which job it is', () => {
+    expect(misconfigurationLine(forbidden, { ...caller, GITHUB_JOB: 'publish-issue' })).toBe(
+      'missing permission: job "publish-issue" needs "issues: write": grant "issues: write" under permissions: of the job that calls harness-watch.yml in .github/workflows/weekly.yml',
+    )
+  })
+
+  it('secrets that do not line up: read but not passed, passed but never read', () => {
+    const reads = envReadByManifest({
+      model: { api_key_env: 'LITELLM_MASTER_KEY', base_url_env: 'LITELLM_BASE_URL' },
+      telemetry: { source: 'litellm' },
+      cells: [{ config: { pass_env: ['GITHUB_WORKSPACE'] } }],
+    })
+    expect([...reads].sort()).toEqual(['GITHUB_WORKSPACE', 'LITELLM_BASE_URL', 'LITELLM_MASTER_KEY'])
+    expect(
+      secretMismatches(
+        reads,
+        ['provider-api-key', 'litellm-master-key'],
+        'job "hw" in .github/workflows/weekly.yml',
+      ),
+    ).toEqual([
+      'unused secret: "provider-api-key" is passed by job "hw" in .github/workflows/weekly.yml but the manifest never reads PROVIDER_API_KEY; remove it, or name PROVIDER_API_KEY in the manifest',
+      'missing secret: the manifest reads LITELLM_BASE_URL; pass the secret "litellm-base-url" under secrets: of job "hw" in .github/workflows/weekly.yml',
+    ])
+    expect(secretMismatches(reads, ['litellm-base-url', 'litellm-master-key'], 'x')).toEqual([])
   })
 
   it('a fork pull request: why there is no secret and no write, not a change to make', () => {

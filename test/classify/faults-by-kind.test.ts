@@ -324,7 +324,7 @@ describe('the report’s first lines give each harness’s evaluated share', () 
     const r = await aggregate({ plan: writePlan(p), artifacts: writeArtifacts(p, atts), out, resamples: 200 })
     const c = ComparisonSchema.parse(JSON.parse(readFileSync(r.comparisonPath, 'utf8')))
     const md = renderMarkdownReport(c)
-    const head = md.split('\n').slice(0, 6).join('\n')
+    const head = md.split('\n').slice(0, 12).join('\n')
     const harness = (id: string) => c.cells.find((x) => x.id === id)!.harness
     const name = (id: string) => (harness('a') === harness('b') ? id : harness(id))
     expect(head).toContain(`**Evaluated:** ${name('a')}: 5 of 5 evaluated · ${name('b')}: 4 of 5 evaluated ⚠`)

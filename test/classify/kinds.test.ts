@@ -360,23 +360,89 @@ describe('kind 6: a short leg fails the aggregation loudly, naming the leg and t
   })
 })
 
-describe('kind 6: a re-uploaded leg replaces an earlier one only by an explicit attempt number', () => {
-  it('<artifact>-a2 replaces <artifact>; a folder with any other suffix is not read', async () => {
+describe('kind 6: a re-uploaded leg replaces an earlier one only by an explicit run attempt', () => {
+  /** Copy leg `artifact` of `from` into `dir` as `name`, its leg.json stating run `run_id`. */
+  function upload(from: string, dir: string, artifact: string, name: string, runId: string): void {
+    cpSync(path.join(from, artifact), path.join(dir, name), { recursive: true })
+    const legFile = path.join(dir, name, 'leg.json')
+    writeFileSync(legFile, JSON.stringify({ ...JSON.parse(readFileSync(legFile, 'utf8')), run_id: runId }))
+    // One run per leg artifact: its records and ledger state the same run as its leg.json.
+    for (const f of ['attempts.jsonl', 'ledger.jsonl']) {
+      const file = path.join(dir, name, f)
+      const lines = readFileSync(file, 'utf8')
+        .split('\n')
+        .filter((l) => l.trim() !== '')
+      const restamped = lines.map((l) => {
+        const o = JSON.parse(l)
+        if (f === 'attempts.jsonl') o.run_id = runId
+        else if (o.attribution) o.attribution.run_id = runId
+        return JSON.stringify(o)
+      })
+      writeFileSync(file, restamped.map((l) => `${l}\n`).join(''))
+    }
+  }
+  /** A tie (b resolves everything, as a does) uploaded as attempt 1, and a forged b with no resolution. */
+  async function tieAndForgery() {
     const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
-    const first = pairedOutcomes(plan, { both: 0, bOnly: 4, cOnly: 0, neither: 0 })
-    const dir = writeArtifacts(plan, first)
+    const tie = writeArtifacts(plan, pairedOutcomes(plan, { both: 4, bOnly: 0, cOnly: 0, neither: 0 }))
+    const loss = writeArtifacts(plan, pairedOutcomes(plan, { both: 0, bOnly: 4, cOnly: 0, neither: 0 }))
+    const dir = mkdtempSync(path.join(tmpdir(), 'hw-reupload-'))
+    for (const leg of plan.legs) upload(tie, dir, leg.artifact, `${leg.artifact}-a1`, '777-1')
     const leg = plan.legs.find((l) => l.cell === 'b')!
-    // the re-upload: b resolves everything
-    const again = writeArtifacts(plan, pairedOutcomes(plan, { both: 4, bOnly: 0, cOnly: 0, neither: 0 }))
-    cpSync(path.join(again, leg.artifact), path.join(dir, `${leg.artifact}-a2`), { recursive: true })
-    // an unnumbered copy (e.g. a manual re-download) would say b resolves nothing: never read
-    cpSync(path.join(dir, leg.artifact), path.join(dir, `${leg.artifact}-rerun`), { recursive: true })
+    return { plan, dir, loss, leg }
+  }
+  const aggregateAt = async (plan: Plan, dir: string, runAttempt: number | null) => {
     const out = mkdtempSync(path.join(tmpdir(), 'hw-classify-'))
-    const r = await aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 1000 })
-    expect(r.comparison.comparisons[0]!.outcome).toMatchObject({ n: 4, both: 4, baseline_only: 0 })
-    expect(r.comparison.notes).toContain(
-      `leg ${leg.leg}: read ${leg.artifact}-a2 (re-upload by attempt number) in place of ${leg.artifact}`,
-    )
+    return aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 1000, runAttempt })
+  }
+
+  it('a forged -a2 in attempt 1 is from the future: refused, the tie stands', async () => {
+    const { plan, dir, loss, leg } = await tieAndForgery()
+    upload(loss, dir, leg.artifact, `${leg.artifact}-a2`, '777-2')
+    const r = await aggregateAt(plan, dir, 1)
+    expect(r.comparison.comparisons[0]!.outcome).toMatchObject({
+      n: 4,
+      both: 4,
+      baseline_only: 0,
+      diff_pp: 0,
+    })
+    expect(r.comparison.input_errors).toContainEqual({
+      file: `${leg.artifact}-a2`,
+      line: null,
+      message: 'uploaded for run attempt 2, after the current attempt 1: refused',
+    })
+    expect(r.comparison.reuploads ?? []).toEqual([])
+  })
+
+  it('an -a2 whose leg.json states another attempt is refused, the tie stands', async () => {
+    const { plan, dir, loss, leg } = await tieAndForgery()
+    upload(loss, dir, leg.artifact, `${leg.artifact}-a2`, '777-1')
+    const r = await aggregateAt(plan, dir, 2)
+    expect(r.comparison.comparisons[0]!.outcome).toMatchObject({ n: 4, both: 4, diff_pp: 0 })
+    expect(r.comparison.input_errors).toContainEqual({
+      file: `${leg.artifact}-a2/leg.json`,
+      line: null,
+      message: 'the artifact is named for run attempt 2, its leg.json states run attempt 1: refused',
+    })
+  })
+
+  it('a genuine re-upload of attempt 2 is read, and listed as an evaluation-health warning', async () => {
+    const { plan, dir, loss, leg } = await tieAndForgery()
+    upload(loss, dir, leg.artifact, `${leg.artifact}-a2`, '777-2')
+    // an unnumbered copy (e.g. a manual re-download) is never read
+    cpSync(path.join(dir, `${leg.artifact}-a1`), path.join(dir, `${leg.artifact}-rerun`), { recursive: true })
+    const r = await aggregateAt(plan, dir, 2)
+    expect(r.comparison.comparisons[0]!.outcome).toMatchObject({ n: 4, both: 0, baseline_only: 4 })
+    expect(r.comparison.reuploads).toEqual([
+      { leg: leg.leg, read: `${leg.artifact}-a2`, run_attempt: 2, replaces: [`${leg.artifact}-a1`] },
+    ])
+    const health = decide(plan, r.comparison).health.filter((x) => x.code === 'leg_reuploaded')
+    expect(health).toEqual([
+      expect.objectContaining({
+        severity: 'warning',
+        message: `leg ${leg.leg}: read ${leg.artifact}-a2 (run attempt 2) in place of ${leg.artifact}-a1`,
+      }),
+    ])
     expect(aggregationFailure(r.comparison)).toBeNull()
   })
 })

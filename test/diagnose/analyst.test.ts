@@ -193,3 +193,44 @@ describe('grounding check (pure)', () => {
     )
   })
 })
+
+describe('report.md links and quotes the diagnosis', () => {
+  it('the dossier link, the hypothesis and the proposed experiment; a later diagnosis replaces the section', async () => {
+    const run = await makeRunDir({ both: 1, bOnly: 1, cOnly: 0, neither: 0 })
+    const find = (cell: string) => run.attempts.find((a) => a.cell_id === cell && a.instance_id === 't-2')!
+    const steps: Step[] = [{ s: 1, tool: 'read', args: { path: 'src/x.js' }, output: 'x' }]
+    for (const [cell, tools, events] of [
+      ['a', 7, piEvents],
+      ['b', 9, opencodeEvents],
+    ] as const) {
+      const at = find(cell)
+      run.write(at, {
+        trajectory: jsonl(events(at, steps)),
+        patch: diffOf('src/x.js'),
+        ledger: rowsEvery(at, 3, 1, { tools }),
+      })
+    }
+    await run.aggregate()
+    const port = portOf([good()])
+    await diagnoseRun({ dir: run.dir, analyst: port })
+    await diagnoseRun({ dir: run.dir, analyst: portOf([good()]) })
+    const md = readFileSync(path.join(run.dir, 'report.md'), 'utf8')
+    expect(md.split('## Diagnosis')).toHaveLength(2)
+    expect(md).toContain('Dossier: [diagnosis/dossier.md](diagnosis/dossier.md)')
+    expect(md).toContain('b offers 9 tools per request where a offers 7.')
+    expect(md).toMatch(/\*\*Proposed experiment\*\* \(one variable: tools offered, 9 tools → 7 tools/)
+  })
+
+  it('a report asked for with a missing diagnosis says so; nothing else changes', async () => {
+    const { writeReportDiagnosis } = await import('../../src/pipeline/diagnose.js')
+    const run = await makeRunDir({ both: 1, bOnly: 1, cOnly: 0, neither: 0 })
+    await run.aggregate()
+    const before = readFileSync(path.join(run.dir, 'report.md'), 'utf8')
+    await writeReportDiagnosis(run.dir, null, 'the dossier could not be written (disk full)')
+    const after = readFileSync(path.join(run.dir, 'report.md'), 'utf8')
+    expect(after.startsWith(before.trimEnd())).toBe(true)
+    expect(after.slice(before.trimEnd().length)).toContain(
+      '**No diagnosis is available for this run**: the dossier could not be written (disk full).',
+    )
+  })
+})

@@ -222,7 +222,7 @@ describe('dry run: says what would be created, updated or skipped, with the body
     )
     const body = r.summary.split('#### Tracking issue body: `exp/a-vs-b`\n\n')[1]!
     expect(body.split('\n')[0]).toBe('<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->')
-    expect(body).toContain('❌ **Confirmed regression**')
+    expect(body).toContain('❌ **Confirmed regression: ')
     expect(r.summary).not.toContain('Harness Watch PR check')
     expect(r.summary.trimEnd().endsWith('Dry run: nothing was written to GitHub.')).toBe(true)
     expect(publishLine(r)).toBe(

@@ -50,7 +50,7 @@ describe('rendered bodies: the final decision after confirmation', () => {
     const d = confirmedRun()
     expect(d.status).toBe('confirmed')
     const body = prCommentBody(ctx(d), 'exp')
-    const final = body.indexOf('❌ **Confirmed regression**')
+    const final = body.indexOf('❌ **Confirmed regression: resolve rate (`b` vs `a`)**')
     const label = body.indexOf('#### First run’s figures')
     expect(final).toBeGreaterThan(0)
     expect(label).toBeGreaterThan(final)
@@ -58,6 +58,20 @@ describe('rendered bodies: the final decision after confirmation', () => {
     expect(body.indexOf('### Harness Watch — ')).toBeGreaterThan(label)
     expect(body).toContain('the final decision above rests on confirmation round 1.')
     expect(body).toContain('| comparison | metric | rule | first run (95% interval) | rerun | state |')
+    // The verdict in plain words comes first; the notation (b′, intervals) only below it.
+    const sentences = [
+      '`b` resolved fewer of the same 30 tasks than `a` (−20.0 points) — confirmed on a rerun.',
+      "`b` spent 1.0× `a`'s dollars on the same 30 tasks, within the 1.5× threshold.",
+      "`b` sent 1.0× `a`'s fresh input tokens on the same 30 tasks, within the 1.5× threshold.",
+      "`b` made 1.0× `a`'s proxy requests on the same 30 tasks, within the 1.5× threshold.",
+    ]
+    expect(body).toContain(sentences.join('\n'))
+    expect(body.indexOf(sentences[0]!)).toBeGreaterThan(final)
+    expect(body.indexOf('b′')).toBeGreaterThan(body.indexOf(sentences[3]!))
+    // …and only once: the first run's embedded report does not repeat them.
+    expect(body.split('resolved fewer of').length).toBe(2)
+    // Confirmed, but the artifact holds no diagnosis: the comment says so.
+    expect(body).toContain('No diagnosis is available for this run: the report artifact holds no')
   })
 
   it('a first run has no such label (its figures are the decision’s own)', () => {

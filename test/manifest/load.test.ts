@@ -103,7 +103,8 @@ describe('manifest validation', () => {
     const text = valid.replace('opencod\n', 'opencode\n').replace('  revision: abc\n', '  revison: abc\n')
     expect(problems(text)).toEqual([
       'manifests/p0.yml:10:3 benchmark.revision: required field is missing (expected string)',
-      'manifests/p0.yml:10:3 benchmark: unknown field "revison"',
+      // The unknown key at its own line, with the nearest known key.
+      'manifests/p0.yml:11:12 benchmark.revison: unknown field "revison" (did you mean "revision"?)',
     ])
   })
 
@@ -161,7 +162,7 @@ describe('manifest validation', () => {
       'manifests/p0.yml:18:14 cells[0].version: expected a string, got 1 (write it in quotes, e.g. "1.0")',
       'manifests/p0.yml:23:9 trials: expected number, got "two"',
       'manifests/p0.yml:24:14 concurrency: expected an integer, got 1.5',
-      'manifests/p0.yml:1:1 (top level): unknown field "cells_extra"',
+      'manifests/p0.yml:25:14 cells_extra: unknown field "cells_extra"',
     ])
   })
 
@@ -220,5 +221,14 @@ describe('manifest validation', () => {
 
   it('names an unreadable file', async () => {
     await expect(loadManifest('/nonexistent/m.yml')).rejects.toThrow('cannot read manifest: ENOENT')
+  })
+})
+
+describe('an unknown top-level key', () => {
+  it('is placed at its own line (not the first key) and the nearest known key is suggested', async () => {
+    const { nearestKey } = await import('../../src/manifest/load.js')
+    expect(nearestKey('budgetz', ['budgets', 'baseline', 'cells'])).toBe('budgets')
+    expect(nearestKey('sandobx', ['sandbox', 'seed'])).toBe('sandbox')
+    expect(nearestKey('zzzzzz', ['budgets', 'seed'])).toBeNull()
   })
 })

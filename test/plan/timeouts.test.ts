@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
-import { legTimeoutMinutes } from '../../src/plan/timeouts.js'
+import { legTimeoutMinutes, legTimeoutNeed, legTimeoutWarning } from '../../src/plan/timeouts.js'
 
 const root = path.resolve(import.meta.dirname, '..', '..')
 
@@ -41,5 +41,30 @@ describe('leg timeout-minutes from the budgets', () => {
     expect(p.call_key).toBe('weekly-2')
     for (const l of p.legs) expect(l.artifact.startsWith('hw-canary-weekly-2-')).toBe(true)
     await expect(plan(() => {}, '../x')).rejects.toThrow(/call key/)
+  })
+
+  it('no silent cap: a leg that needs more than 360 minutes is a warning naming the need and the shards that fit', async () => {
+    expect(legTimeoutWarning(await plan())).toBeNull()
+    // Nine instances on 2 shards (5 on the longest leg) × (3600 + 30) s = 303 min + 20: fits.
+    const slow = await plan((m) => {
+      m.budgets = { timeout_s: 3600 }
+    })
+    expect(legTimeoutNeed(slow)).toEqual({ minutes: 323, neededMinutes: 323, shardsToFit: 2 })
+    expect(legTimeoutWarning(slow)).toBeNull()
+    // 2 trials: 5 × 2 × 3630 s = 605 min + 20 = 625 > 360. One instance takes 2 × 3630 s = 121 min,
+    // so 340 min hold 2 per leg: ⌈9 / 2⌉ = 5 shards.
+    const long = await plan((m) => {
+      m.budgets = { timeout_s: 3600 }
+      m.trials = 2
+    })
+    expect(legTimeoutNeed(long)).toEqual({ minutes: 360, neededMinutes: 625, shardsToFit: 5 })
+    expect(legTimeoutWarning(long)).toBe(
+      "a leg may need 625 minutes (longest leg's attempts × (budgets.timeout_s + verifier timeout), retries, 20 min set-up) but GitHub-hosted runners stop a job at 360: its timeout-minutes is capped at 360; set shards.count to 5 or more (now 2) so each leg fits (self-hosted runners allow 5 days)",
+    )
+    const never = await plan((m) => {
+      m.budgets = { timeout_s: 86_400 }
+    })
+    expect(legTimeoutNeed(never).shardsToFit).toBeNull()
+    expect(legTimeoutWarning(never)).toMatch(/even one instance per leg does not fit/)
   })
 })

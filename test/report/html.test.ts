@@ -155,6 +155,50 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
     expect(points.grid).toBe(80)
     expect(points.scatter).toBe(39)
     expect(points.forest).toBeGreaterThanOrEqual(5)
+
+    // A screenshot of each chart as the browser composited it: a PNG whose pixels are not one flat
+    // colour (a chart that failed to draw screenshots as its blank background).
+    await page.evaluate(() => document.fonts.ready)
+    for (const id of ['chart-scatter', 'chart-forest', 'chart-grid']) {
+      const png = await page.locator(`#${id}`).screenshot()
+      expect(png.subarray(1, 4).toString('latin1'), id).toBe('PNG')
+      const colours = await page.evaluate(async (b64) => {
+        const img = new Image()
+        img.src = `data:image/png;base64,${b64}`
+        await img.decode()
+        const cv = document.createElement('canvas')
+        cv.width = img.width
+        cv.height = img.height
+        const ctx = cv.getContext('2d')!
+        ctx.drawImage(img, 0, 0)
+        const d = ctx.getImageData(0, 0, cv.width, cv.height).data
+        const seen = new Set<number>()
+        for (let i = 0; i < d.length; i += 4) seen.add((d[i]! << 16) | (d[i + 1]! << 8) | d[i + 2]!)
+        return seen.size
+      }, png.toString('base64'))
+      expect(colours, id).toBeGreaterThan(10)
+    }
+    await page.screenshot({ path: path.join(path.dirname(file), 'report.png'), fullPage: true })
     await page.close()
   }, 120_000)
+
+  it('without JavaScript every chart is a <noscript> table of its data', async () => {
+    const context = await browser.newContext({ javaScriptEnabled: false })
+    const page = await context.newPage()
+    await page.goto(`file://${file}`)
+    const tables = await page.$$eval('figure.chart table.chart-data', (ts) =>
+      ts.map((t) => ({
+        cls: t.className,
+        rows: t.querySelectorAll('tbody tr').length,
+        visible: (t as HTMLElement).offsetHeight > 0,
+      })),
+    )
+    expect(tables.map((t) => t.cls)).toEqual(['chart-data scatter', 'chart-data forest', 'chart-data grid'])
+    expect(tables.every((t) => t.visible)).toBe(true)
+    // The same data the charts draw: 39 paired points, 40 instances, a row per plotted ratio.
+    expect(tables[0]!.rows).toBe(39)
+    expect(tables[2]!.rows).toBe(40)
+    expect(tables[1]!.rows).toBeGreaterThanOrEqual(5)
+    await context.close()
+  }, 60_000)
 })

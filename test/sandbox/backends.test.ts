@@ -6,7 +6,7 @@ import type { SandboxSetting } from '../../src/manifest/schema.js'
 import type { Isolation } from '../../src/records/isolation.js'
 import { runCanary } from '../../src/sandbox/canary.js'
 import type { Sandbox, SandboxBackend } from '../../src/sandbox/contract.js'
-import { BACKENDS, decide, describeSandbox } from '../../src/sandbox/select.js'
+import { BACKENDS, decide, describeSandbox, type HostIsolation } from '../../src/sandbox/select.js'
 import { isHwError } from '../../src/util/errors.js'
 
 const setting = (over: Partial<SandboxSetting> = {}): SandboxSetting => ({
@@ -17,7 +17,7 @@ const setting = (over: Partial<SandboxSetting> = {}): SandboxSetting => ({
 })
 
 /** A backend table where namespace+uid probes as told; env-only and none are the real ones. */
-function table(nsOk: boolean): Record<Isolation, SandboxBackend> {
+function table(nsOk: boolean): Record<HostIsolation, SandboxBackend> {
   return {
     ...BACKENDS,
     'namespace+uid': {

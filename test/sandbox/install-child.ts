@@ -7,7 +7,7 @@ import { installNpm, installPip, type NpmHarnessSpec } from '../../src/harnesses
 import { npmLifecycle } from '../../src/harnesses/npm-harness.js'
 import { loadTask } from '../../src/panel/task.js'
 import { verifyTask } from '../../src/panel/verify.js'
-import type { Isolation } from '../../src/records/isolation.js'
+import type { HostIsolation as Isolation } from '../../src/sandbox/select.js'
 import { BACKENDS } from '../../src/sandbox/select.js'
 
 const args = JSON.parse(process.argv[2] ?? '{}') as {

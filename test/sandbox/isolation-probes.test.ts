@@ -213,3 +213,57 @@ describe('proxy-only network under namespace+uid', () => {
     }
   }, 60_000)
 })
+
+describe('only what is needed is readable under namespace+uid', () => {
+  it('sentinels under /opt, in a self-hosted runner work folder and in a checkout’s .git/config are not readable', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    if (process.getuid?.() !== 0) return ctx.skip('planting sentinels under /opt needs root here')
+    const tag = `hw-probe-${process.pid}-${Date.now()}`
+    const opt = path.join('/opt', tag)
+    // A self-hosted runner's layout: the runner under /opt, its work folder with a checkout and the
+    // checkout's credentials file, everything world-readable.
+    const work = path.join(opt, 'actions-runner', '_work')
+    const checkout = path.join(work, 'repo', 'repo')
+    mkdirSync(path.join(checkout, '.git'), { recursive: true })
+    mkdirSync(path.join(work, '_temp'), { recursive: true })
+    const files = {
+      opt: path.join(opt, 'token.txt'),
+      gitConfig: path.join(checkout, '.git', 'config'),
+      credentials: path.join(work, '_temp', 'git-credentials-0b1c.config'),
+    }
+    for (const [k, f] of Object.entries(files)) writeFileSync(f, `sentinel-${k}-${tag}\n`, { mode: 0o644 })
+    writeFileSync(path.join(checkout, 'README.md'), 'the checkout itself\n', { mode: 0o644 })
+    execFileSync('chmod', ['-R', 'a+rX', opt])
+    try {
+      const a = attemptDirs('allowlist')
+      // The checkout is declared read_only (as a task may), with its .git masked as the run does.
+      const box = await BACKENDS['namespace+uid'].open({
+        writable: [a.ws, a.home],
+        readOnly: [checkout],
+        masked: [path.join(checkout, '.git')],
+      })
+      const r = await sh(
+        box,
+        a.ws,
+        a.out,
+        [
+          ...Object.values(files).map((f) => `cat ${f} 2>/dev/null || echo unreadable`),
+          `cat ${checkout}/README.md`,
+          'ls /opt | wc -l',
+          'cat /etc/hostname >/dev/null && echo system-readable',
+        ].join('\n'),
+      )
+      await box.close()
+      expect(r.stdout.trim().split('\n')).toEqual([
+        'unreadable',
+        'unreadable',
+        'unreadable',
+        'the checkout itself',
+        '1',
+        'system-readable',
+      ])
+    } finally {
+      rmSync(opt, { recursive: true, force: true })
+    }
+  }, 60_000)
+})

@@ -78,3 +78,57 @@ describe('sandbox slots', () => {
     }
   })
 })
+
+describe('the slot registry is machine-wide', () => {
+  it('is one fixed folder, whatever TMPDIR says', async () => {
+    const { slotDir } = await import('../../src/sandbox/slots.js')
+    const before = process.env.TMPDIR
+    process.env.TMPDIR = mkdtempSync(path.join(os.tmpdir(), 'hw-other-tmp-'))
+    try {
+      expect(os.tmpdir()).not.toBe('/tmp')
+      expect(slotDir()).toBe('/tmp/harness-watch-slots')
+    } finally {
+      if (before === undefined) delete process.env.TMPDIR
+      else process.env.TMPDIR = before
+    }
+  })
+
+  it('two processes with different TMPDIR, holding their claims at once, get different slots', async () => {
+    const slotsModule = path.resolve(import.meta.dirname, '../../src/sandbox/slots.ts')
+    // Each child claims a slot from the default registry, reports it, and holds it until stdin ends.
+    const script = [
+      `const { claimSlot, releaseSlot } = await import(${JSON.stringify(slotsModule)})`,
+      'const slot = await claimSlot()',
+      'process.stdout.write(`${slot}\\n`)',
+      'process.stdin.resume()',
+      "process.stdin.on('end', async () => { await releaseSlot(slot); process.exit(0) })",
+    ].join('\n')
+    const start = (tmp: string) => {
+      const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+        env: { ...process.env, TMPDIR: tmp },
+        stdio: ['pipe', 'pipe', 'inherit'],
+      })
+      const slot = new Promise<number>((resolve, reject) => {
+        child.stdout.once('data', (b: Buffer) => resolve(Number(String(b).trim())))
+        child.once('exit', (code) => reject(new Error(`child exited (${code}) before claiming`)))
+      })
+      return { child, slot }
+    }
+    const a = start(mkdtempSync(path.join(os.tmpdir(), 'hw-tmp-a-')))
+    const b = start(mkdtempSync(path.join(os.tmpdir(), 'hw-tmp-b-')))
+    try {
+      const [sa, sb] = await Promise.all([a.slot, b.slot])
+      expect(Number.isInteger(sa) && Number.isInteger(sb)).toBe(true)
+      expect(sa).not.toBe(sb)
+      expect(readdirSync('/tmp/harness-watch-slots')).toEqual(
+        expect.arrayContaining([`${sa}.${a.child.pid}`, `${sb}.${b.child.pid}`]),
+      )
+    } finally {
+      for (const c of [a.child, b.child]) {
+        const exited = new Promise((r) => c.once('exit', r))
+        c.stdin?.end()
+        await exited
+      }
+    }
+  }, 60_000)
+})

