@@ -79,7 +79,7 @@ describe.skipIf(skip !== null)('unix socket forwarding into a network namespace'
       const script = [
         'ip link set lo up',
         `"$0" "$@" > "$HWF/fwd.out" 2>&1 &`,
-        `i=0; until grep -q ${FORWARDER_READY} "$HWF/fwd.out"; do i=$((i+1)); [ $i -gt 100 ] && exit 9; sleep 0.05; done`,
+        `i=0; until grep -qs ${FORWARDER_READY} "$HWF/fwd.out"; do i=$((i+1)); [ $i -gt 100 ] && exit 9; sleep 0.05; done`,
         `"$0" -e "$PROBE" "$TARGETS"`,
       ].join('\n')
       // The forwarder's output file sits in a folder of its own (the socket folder stays the host's).

@@ -1,7 +1,8 @@
 import { createHash } from 'node:crypto'
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
+import { mkdir, mkdtemp, readdir, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
+import lockfile from 'proper-lockfile'
 import { BASE_IMAGE_REF } from '../../util/image-ref.js'
 import { imageId } from './image.js'
 import { type ContainerRuntime, cli, lastLines, must } from './runtime.js'
@@ -104,15 +105,44 @@ export async function ensureBaseImage(
   if (lines.length === 0)
     throw new Error(`no apt source for Debian ${spec.suite} is configured on this machine (/etc/apt)`)
   const keyRef = `${ref.replace(/:[^:/]+$/, '')}:${spec.suite}-${baseKey(spec, lines)}`
-  const found = await imageId(rt, keyRef)
-  if (found) {
+  const cached = async (): Promise<BaseImage | null> => {
+    const found = await imageId(rt, keyRef)
+    if (!found) return null
     if ((await imageId(rt, ref)) !== found) await must(rt, ['tag', keyRef, ref])
     return { ref, keyRef, id: found, cached: true, ms: performance.now() - t0 }
   }
+  const hit = await cached()
+  if (hit) return hit
+  // One build per machine at a time: a second process waits for the first and then finds its image.
+  const lockDir = path.join(os.tmpdir(), 'harness-watch-base-image')
+  await mkdir(lockDir, { recursive: true })
+  const release = await lockfile.lock(lockDir, {
+    lockfilePath: path.join(lockDir, `${keyRef.replace(/[^A-Za-z0-9_.-]/g, '_')}.lock`),
+    realpath: false,
+    stale: 60_000,
+    update: 10_000,
+    retries: { retries: 200, minTimeout: 1_000, maxTimeout: 5_000 },
+  })
+  try {
+    return (await cached()) ?? (await buildBase(rt, spec, lines, ref, keyRef, t0, opts.log))
+  } finally {
+    await release().catch(() => {})
+  }
+}
+
+async function buildBase(
+  rt: ContainerRuntime,
+  spec: BaseImageSpec,
+  lines: string[],
+  ref: string,
+  keyRef: string,
+  t0: number,
+  log: ((line: string) => void) | undefined,
+): Promise<BaseImage> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'hw-base-'))
   try {
     const tar = path.join(dir, 'base.tar')
-    opts.log?.(`building the base image ${keyRef} from Debian's packages (mmdebstrap, about a minute)`)
+    log?.(`building the base image ${keyRef} from Debian's packages (mmdebstrap, about a minute)`)
     const mm = await cli(
       'mmdebstrap',
       ['--variant=minbase', '--mode=root', `--include=${spec.include.join(',')}`, spec.suite, tar, ...lines],
