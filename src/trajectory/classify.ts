@@ -4,7 +4,7 @@ import type { EventKind } from './schema.js'
 /**
  * Kind of a tool call from the tool's name as the harness named it (case- and separator-insensitive),
  * then, for shell tools, from the command line. Pure tables: a harness's tool names are listed in
- * /work/shared/design/harnesses.md §3.1 and the mappers' tests.
+ * the harness design notes (§3.1, tool vocabularies) and the mappers' tests.
  */
 const BY_NAME: Record<string, EventKind> = {}
 function names(kind: EventKind, list: string[]): void {
