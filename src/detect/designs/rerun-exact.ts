@@ -40,7 +40,8 @@ export const rerunExact: ConfirmationDesign = {
   decide,
 }
 
-function select(input: SelectInput, rng: SeededRng): Selection {
+/** The rerun's blocks: a seeded uniform sample of the complete blocks, then the resolve signals' discordant ones. */
+export function select(input: SelectInput, rng: SeededRng): Selection {
   const pool: string[] = []
   const inPool = new Set<string>()
   for (const s of input.signals) {

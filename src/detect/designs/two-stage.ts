@@ -9,7 +9,7 @@ import { estimandName, estimandNull, estimandOf } from '../estimand.js'
 import { metricColumns, type PairedBlock } from '../pairs.js'
 import type { RerunTest } from '../schema.js'
 import type { ConfirmationDesign, DecideInput, SelectInput, Selection, Verdict } from './contract.js'
-import { discordantCounts } from './rerun-exact.js'
+import { discordantCounts, select as selectRerun } from './rerun-exact.js'
 
 const NAME = 'two-stage-split'
 const VERSION = 1
@@ -46,48 +46,11 @@ export const twoStageSplit: ConfirmationDesign = {
 }
 
 function select(input: SelectInput, rng: SeededRng): Selection {
-  const pool: string[] = []
-  const inPool = new Set<string>()
-  for (const s of input.signals) {
-    const ratio = s.metric !== 'resolved'
-    for (const p of input.pairs(s)) {
-      if ((ratio ? p.cost : p.outcome) && !inPool.has(p.instance)) {
-        inPool.add(p.instance)
-        pool.push(p.instance)
-      }
-    }
-  }
-  pool.sort()
-  const sample = shuffledPrefix(pool, Math.min(pool.length, input.maxBlocks), rng)
+  const chosen = selectRerun(input, rng)
+  const { sample } = chosen
   // The permutation is uniform, so its second half is a uniform random half of the sample.
   const estimate = sample.length >= 4 ? sample.slice(Math.ceil(sample.length / 2)) : []
-  const chosen = new Set(sample)
-  const instances = [...sample]
-  let capped = pool.length > input.maxBlocks
-  for (const s of input.signals) {
-    if (s.metric !== 'resolved') continue
-    for (const id of [...s.instances.driving, ...s.instances.opposing]) {
-      if (input.unstable.has(id) || chosen.has(id)) continue
-      if (instances.length >= input.maxBlocks) {
-        capped = true
-        break
-      }
-      chosen.add(id)
-      instances.push(id)
-    }
-  }
-  return { instances, sample, estimate, capped }
-}
-
-function shuffledPrefix(items: readonly string[], k: number, rng: SeededRng): string[] {
-  const a = [...items]
-  for (let i = 0; i < k; i++) {
-    const j = i + rng.nextInt(a.length - i)
-    const t = a[i] as string
-    a[i] = a[j] as string
-    a[j] = t
-  }
-  return a.slice(0, k)
+  return { ...chosen, estimate }
 }
 
 function fmtP(p: number): string {
