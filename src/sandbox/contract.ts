@@ -80,7 +80,8 @@ export interface SandboxSpec {
   /**
    * Proxy-only network: the host's 127.0.0.1 ports reachable inside (the recording proxy). A backend
    * with a network of its own forwards these only, and nothing else of the host or outside is
-   * reachable; absent, the sandbox keeps the host's network.
+   * reachable (an empty list: nothing at all); absent, the sandbox keeps the host's network (jobs
+   * beside the harness: installs, git).
    */
   loopbackPorts?: number[]
 }

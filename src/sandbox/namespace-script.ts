@@ -14,8 +14,8 @@
  *   tty, a private /dev/shm and /dev/pts), empty private /tmp and /var/tmp, an empty /var and /run;
  * - the folders to expose (HW_SB_EXPOSE, `rw:<dir>` or `ro:<dir>`) at their own paths, and the masked
  *   folders inside them (HW_SB_MASK, e.g. a checkout's .git) covered with an empty read-only tmpfs.
- * The new root itself is read-only. With a network namespace of its own (HW_SB_FORWARD set) it brings
- * up lo and starts the loopback forwarder, then starts the harness as the slot's user with no
+ * The new root itself is read-only. With a network namespace of its own (HW_SB_NET set) it brings
+ * up lo and, for forwarded ports (HW_SB_FORWARD), starts the loopback forwarder, then starts the harness as the slot's user with no
  * capabilities and no new privileges under `timeout -k`, and waits: when it returns, the namespace ends
  * and the kernel kills whatever the harness left.
  *
@@ -70,11 +70,12 @@ while IFS= read -r h; do
   if [ -n "$h" ] && [ -d "$R$h" ]; then mount -t tmpfs -o mode=0755,nosuid,nodev,ro hw "$R$h"; fi
 done < "$S/mask"
 mount -o remount,ro,nosuid hw-root "$R"
+# A network of its own (HW_SB_NET): only lo.
+if [ -n "\${HW_SB_NET:-}" ]; then ip link set lo up; fi
 if [ -n "\${HW_SB_FORWARD:-}" ]; then
-  # Proxy-only network: this namespace has only lo; a forwarder (root, outside the harness's reach)
-  # maps each 127.0.0.1:PORT to the host's unix socket for it, the only way out. Started before the
-  # root moves, it moves with it (its socket folder is exposed at the same path).
-  ip link set lo up
+  # Proxy-only network: a forwarder (root, outside the harness's reach) maps each 127.0.0.1:PORT to
+  # the host's unix socket for it, the only way out. Started before the root moves, it moves with it
+  # (its socket folder is exposed at the same path).
   env -i "\${HW_SB_NODE:?}" -e "\${HW_SB_FORWARD_JS:?}" "\${HW_SB_FORWARD:?}" \${HW_SB_PORTS:?} > "$S/forward" 2>&1 &
   i=0
   until grep -q hw-forward-ready "$S/forward"; do

@@ -248,12 +248,14 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       const me = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }
       const u = user
       const fwd = forwards
+      // A network of its own whenever ports are named (none named: no way out at all).
+      const ownNet = spec.loopbackPorts !== undefined
       return {
         kind: 'namespace+uid',
         root: writable[0] ?? '/',
-        network: fwd ? 'proxy-only' : 'host',
+        network: ownNet ? 'proxy-only' : 'host',
         exec(cmd: ExecCommand, limits: ExecLimits) {
-          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits, fwd), {
+          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits, ownNet, fwd), {
             ...limits,
             // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
@@ -288,6 +290,7 @@ function wrap(
   masked: string[],
   cmd: ExecCommand,
   limits: ExecLimits,
+  ownNet: boolean,
   forwards: HostForwards | null,
 ): ExecCommand {
   const network: Record<string, string> = forwards
@@ -301,6 +304,7 @@ function wrap(
   const etc = etcAllowlist()
   const vars: Record<string, string> = {
     ...network,
+    ...(ownNet ? { HW_SB_NET: '1' } : {}),
     ...PRIV_ENV,
     HW_SB_STASH: STASH,
     HW_SB_EXPOSE: expose.map((e) => `${e.mode}:${e.dir}`).join('\n'),
@@ -323,7 +327,7 @@ function wrap(
     // A private System V IPC namespace: queues, segments and semaphores die with the attempt.
     '--ipc',
     // Proxy-only: a network namespace of its own, whose only way out is the loopback forwarder.
-    ...(forwards ? ['--net'] : []),
+    ...(ownNet ? ['--net'] : []),
     '--fork',
     '--kill-child=SIGKILL',
     '--mount-proc',

@@ -214,6 +214,39 @@ describe('proxy-only network under namespace+uid', () => {
   }, 60_000)
 })
 
+describe('a network of its own even with no port to forward', () => {
+  it('loopbackPorts [] is a closed network (only lo, no socket of the host), never the host’s', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    const other = await serve('127.0.0.1', 'other')
+    const a = attemptDirs('closed')
+    const box = await BACKENDS['namespace+uid'].open({
+      writable: [a.ws, a.home],
+      readOnly: [],
+      loopbackPorts: [],
+    })
+    try {
+      expect(box.network).toBe('proxy-only')
+      const r = await sh(
+        box,
+        a.ws,
+        a.out,
+        [
+          'ls /sys/class/net 2>/dev/null || ip -o link | cut -d: -f2 | tr -d " "',
+          'tail -n +2 /proc/net/tcp | wc -l',
+          `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${other.port}' 2>/dev/null && echo reached || echo refused`,
+          // The probe works: the same connection to a port of this namespace succeeds.
+          `bash -c 'exec 3<>/dev/tcp/127.0.0.1/9' 2>&1 | grep -q "Connection refused" && echo probe-works`,
+        ].join('\n'),
+      )
+      expect(r.stdout.trim().split('\n')).toEqual(['lo', '0', 'refused', 'probe-works'])
+      expect(other.hits()).toBe(0)
+    } finally {
+      await box.close()
+      await other.close()
+    }
+  }, 60_000)
+})
+
 describe('only what is needed is readable under namespace+uid', () => {
   it('sentinels under /opt, /var, /run and /etc, in a self-hosted runner work folder and in a checkout’s .git/config are not readable; the system still runs', async (ctx) => {
     if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
