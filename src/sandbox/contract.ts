@@ -75,6 +75,12 @@ export interface SandboxSpec {
    * which may hold a token). Only isolating backends can; others ignore it.
    */
   masked?: string[]
+  /**
+   * Package managers' own configuration under /etc a job beside the harness needs (`npmrc`,
+   * `pip.conf`: registry, proxy and certificate settings), readable besides the sandbox's /etc
+   * allowlist. Installs name them; harness attempts never do.
+   */
+  hostConfig?: string[]
   /** For a container backend: the container to run in. Without it a container backend runs the job beside (aux jobs: installs, git). */
   container?: ContainerRequest
   /**

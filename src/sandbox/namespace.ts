@@ -137,16 +137,20 @@ const ETC_ALLOWED = [
 
 /**
  * The /etc allowlist as it is on this host: the fixed names plus Python's own folders (python3,
- * python3.11…), split into files (a symbolic link by what it points to; a dangling one is left out)
+ * python3.11…) and `extra` (a job's SandboxSpec.hostConfig), split into files (a symbolic link by what it points to; a dangling one is left out)
  * and folders.
  */
-export function etcAllowlist(etc = '/etc'): { files: string[]; dirs: string[] } {
+export function etcAllowlist(
+  extra: readonly string[] = [],
+  etc = '/etc',
+): { files: string[]; dirs: string[] } {
   const python = readdirSync(etc)
     .filter((n) => /^python3(\.\d+)?$/.test(n))
     .sort()
   const files: string[] = []
   const dirs: string[] = []
-  for (const name of [...ETC_ALLOWED, ...python]) {
+  for (const name of new Set([...ETC_ALLOWED, ...python, ...extra])) {
+    if (!/^[\w.+-]+(\/[\w.+-]+)*$/.test(name) || name.split('/').includes('..')) continue
     const st = statSync(path.join(etc, name), { throwIfNoEntry: false })
     if (st?.isDirectory()) dirs.push(name)
     else if (st?.isFile()) files.push(name)
@@ -250,12 +254,13 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       const fwd = forwards
       // A network of its own whenever ports are named (none named: no way out at all).
       const ownNet = spec.loopbackPorts !== undefined
+      const hostConfig = spec.hostConfig ?? []
       return {
         kind: 'namespace+uid',
         root: writable[0] ?? '/',
         network: ownNet ? 'proxy-only' : 'host',
         exec(cmd: ExecCommand, limits: ExecLimits) {
-          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits, ownNet, fwd), {
+          return runHarnessProcess(wrap(p, u, expose, masked, hostConfig, cmd, limits, ownNet, fwd), {
             ...limits,
             // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
@@ -288,6 +293,7 @@ function wrap(
   user: SlotUser,
   expose: { mode: string; dir: string }[],
   masked: string[],
+  hostConfig: readonly string[],
   cmd: ExecCommand,
   limits: ExecLimits,
   ownNet: boolean,
@@ -301,7 +307,7 @@ function wrap(
         HW_SB_FORWARD_JS: LOOPBACK_FORWARDER_JS,
       }
     : {}
-  const etc = etcAllowlist()
+  const etc = etcAllowlist(hostConfig)
   const vars: Record<string, string> = {
     ...network,
     ...(ownNet ? { HW_SB_NET: '1' } : {}),

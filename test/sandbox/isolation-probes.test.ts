@@ -335,4 +335,24 @@ describe('only what is needed is readable under namespace+uid', () => {
       rmSync(etcFile, { force: true })
     }
   }, 60_000)
+
+  it('a job beside the harness (an install) may name package-manager settings under /etc; nothing else is added', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    if (process.getuid?.() !== 0) return ctx.skip('planting a file under /etc needs root here')
+    const name = `hw-probe-${process.pid}-${Date.now()}.conf`
+    writeFileSync(path.join('/etc', name), 'registry settings\n', { mode: 0o644 })
+    try {
+      const a = attemptDirs('host-config')
+      const box = await BACKENDS['namespace+uid'].open({
+        writable: [a.ws, a.home],
+        readOnly: [],
+        hostConfig: [name, '../etc/shadow', 'shadow/../../root'],
+      })
+      const r = await sh(box, a.ws, a.out, `cat /etc/${name}; ls /etc | grep -c -E "^(shadow|root)$"`)
+      await box.close()
+      expect(r.stdout.trim().split('\n')).toEqual(['registry settings', '0'])
+    } finally {
+      rmSync(path.join('/etc', name), { force: true })
+    }
+  }, 60_000)
 })
