@@ -137,8 +137,9 @@ const ETC_ALLOWED = [
 
 /**
  * The /etc allowlist as it is on this host: the fixed names plus Python's own folders (python3,
- * python3.11…) and `extra` (a job's SandboxSpec.hostConfig), split into files (a symbolic link by what it points to; a dangling one is left out)
- * and folders.
+ * python3.11…) and `extra` (a job's SandboxSpec.hostConfig; a name with `..` or odd characters is
+ * left out), split into files (a symbolic link by what it points to; a dangling one is left out) and
+ * folders.
  */
 export function etcAllowlist(
   extra: readonly string[] = [],
