@@ -607,7 +607,25 @@ function trialObservation(
     }),
     tools: sumTools(rows.map((r) => r.value)),
     userSimulation: sumUserSimulation(rows.map((r) => r.value)),
+    atif: atifPaths(leg, rows),
   }
+}
+
+/** A relative path of plain segments (no `..`, no absolute path, no unusual characters): safe to link. */
+const LINKABLE = /^(?!\/)(?:[A-Za-z0-9_+@=-][A-Za-z0-9._+@=-]*)(?:\/[A-Za-z0-9_+@=-][A-Za-z0-9._+@=-]*)*$/
+
+/** The attempts' ATIF files inside the artifact; a record whose paths would leave it links none. */
+function atifPaths(leg: LegArtifact, rows: Numbered<AttemptRecord>[]): string[] {
+  const slash = leg.attemptsFile.lastIndexOf('/')
+  const legDir = slash < 0 ? '' : leg.attemptsFile.slice(0, slash)
+  const prefix = legDir === '' || legDir === '.' ? '' : `${legDir}/`
+  const out: string[] = []
+  for (const { value: a } of rows) {
+    if (!a.atif) continue
+    const p = `${prefix}${a.logs_dir.replace(/\/+$/, '')}/${a.atif}`
+    if (LINKABLE.test(p) && !p.split('/').some((s) => s === '.' || s === '..')) out.push(p)
+  }
+  return out
 }
 
 /** The simulated user's requests and spend over a trial's attempts, or null when none held a dialogue. */

@@ -394,7 +394,7 @@ function instanceTable(c: Comparison): string {
       outcomes.add(x.outcome)
       const trials = x.trials > 1 ? ` ${x.resolved_trials}/${x.trials}` : ''
       return (
-        `<td class="o ${x.outcome}" data-v="${e(x.outcome)}">${MARK[x.outcome] ?? ''}${trials}${x.coverage === 'complete' ? '' : ` <small>telemetry ${e(x.coverage)}</small>`}</td>` +
+        `<td class="o ${x.outcome}" data-v="${e(x.outcome)}">${MARK[x.outcome] ?? ''}${trials}${x.coverage === 'complete' ? '' : ` <small>telemetry ${e(x.coverage)}</small>`}${atifAnchors(x.atif)}</td>` +
         num(x.spend_usd, fmtValue(x.spend_usd, 'usd')) +
         num(x.proxy_requests, fmtNum(x.proxy_requests, 4)) +
         num(x.wall_s, fmtNum(x.wall_s, 4))
@@ -410,6 +410,20 @@ function instanceTable(c: Comparison): string {
     `<span><span id="shown-count">${c.instances.length}</span> of ${c.instances.length} shown; click a column to sort</span></p>`,
     `<table id="instance-table" class="instances"><thead><tr>${head}</tr></thead><tbody>${body.join('\n')}</tbody></table></section>`,
   ].join('')
+}
+
+/** Links to a cell's ATIF files (paths inside the artifacts folder); a path with `..` is shown, not linked. */
+function atifAnchors(paths: string[] | undefined): string {
+  if (!paths || paths.length === 0) return ''
+  return paths
+    .map((p, i) => {
+      const label = paths.length > 1 ? `ATIF ${i + 1}` : 'ATIF'
+      const title = `${e(p)} (ATIF v1.7, inside the artifacts folder)`
+      return /^[A-Za-z0-9._+@=/-]+$/.test(p) && !p.split('/').includes('..')
+        ? ` <a class="atif" href="${e(p)}" title="${title}">${label}</a>`
+        : ` <small>${label} ${e(p)}</small>`
+    })
+    .join('')
 }
 
 function num(v: number | null, text: string): string {

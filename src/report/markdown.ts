@@ -506,9 +506,16 @@ function instanceSection(c: Comparison): Section {
   const ids = c.cells.map((x) => x.id)
   // Header and separator from one column list, so they always have the same number of columns.
   const columns = ['Instance', 'Status', ...ids.map(codeSpan)]
+  const withAtif = c.instances.some((r) => Object.values(r.cells).some((x) => (x.atif ?? []).length > 0))
   const head = [
     '<details><summary>Per-instance results</summary>',
     '',
+    ...(withAtif
+      ? [
+          "ATIF: each attempt's trajectory as ATIF v1.7, a path inside the artifacts folder (metrics from the proxy ledger).",
+          '',
+        ]
+      : []),
     `| ${columns.join(' | ')} |`,
     `|${columns.map(() => '---').join('|')}|`,
     '',
@@ -521,11 +528,28 @@ function instanceSection(c: Comparison): Section {
       const spend = x.spend_usd === null ? '' : ` ${fmtValue(x.spend_usd, 'usd')}`
       const reqs = x.proxy_requests === null ? '' : ` · ${fmtNum(x.proxy_requests, 3)} req`
       const cov = x.coverage === 'complete' ? '' : ` · telemetry ${x.coverage}`
-      return `${OUTCOME_MARK[x.outcome] ?? x.outcome}${trials}${spend}${reqs}${cov}`
+      return `${OUTCOME_MARK[x.outcome] ?? x.outcome}${trials}${spend}${reqs}${cov}${atifLinks(x.atif)}`
     })
     return `| ${[codeSpan(row.instance), row.status.replace('_', ' '), ...cells].join(' | ')} |\n`
   })
   return { id: 'instances', head, rows, tail: '\n</details>\n' }
+}
+
+/**
+ * Links to a cell's ATIF files. The paths were checked plain (letters, digits, `._+@=-`, no `..`) when
+ * read; a path that is not is shown as code, never linked.
+ */
+export function atifLinks(paths: string[] | undefined): string {
+  if (!paths || paths.length === 0) return ''
+  const safe = /^[A-Za-z0-9._+@=/-]+$/
+  return paths
+    .map((p, i) => {
+      const label = paths.length > 1 ? `ATIF ${i + 1}` : 'ATIF'
+      return safe.test(p) && !p.split('/').includes('..')
+        ? ` · [${label}](${p})`
+        : ` · ${label} ${codeSpan(p)}`
+    })
+    .join('')
 }
 
 function scopeSection(c: Comparison): string {
