@@ -8,6 +8,7 @@ import { renderAnalystMarkdown, renderDossierMarkdown } from '../diagnose/markdo
 import { type Dossier, type ProposalFile, ProposalFileSchema } from '../diagnose/schema.js'
 import { type DiagnosisSummary, reportDiagnosisSection, withReportDiagnosis } from '../diagnose/summary.js'
 import type { AnalystPort } from '../dialogue/analyst-port.js'
+import { isHarborJob } from '../ingest/published/harbor.js'
 import { type AttemptRecord, AttemptRecordSchema } from '../records/attempt.js'
 import { ComparisonSchema } from '../records/comparison.js'
 import { type LedgerRow, LedgerRowSchema } from '../records/ledger.js'
@@ -20,6 +21,7 @@ import { HwError } from '../util/errors.js'
 import { strictJson } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
 import { readInside } from '../util/safe-read.js'
+import { loadHarborAttempts } from './diagnose-harbor.js'
 
 export interface DiagnoseOptions {
   /** A run folder (comparison.json, artifacts/); its latest confirm-<n>/ round is used when present. */
@@ -73,12 +75,12 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
       wanted.add(`${c.baseline}\0${d.instance}`)
       wanted.add(`${c.treatment}\0${d.instance}`)
     }
-  const attempts = await loadAttempts(
-    opts.artifacts ?? path.join(roundDir, 'artifacts'),
-    outDir,
-    wanted,
-    notes,
-  )
+  const artifacts = opts.artifacts ?? path.join(roundDir, 'artifacts')
+  // A comparison of published results read from a Harbor job: the job folder holds the attempts.
+  const attempts =
+    comparison.kind === 'published' && (await isHarborJob(artifacts))
+      ? await loadHarborAttempts(artifacts, comparison, outDir, wanted, notes)
+      : await loadAttempts(artifacts, outDir, wanted, notes)
   const dossier = buildDossier({ comparison, decision, attempts, maxInstances: opts.maxInstances, notes })
   await mkdir(outDir, { recursive: true })
   const atifLinks = await writeAtif(outDir, attempts, notes)
