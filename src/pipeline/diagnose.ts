@@ -13,8 +13,7 @@ import { type AttemptRecord, AttemptRecordSchema } from '../records/attempt.js'
 import { ComparisonSchema } from '../records/comparison.js'
 import { type LedgerRow, LedgerRowSchema } from '../records/ledger.js'
 import { codeSpan } from '../report/escape.js'
-import { toAtif } from '../trajectory/atif.js'
-import { AtifTrajectorySchema } from '../trajectory/atif-schema.js'
+import { checkedAtif } from '../trajectory/atif.js'
 import { normalizeAtif } from '../trajectory/from/atif.js'
 import { normalizeTrajectory } from '../trajectory/read.js'
 import { HwError } from '../util/errors.js'
@@ -269,7 +268,7 @@ async function writeAtif(
   for (const a of attempts) {
     const r = a.record
     const key = `${r.cell_id}/${r.instance_id}/${r.trial}-${r.attempt}`
-    const doc = toAtif({
+    const { doc, error } = checkedAtif({
       sessionId: key,
       harness: r.harness,
       harnessVersion: r.harness_version ?? null,
@@ -279,11 +278,8 @@ async function writeAtif(
       trajectory: a.trajectory,
       requests: a.requests,
     })
-    const ok = AtifTrajectorySchema.safeParse(doc)
-    if (!ok.success) {
-      notes.push(
-        `${key}: its ATIF document breaks a field rule (${ok.error.issues[0]?.message}); not written`,
-      )
+    if (doc === null) {
+      notes.push(`${key}: its ATIF document breaks a field rule (${error}); not written`)
       continue
     }
     const file = `${key.replace(/[^A-Za-z0-9._-]+/g, '_')}.json`
