@@ -77,6 +77,7 @@ describe('runLeg: a complete leg over a fixture panel', () => {
           'patch.diff',
           'stderr.txt',
           'stdout.txt',
+          'trajectory.atif.json',
           'trajectory.jsonl',
           'verifier.log',
           ...(a.instance_id === 'txt-greet' ? ['patch.excluded.txt'] : []),
