@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -26,14 +26,20 @@ describe("the reports link each attempt's ATIF trajectory", () => {
     expect(row('t-002').cells.a?.atif).toEqual([want('t-002')])
     expect(row('t-001').cells.b?.atif).toBeUndefined()
     expect(row('t-002').cells.b?.atif).toBeUndefined()
-    expect(r.markdown).toContain(`[ATIF](${want('t-001')})`)
-    expect(r.markdown).toContain(`[ATIF](${want('t-002')})`)
+    // Links resolve from the report's folder to the file inside the artifacts folder.
+    const rel = path.relative(out, dir).split(path.sep).join('/')
+    const href = (i: string) => `${rel}/${want(i)}`
+    mkdirSync(path.dirname(path.join(dir, want('t-001'))), { recursive: true })
+    writeFileSync(path.join(dir, want('t-001')), '{}')
+    expect(existsSync(path.resolve(out, href('t-001')))).toBe(true)
+    expect(r.markdown).toContain(`[ATIF](${href('t-001')})`)
+    expect(r.markdown).toContain(`[ATIF](${href('t-002')})`)
     expect(r.markdown).toMatch(
-      /ATIF: each attempt's trajectory as ATIF v1\.7, a path inside the artifacts folder/,
+      /ATIF: each attempt's trajectory as ATIF v1\.7, a file inside its leg's artifact/,
     )
     expect(r.markdown).not.toContain('outside')
     const html = readFileSync(r.htmlPath, 'utf8')
-    expect(html).toContain(`<a class="atif" href="${want('t-001')}"`)
+    expect(html).toContain(`<a class="atif" href="${href('t-001')}"`)
     expect(html.match(/<a class="atif"/g)).toHaveLength(2)
     expect(html).not.toContain('../../outside')
   })
