@@ -652,7 +652,9 @@ function atifPaths(leg: LegArtifact, rows: Numbered<AttemptRecord>[]): string[] 
     const legDir = slash < 0 ? '' : leg.attemptsFile.slice(0, slash)
     const prefix = legDir === '' || legDir === '.' ? '' : `${legDir}/`
     const p = `${prefix}${a.logs_dir.replace(/\/+$/, '')}/${a.atif}`
-    if (LINKABLE.test(p) && !DOT_SEGMENT.test(p)) (out ??= []).push(p)
+    if (!LINKABLE.test(p) || DOT_SEGMENT.test(p)) continue
+    if (out === undefined) out = [p]
+    else out.push(p)
   }
   return out
 }
