@@ -9,6 +9,7 @@ import { legTimeoutWarning } from '../../plan/timeouts.js'
 import { HwError } from '../../util/errors.js'
 import { strictJson } from '../../util/json.js'
 import { quotePath } from '../../util/paths.js'
+import { panelTasks, taskNetworkNotes } from '../task-network.js'
 
 export function registerPlan(program: Command): void {
   program
@@ -37,6 +38,11 @@ export function registerPlan(program: Command): void {
       })
       const timeout = legTimeoutWarning(plan)
       if (timeout) process.stderr.write(`warning: ${timeout}\n`)
+      if (loaded.manifest.sandbox.backend === 'container') {
+        const tasks = await panelTasks(panel.tasksDir, plan.panel.instances)
+        for (const w of taskNetworkNotes(loaded.manifest.sandbox, tasks).warnings)
+          process.stderr.write(`warning: ${w}\n`)
+      }
       await mkdir(opts.out, { recursive: true })
       const out = path.join(opts.out, 'plan.json')
       await writeFile(out, strictJson(plan))
