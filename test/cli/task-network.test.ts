@@ -5,8 +5,8 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
-import { panelTasks, taskNetworkNotes } from '../../src/cli/task-network.js'
 import { SandboxSettingSchema } from '../../src/manifest/schema.js'
+import { panelTasks, taskNetworkNotes } from '../../src/pipeline/task-network.js'
 import { captureOutput } from '../support/capture.js'
 
 const io = captureOutput()

@@ -4,12 +4,12 @@ import type { Command } from 'commander'
 import { loadManifest } from '../../manifest/load.js'
 import { assertScriptsExist } from '../../manifest/scripts.js'
 import { resolvePanel } from '../../panel/resolve.js'
+import { panelTasks, taskNetworkNotes } from '../../pipeline/task-network.js'
 import { buildPlan } from '../../plan/plan.js'
 import { legTimeoutWarning } from '../../plan/timeouts.js'
 import { HwError } from '../../util/errors.js'
 import { strictJson } from '../../util/json.js'
 import { quotePath } from '../../util/paths.js'
-import { panelTasks, taskNetworkNotes } from '../task-network.js'
 
 export function registerPlan(program: Command): void {
   program

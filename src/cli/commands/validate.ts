@@ -6,12 +6,12 @@ import { assertScriptsExist } from '../../manifest/scripts.js'
 import { assertBridgeCapable, assertDialogueReady } from '../../panel/bridge-capable.js'
 import { checkBridgeTasks } from '../../panel/bridge-task.js'
 import { resolvePanel } from '../../panel/resolve.js'
+import { panelTasks, taskNetworkNotes } from '../../pipeline/task-network.js'
 import { buildPlan } from '../../plan/plan.js'
 import { summarizeManifest } from '../../plan/summary.js'
 import { legTimeoutWarning } from '../../plan/timeouts.js'
 import { containerWarnings } from '../../sandbox/container/warnings.js'
 import { describeSandbox } from '../../sandbox/select.js'
-import { panelTasks, taskNetworkNotes } from '../task-network.js'
 
 export function registerValidate(program: Command): void {
   program
