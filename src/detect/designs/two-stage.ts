@@ -160,6 +160,18 @@ function decideResolved(input: DecideInput): Verdict {
   return { holds, test, reason }
 }
 
+/** Mean trials per block and cell of cost-complete blocks (1 when none say). */
+function meanTrials(pairs: readonly PairedBlock[]): number {
+  let sum = 0
+  let n = 0
+  for (const p of pairs) {
+    if (!p.cost || !p.base || !p.treat) continue
+    sum += ((p.base.trials ?? 1) + (p.treat.trials ?? 1)) / 2
+    n++
+  }
+  return n > 0 && sum > 0 ? sum / n : 1
+}
+
 function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
   const { method } = options
   const s = input.signal
@@ -168,16 +180,20 @@ function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest
   const halfCols = metricColumns(half, metric)
   // Pooled: each stage's standard deviation of D is floored at the other stage's, so a stage whose
   // blocks missed the heavy tail another stage saw does not decide on a too-small spread.
+  // Blocks sum their trials' costs, so the floor compares spreads per trial: a stage of k-trial
+  // blocks takes the other stage's s of D per trial times k.
   const pooled = options.pooledSd
+  const k1 = meanTrials(input.first)
+  const k2 = meanTrials(half)
   const sd1 = pooled ? sdOfD(firstCols.base, firstCols.treat, s.threshold) : null
   const sd2 = pooled ? sdOfD(halfCols.base, halfCols.treat, s.threshold) : null
   const t1 = ratioOfTotalsTest(firstCols.base, firstCols.treat, s.threshold, {
     method,
-    ...(sd2 != null ? { sdFloor: sd2 } : {}),
+    ...(sd2 != null ? { sdFloor: (sd2 / k2) * k1 } : {}),
   })
   const t2 = ratioOfTotalsTest(halfCols.base, halfCols.treat, s.threshold, {
     method,
-    ...(sd1 != null ? { sdFloor: sd1 } : {}),
+    ...(sd1 != null ? { sdFloor: (sd1 / k1) * k2 } : {}),
   })
   // An undefined stage (no spread, no baseline total) carries no evidence: p = 1.
   const p1 = t1?.p ?? 1
