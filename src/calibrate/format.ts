@@ -90,7 +90,7 @@ export function formatCalibration(c: Calibration): string {
     lines.push(
       r
         ? `recommended at run noise σ ${r.noise} for 80% power: ${r.blocks} blocks × ${r.trials} trials per block (confirmation.trials: ${r.trials}${r.blocks > c.blocks ? `, a panel of ${r.blocks} instances` : ''}), about ${r.attempts.toFixed(0)} rerun attempts per run`
-        : 'no rerun size tried reaches 80% power at run noise σ 0.7: the panel needs more than 3× its blocks',
+        : `no rerun size tried reaches 80% power at run noise σ 0.7: the panel needs more than ${Math.max(...c.rerun_sizes.map((s) => s.blocks))} blocks`,
     )
   }
   for (const w of c.warnings) lines.push(`warning: ${w}`)
