@@ -58,7 +58,11 @@ export function formatCalibration(c: Calibration): string {
     `overall (A/A, any rule): false alarm ${pct(c.overall.false_alarm_rate)} per run, false confirmation ${pct(c.overall.false_confirmation_rate)} (target ≤ 5%)`,
   )
   if (c.worst_null) {
-    const defaultFc = Math.max(...c.rules.map((r) => r.power_at_threshold), c.overall.false_confirmation_rate)
+    // A resolve-rate deficit at its threshold is not a null (the rule is "≥ threshold"): ratio rules only.
+    const defaultFc = Math.max(
+      ...c.rules.filter((r) => r.rule !== 'resolved').map((r) => r.power_at_threshold),
+      c.overall.false_confirmation_rate,
+    )
     lines.push(
       `false confirmations, default world vs worst world: ${pct(defaultFc)} (uniform multiplier at the threshold) · ${pct(c.worst_null.confirmation_rate)} (${c.worst_null.label}, ${SHORT[c.worst_null.rule]} rule) — target ≤ 5% in every world at or below the threshold`,
     )
