@@ -55,7 +55,7 @@ const ID = `${NAME}@${VERSION}`
  * the stages are no longer independent, so the level is a measured property, not a theorem.
  * Measured false confirmations (n = 40, max_blocks 50, α 0.05, one rerun trial, 1,000 simulated runs
  * per world, each of the three ratio rules; worst rule shown, Monte Carlo s.e. ≤ 1.2 points;
- * `npx tsx` of calibrate's null worlds through runScenario, seeds 1 + 7919·k):
+ * `npm run bench -- totals-tests`: calibrate's null worlds through runScenario, seeds 1 + 7919·k):
  *   world (θ = 1.5)                         student  johnson  hall  bootstrap-t  sign-flip  chosen
  *   uniform 1.5×, σ 0.35                      5.3      8.5     8.5     8.5        5.8       2.8
  *   uniform 1.5×, σ 1.0                       4.7      9.1     9.5     9.3        5.0       2.6
