@@ -13,6 +13,53 @@ export function denominatorsLine(c: Comparison): string | null {
   return c.classification?.line ?? null
 }
 
+/**
+ * Each harness's evaluated share, the first figures a reader sees: "opencode: 4 of 5 evaluated ⚠ ·
+ * pi: 5 of 5 evaluated" (a cell's id when two cells share a harness; ⚠ marks a cell with a gap).
+ * One list for every report (report.md, report.html, the job summary, the PR comment and the tracking
+ * issue); each renders it through its own escaping. Null without a classification (published results).
+ */
+export function evaluatedShares(
+  c: Comparison,
+): Array<{ name: string; evaluated: number; scheduled: number; gap: boolean }> | null {
+  const cells = c.classification?.cells
+  if (!cells || cells.length === 0) return null
+  const harnessOf = new Map(c.cells.map((x) => [x.id, x.harness]))
+  const counts = new Map<string, number>()
+  for (const x of c.cells) counts.set(x.harness, (counts.get(x.harness) ?? 0) + 1)
+  return cells.map((x) => {
+    const h = harnessOf.get(x.cell) ?? x.cell
+    return {
+      name: (counts.get(h) ?? 0) > 1 ? x.cell : h,
+      evaluated: x.evaluated,
+      scheduled: x.scheduled,
+      gap: x.evaluated < x.scheduled,
+    }
+  })
+}
+
+/** The share in words, each name through `name` (a code span, or plain text for HTML). */
+function shareText(c: Comparison, name: (s: string) => string): string | null {
+  const shares = evaluatedShares(c)
+  if (!shares) return null
+  return shares
+    .map((x) => `${name(x.name)}: ${x.evaluated} of ${x.scheduled} evaluated${x.gap ? ' ⚠' : ''}`)
+    .join(' · ')
+}
+
+/** `**Evaluated:** opencode: 4 of 5 evaluated ⚠ · pi: 5 of 5 evaluated` for Markdown, or null. */
+export function evaluatedShareMarkdown(c: Comparison): string | null {
+  // A plain name reads as itself; anything else (a name from a run) is shown verbatim in a code span.
+  const text = shareText(c, (n) => (/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(n) ? n : codeSpan(n)))
+  return text === null ? null : `**Evaluated:** ${text}`
+}
+
+/** The same line for report.html, every name escaped, or ''. */
+export function evaluatedShareHtml(c: Comparison): string {
+  const text = shareText(c, (n) => n)
+  return text === null ? '' : `<p class="evaluated"><strong>Evaluated:</strong> ${escapeHtml(text)}</p>`
+}
+
 /** Why a comparison is not evaluated (no test, no difference, no chart row), or null. */
 export function notEvaluatedReason(e: ComparisonEntry): string | null {
   return e.not_evaluated ?? null

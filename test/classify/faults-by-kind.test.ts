@@ -8,6 +8,8 @@ import { describe, expect, it } from 'vitest'
 import type { AttemptInput } from '../../src/classify/classes.js'
 import { classifyAttempts } from '../../src/classify/classify.js'
 import { DEFAULT_CLASSIFY } from '../../src/classify/options.js'
+import { detect } from '../../src/detect/decide.js'
+import { prCommentBody, trackingIssueBody } from '../../src/github/render.js'
 import { mixedRuns } from '../../src/ingest/artifacts.js'
 import { fromOpenHands } from '../../src/ingest/published/formats.js'
 import { ManifestSchema } from '../../src/manifest/schema.js'
@@ -16,7 +18,10 @@ import { aggregate } from '../../src/pipeline/aggregate.js'
 import type { AttemptRecord, LegRecord } from '../../src/records/attempt.js'
 import { ComparisonSchema } from '../../src/records/comparison.js'
 import { checkLedger } from '../../src/records/ledger-check.js'
+import { evaluatedShareHtml, evaluatedShareMarkdown } from '../../src/report/classification.js'
+import { renderHtmlReport } from '../../src/report/html.js'
 import { renderMarkdownReport } from '../../src/report/markdown.js'
+import { jobSummary } from '../../src/report/summary.js'
 import { diffPaths, testOnlyDiff } from '../../src/run/diff-paths.js'
 import { decodeUtf8 } from '../../src/util/utf8.js'
 import {
@@ -28,6 +33,7 @@ import {
   writeArtifacts,
   writePlan,
 } from '../compare/fixtures.js'
+import { policy, ref } from '../detect/fixtures.js'
 
 const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
 const classify = (records: AttemptRecord[], opts = DEFAULT_CLASSIFY) => {
@@ -313,7 +319,8 @@ describe('one run per leg artifact', () => {
 })
 
 describe('the report’s first lines give each harness’s evaluated share', () => {
-  it('a harness with a grader error shows its gap at a glance; the other its full share', async () => {
+  /** Cells a and b on five instances; b's t-002 ended with a grader error (not evaluated). */
+  async function sharedComparison() {
     const p = await makePlan({ panel: { source: 'inline', instances: ids(5) } })
     const atts = pairedOutcomes(p, { both: 3, bOnly: 1, cOnly: 1, neither: 0 }, ['a', 'b'], () => 0.1)
     const crashed = atts.find((x) => x.cell_id === 'b' && x.instance_id === 't-002')!
@@ -323,10 +330,60 @@ describe('the report’s first lines give each harness’s evaluated share', () 
     const out = mkdtempSync(path.join(tmpdir(), 'hw-share-'))
     const r = await aggregate({ plan: writePlan(p), artifacts: writeArtifacts(p, atts), out, resamples: 200 })
     const c = ComparisonSchema.parse(JSON.parse(readFileSync(r.comparisonPath, 'utf8')))
-    const md = renderMarkdownReport(c)
-    const head = md.split('\n').slice(0, 12).join('\n')
     const harness = (id: string) => c.cells.find((x) => x.id === id)!.harness
     const name = (id: string) => (harness('a') === harness('b') ? id : harness(id))
-    expect(head).toContain(`**Evaluated:** ${name('a')}: 5 of 5 evaluated · ${name('b')}: 4 of 5 evaluated ⚠`)
+    return { c, r, expected: `${name('a')}: 5 of 5 evaluated · ${name('b')}: 4 of 5 evaluated ⚠` }
+  }
+
+  it('report.md and the job summary: a harness with a grader error shows its gap at a glance', async () => {
+    const { c, r, expected } = await sharedComparison()
+    const md = renderMarkdownReport(c)
+    expect(md.split('\n').slice(0, 12).join('\n')).toContain(`**Evaluated:** ${expected}`)
+    // The aggregate step's job summary is the report.md it wrote.
+    const summary = jobSummary(readFileSync(path.join(path.dirname(r.comparisonPath), 'report.md'), 'utf8'))
+    expect(summary.split('\n').slice(0, 12).join('\n')).toContain(`**Evaluated:** ${expected}`)
+  })
+
+  it('report.html: the same figures right under the title, before the header table', async () => {
+    const { c, expected } = await sharedComparison()
+    const html = renderHtmlReport(c)
+    const at = html.indexOf(`<p class="evaluated"><strong>Evaluated:</strong> ${expected}</p>`)
+    expect(at).toBeGreaterThan(html.indexOf('<h1>'))
+    expect(at).toBeLessThan(html.indexOf('<table class="kv">'))
+  })
+
+  it('the PR comment and the tracking issue carry the line in their head; after a rerun it is labelled', async () => {
+    const { c, expected } = await sharedComparison()
+    const d = detect({ current: ref(c), policy, quarantine: [] })
+    const context = { decision: d, comparison: c, reportUrl: null }
+    const pr = prCommentBody(context, 'exp')
+    // In the head: before the verdict table, not only in the report sections further down.
+    expect(pr.indexOf(`**Evaluated:** ${expected}`)).toBeGreaterThan(0)
+    expect(pr.indexOf(`**Evaluated:** ${expected}`)).toBeLessThan(pr.indexOf('| comparison | status |'))
+    const key = d.comparisons[0]!.key
+    const issue = trackingIssueBody(context, key, {
+      clean_runs: 0,
+      confirmed_breaches: 0,
+      last_status: d.status,
+      last_run: null,
+      recovered: false,
+    })
+    expect(issue.indexOf(`**Evaluated:** ${expected}`)).toBeLessThan(issue.indexOf('Experiment `'))
+    const later = prCommentBody({ ...context, decision: { ...d, round: 1 } }, 'exp')
+    expect(later).toContain(`**Evaluated:** ${expected} (first run)`)
+  })
+
+  it('a name from a run is escaped at the rendering boundary: a code span in Markdown, entities in HTML', async () => {
+    const { c } = await sharedComparison()
+    const forged = structuredClone(c)
+    forged.cells[0]!.harness = '<img src=x onerror=alert(1)>'
+    forged.cells[1]!.harness = 'pi'
+    expect(evaluatedShareMarkdown(forged)).toBe(
+      `**Evaluated:** \`<img src=x onerror=alert(1)>\`: 5 of 5 evaluated · pi: 4 of 5 evaluated ⚠`,
+    )
+    expect(evaluatedShareHtml(forged)).toBe(
+      '<p class="evaluated"><strong>Evaluated:</strong> &lt;img src=x onerror=alert(1)&gt;: 5 of 5 evaluated · pi: 4 of 5 evaluated ⚠</p>',
+    )
+    expect(renderHtmlReport(forged)).not.toContain('<img src=x')
   })
 })
