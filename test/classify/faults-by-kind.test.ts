@@ -1,7 +1,7 @@
 // Faults of the gateway and the grader, by kind, each with more than one manifestation: a refusal is
 // infrastructure or budget, a grader that crashes is not a verdict, an empty deliverable is flagged,
 // one leg artifact holds one run, published rows that contradict themselves are never losses.
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
@@ -10,13 +10,15 @@ import { classifyAttempts } from '../../src/classify/classify.js'
 import { DEFAULT_CLASSIFY } from '../../src/classify/options.js'
 import { detect } from '../../src/detect/decide.js'
 import { prCommentBody, trackingIssueBody } from '../../src/github/render.js'
-import { mixedRuns } from '../../src/ingest/artifacts.js'
+import { ledgerIdentity, mixedRuns, readLegArtifacts } from '../../src/ingest/artifacts.js'
 import { fromOpenHands } from '../../src/ingest/published/formats.js'
 import { ManifestSchema } from '../../src/manifest/schema.js'
 import { describeContract, readByContract, verifierContract } from '../../src/panel/contract.js'
 import { aggregate } from '../../src/pipeline/aggregate.js'
+import { planIdentity } from '../../src/plan/identity.js'
 import type { AttemptRecord, LegRecord } from '../../src/records/attempt.js'
 import { ComparisonSchema } from '../../src/records/comparison.js'
+import type { LedgerRow } from '../../src/records/ledger.js'
 import { checkLedger } from '../../src/records/ledger-check.js'
 import { evaluatedShareHtml, evaluatedShareMarkdown } from '../../src/report/classification.js'
 import { renderHtmlReport } from '../../src/report/html.js'
@@ -315,6 +317,126 @@ describe('one run per leg artifact', () => {
       'p'.repeat(64),
     )
     expect(resumed.errors).toEqual([])
+  })
+})
+
+describe('one run per leg artifact: ledger rows carry the plan hash and the leg attempt too', () => {
+  const P = 'p'.repeat(64)
+  const leg = { run_id: 'run-5', leg_attempt: 2, plan_sha256: P } as LegRecord
+  const rows = [1, 2].map((line) => ({
+    line,
+    value: { ...attempt(plan, { cell: 'b', instance: `t-00${line}` }), run_id: 'run-5' },
+  }))
+  const check = (identities: Array<[Parameters<typeof ledgerIdentity>[0], number]>) =>
+    mixedRuns(
+      leg,
+      'b-s0/leg.json',
+      rows,
+      'b-s0/attempts.jsonl',
+      new Map(identities.map(([a, line]) => [ledgerIdentity(a), line])),
+      'b-s0/ledger.jsonl',
+      P,
+    )
+
+  it('a ledger row from another plan hash: located input error, every block of the leg set aside', () => {
+    const r = check([
+      [{ run_id: 'run-5', plan_sha256: P, leg_attempt: 2 }, 1],
+      [{ run_id: 'run-5', plan_sha256: 'q'.repeat(64), leg_attempt: 2 }, 9],
+    ])
+    expect(r.errors).toEqual([
+      {
+        file: 'b-s0/ledger.jsonl',
+        line: 9,
+        message:
+          'ledger rows are from plan qqqqqqqqqqqq, but leg.json is run run-5 (leg attempt 2): one leg artifact mixes runs',
+      },
+    ])
+    expect([...r.dropped].sort()).toEqual([1, 2])
+    expect(r.invalid.map((x) => x.detail)).toEqual([
+      'b-s0/ledger.jsonl holds rows of plan qqqqqqqqqqqq (a mixture of runs)',
+      'b-s0/ledger.jsonl holds rows of plan qqqqqqqqqqqq (a mixture of runs)',
+    ])
+  })
+
+  it('a ledger row from another leg attempt of the same run: located input error, blocks set aside', () => {
+    const r = check([
+      [{ run_id: 'run-5', plan_sha256: P, leg_attempt: 1 }, 4],
+      [{ run_id: 'run-5', plan_sha256: P, leg_attempt: 2 }, 5],
+    ])
+    expect(r.errors).toEqual([
+      {
+        file: 'b-s0/ledger.jsonl',
+        line: 4,
+        message:
+          'ledger rows are from leg attempt 1, but leg.json is run run-5 (leg attempt 2): one leg artifact mixes runs',
+      },
+    ])
+    expect(r.dropped.size).toBe(2)
+  })
+
+  it('rows without the identity fields (written before them) are checked on their run id alone', () => {
+    expect(check([[{ run_id: 'run-5' }, 1]]).errors).toEqual([])
+    expect(check([[{ run_id: 'run-5', plan_sha256: P, leg_attempt: 2 }, 1]]).errors).toEqual([])
+  })
+
+  it('through aggregate: the mixture is an input error at ledger.jsonl:line and its blocks are incomplete', async () => {
+    const p = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
+    const atts = pairedOutcomes(p, { both: 2, bOnly: 1, cOnly: 1, neither: 0 }, ['a', 'b'])
+    const sha = planIdentity(p)
+    const dir = writeArtifacts(p, atts)
+    // Stamp every file with the run identity, then slip one row of another plan into a's ledger and
+    // one row of the previous leg attempt into b's.
+    const forged: Record<string, (row: LedgerRow, i: number) => LedgerRow> = {
+      a: (row, i) =>
+        i === 2 ? { ...row, attribution: { ...row.attribution!, plan_sha256: 'f'.repeat(64) } } : row,
+      b: (row, i) => (i === 0 ? { ...row, attribution: { ...row.attribution!, leg_attempt: 1 } } : row),
+    }
+    for (const l of p.legs) {
+      const folder = path.join(dir, l.artifact)
+      const legFile = path.join(folder, 'leg.json')
+      const legJson = JSON.parse(readFileSync(legFile, 'utf8')) as LegRecord
+      writeFileSync(legFile, JSON.stringify({ ...legJson, plan_sha256: sha, leg_attempt: 2 }))
+      const attemptsFile = path.join(folder, 'attempts.jsonl')
+      const stamped = readFileSync(attemptsFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((x) => JSON.stringify({ ...JSON.parse(x), plan_sha256: sha, leg_attempt: 2 }))
+      writeFileSync(attemptsFile, `${stamped.join('\n')}\n`)
+      const ledgerFile = path.join(folder, 'ledger.jsonl')
+      const ledger = readFileSync(ledgerFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((x) => JSON.parse(x) as LedgerRow)
+        .map((row) => ({ ...row, attribution: { ...row.attribution!, plan_sha256: sha, leg_attempt: 2 } }))
+        .map((row, i) => forged[l.cell]!(row, i))
+      writeFileSync(ledgerFile, `${ledger.map((x) => JSON.stringify(x)).join('\n')}\n`)
+    }
+    // The worker thread's reader finds the same mixtures at the same lines as this thread's.
+    const here = await readLegArtifacts(p, dir, { threads: false })
+    expect(await readLegArtifacts(p, dir, { threads: true })).toEqual(here)
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-mixed-'))
+    const r = await aggregate({ plan: writePlan(p), artifacts: dir, out, resamples: 200 })
+    const c = ComparisonSchema.parse(JSON.parse(readFileSync(r.comparisonPath, 'utf8')))
+    const legOf = (cell: string) => p.legs.find((l) => l.cell === cell)!.artifact
+    const mixtures = c.input_errors.filter((e) => e.message.includes('one leg artifact mixes runs'))
+    expect(mixtures).toEqual([
+      {
+        file: `${legOf('a')}/ledger.jsonl`,
+        line: 3,
+        message:
+          'ledger rows are from plan ffffffffffff, but leg.json is run run-1 (leg attempt 2): one leg artifact mixes runs',
+      },
+      {
+        file: `${legOf('b')}/ledger.jsonl`,
+        line: 1,
+        message:
+          'ledger rows are from leg attempt 1, but leg.json is run run-1 (leg attempt 2): one leg artifact mixes runs',
+      },
+    ])
+    // Every block holds a leg with a mixed ledger: none is compared, none counted as a loss.
+    expect(c.blocks.incomplete.map((b) => b.instance).sort()).toEqual(ids(4))
+    expect(c.blocks.complete).toBe(0)
+    expect(c.comparisons[0]?.outcome.n).toBe(0)
   })
 })
 
