@@ -72,19 +72,19 @@ export function classificationMarkdown(c: Comparison): string {
   const lines = ['## Classification', '']
   lines.push(`**Denominators:** ${escapeMarkdown(k.line)}`, '')
   lines.push(
-    '_Every attempt is classified before the comparison: only agent outcomes (resolved, unresolved) enter the outcome statistics; infrastructure, grading and input classes never count as harness losses; attempts with anomalous or suspect telemetry, or usage cut off mid-answer, enter no resource figure._',
+    '_Every attempt is classified before the comparison: only agent outcomes (resolved, unresolved) enter the outcome statistics; infrastructure, grading and input classes never count as harness losses; attempts with anomalous or suspect telemetry, or usage cut off mid-answer, enter no resource figure; bytes of a diff that are not UTF-8 are decoded with U+FFFD for the grader and counted, never dropped._',
     '',
   )
   lines.push(
-    '| Cell | Scheduled | Evaluated | Metered | Trials by class | Telemetry anomalies | Anomalous spend raw / de-duplicated | Partial usage |',
-    '|---|---:|---:|---:|---|---|---|---|',
+    '| Cell | Scheduled | Evaluated | Metered | Trials by class | Telemetry anomalies | Anomalous spend raw / de-duplicated | Partial usage | Bytes not UTF-8 |',
+    '|---|---:|---:|---:|---|---|---|---|---|',
   )
   for (const x of k.cells) {
     const tel = fmtCounts(x.telemetry) || '—'
     const { spend, partial } = spendCells(x)
     const name = `${codeSpan(x.cell)}${x.not_evaluated ? ' — **not evaluated**' : ''}`
     lines.push(
-      `| ${name} | ${x.scheduled} | ${x.evaluated} | ${x.metered} | ${escapeMarkdown(fmtCounts(x.classes))} | ${escapeMarkdown(tel)} | ${spend} | ${partial} |`,
+      `| ${name} | ${x.scheduled} | ${x.evaluated} | ${x.metered} | ${escapeMarkdown(fmtCounts(x.classes))} | ${escapeMarkdown(tel)} | ${spend} | ${partial} | ${nonUtf8Cell(x)} |`,
     )
   }
   lines.push('')
@@ -102,7 +102,7 @@ export function classificationHtml(c: Comparison): string {
   const e = escapeHtml
   const rows = k.cells.map((x) => {
     const { spend, partial } = spendCells(x)
-    return `<tr><td><code>${e(x.cell)}</code>${x.not_evaluated ? ' — <strong>not evaluated</strong>' : ''}</td><td>${x.scheduled}</td><td>${x.evaluated}</td><td>${x.metered}</td><td>${e(fmtCounts(x.classes))}</td><td>${e(fmtCounts(x.telemetry) || '—')}</td><td>${e(spend)}</td><td>${e(partial)}</td></tr>`
+    return `<tr><td><code>${e(x.cell)}</code>${x.not_evaluated ? ' — <strong>not evaluated</strong>' : ''}</td><td>${x.scheduled}</td><td>${x.evaluated}</td><td>${x.metered}</td><td>${e(fmtCounts(x.classes))}</td><td>${e(fmtCounts(x.telemetry) || '—')}</td><td>${e(spend)}</td><td>${e(partial)}</td><td>${e(nonUtf8Cell(x))}</td></tr>`
   })
   const items = [
     ...k.findings.map((f) => `<li><strong>${e(f.code.replace(/_/g, ' '))}:</strong> ${e(f.message)}</li>`),
@@ -116,8 +116,8 @@ export function classificationHtml(c: Comparison): string {
   return [
     '<section><h2>Classification</h2>',
     `<p><strong>Denominators:</strong> ${e(k.line)}</p>`,
-    '<p class="note">Every attempt is classified before the comparison: only agent outcomes (resolved, unresolved) enter the outcome statistics; infrastructure, grading and input classes never count as harness losses; attempts with anomalous or suspect telemetry, or usage cut off mid-answer, enter no resource figure.</p>',
-    '<table><tr><th>Cell</th><th>Scheduled</th><th>Evaluated</th><th>Metered</th><th>Trials by class</th><th>Telemetry anomalies</th><th>Anomalous spend raw / de-duplicated</th><th>Partial usage</th></tr>',
+    '<p class="note">Every attempt is classified before the comparison: only agent outcomes (resolved, unresolved) enter the outcome statistics; infrastructure, grading and input classes never count as harness losses; attempts with anomalous or suspect telemetry, or usage cut off mid-answer, enter no resource figure; bytes of a diff that are not UTF-8 are decoded with U+FFFD for the grader and counted, never dropped.</p>',
+    '<table><tr><th>Cell</th><th>Scheduled</th><th>Evaluated</th><th>Metered</th><th>Trials by class</th><th>Telemetry anomalies</th><th>Anomalous spend raw / de-duplicated</th><th>Partial usage</th><th>Bytes not UTF-8</th></tr>',
     rows.join(''),
     '</table>',
     items.length > 0 ? `<ul>${items.join('')}</ul>` : '',
@@ -138,4 +138,14 @@ function spendCells(x: ClassifiedCell): { spend: string; partial: string } {
       ? '—'
       : `${x.partial_usage_attempts} attempt(s), $${x.partial_usage_spend_usd ?? 'unknown'} (not in cost)`
   return { spend, partial }
+}
+
+/**
+ * A cell's diffs with bytes that are not UTF-8, as both reports print them: "2 attempt(s), 4
+ * sequence(s) replaced with U+FFFD" (decoded with replacement for the grader, never dropped), or —.
+ */
+function nonUtf8Cell(x: ClassifiedCell): string {
+  const n = x.non_utf8_attempts ?? 0
+  if (n === 0) return '—'
+  return `${n} attempt(s), ${x.non_utf8_sequences ?? 0} sequence(s) replaced with U+FFFD`
 }
