@@ -126,7 +126,7 @@ describe('a grader that crashes is not a verdict', () => {
       'error',
     ])
     expect(describeContract(c, 'command')).toBe(
-      'exit_codes: pass 0, fail 1; any other exit or a signal is grader_error',
+      'exit_codes: pass 0, fail 1 (unless the error output ends in an uncaught exception raised outside the workspace: grader_error); any other exit or a signal is grader_error',
     )
   })
 
