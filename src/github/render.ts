@@ -165,6 +165,7 @@ export function healthNoticeBody(ctx: RenderContext, state: NoticeState): string
       ? `✅ **Recovered**: run ${codeSpan(d.run_id ?? 'unknown')} had no evaluation-health error.`
       : '❗ **The evaluation itself failed**: infrastructure, telemetry or grading problems, not a harness result. No regression issue is opened for them.',
     '',
+    ...shareLines(ctx),
     [
       `Experiment ${codeSpan(d.experiment_id)}`,
       `latest run ${codeSpan(state.last_run ?? d.run_id ?? 'unknown')}`,

@@ -9,7 +9,7 @@ import type { AttemptInput } from '../../src/classify/classes.js'
 import { classifyAttempts } from '../../src/classify/classify.js'
 import { DEFAULT_CLASSIFY } from '../../src/classify/options.js'
 import { detect } from '../../src/detect/decide.js'
-import { prCommentBody, trackingIssueBody } from '../../src/github/render.js'
+import { healthNoticeBody, prCommentBody, trackingIssueBody } from '../../src/github/render.js'
 import { ledgerIdentity, mixedRuns, readLegArtifacts } from '../../src/ingest/artifacts.js'
 import { fromOpenHands } from '../../src/ingest/published/formats.js'
 import { ManifestSchema } from '../../src/manifest/schema.js'
@@ -491,6 +491,15 @@ describe('the report’s first lines give each harness’s evaluated share', () 
       recovered: false,
     })
     expect(issue.indexOf(`**Evaluated:** ${expected}`)).toBeLessThan(issue.indexOf('Experiment `'))
+    // The evaluation-health notice, where a gap matters most, leads with it too.
+    const notice = healthNoticeBody(context, {
+      unhealthy_runs: 1,
+      last_status: 'unhealthy',
+      last_run: null,
+      recovered: false,
+    })
+    expect(notice.indexOf(`**Evaluated:** ${expected}`)).toBeGreaterThan(0)
+    expect(notice.indexOf(`**Evaluated:** ${expected}`)).toBeLessThan(notice.indexOf('Experiment `'))
     const later = prCommentBody({ ...context, decision: { ...d, round: 1 } }, 'exp')
     expect(later).toContain(`**Evaluated:** ${expected} (first run)`)
   })
