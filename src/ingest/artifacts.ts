@@ -305,7 +305,7 @@ export async function readLegArtifacts(
       legFile,
       attempts.rows,
       attemptsFile,
-      ledger?.runs ?? null,
+      ledger?.identities ?? null,
       ledgerFile,
       planSha,
     )
@@ -382,9 +382,17 @@ const FALLBACK: unique symbol = Symbol('fallback')
 interface LedgerRead {
   sha256: string
   rows: Map<string, number>
-  /** Run ids the rows' attribution names, with the first line naming each. */
-  runs: Map<string, number>
+  /** Run identities the rows' attribution states (ledgerIdentity), with the first line stating each. */
+  identities: Map<string, number>
   errors: InputError[]
+}
+
+/**
+ * The run identity a ledger row's attribution states, as one key: run id, plan sha256 and leg attempt
+ * (empty when the row does not carry them). The off-thread reader (worker.ts) builds the same key.
+ */
+export function ledgerIdentity(a: { run_id: string; plan_sha256?: string; leg_attempt?: number }): string {
+  return `${a.run_id}\u0000${a.plan_sha256 ?? ''}\u0000${a.leg_attempt ?? ''}`
 }
 
 /**
@@ -401,10 +409,10 @@ async function readLedger(
   const r = answer === 'taken' ? FALLBACK : answer
   if (r === null) return null
   const rows = new Map<string, number>()
-  const runs = new Map<string, number>()
+  const identities = new Map<string, number>()
   const count = (row: LedgerRow, line = 0) => {
     const a = row.attribution
-    if (a && !runs.has(a.run_id)) runs.set(a.run_id, line)
+    if (a && !identities.has(ledgerIdentity(a))) identities.set(ledgerIdentity(a), line)
     // The simulated user's rows are not the harness's: never counted against its attempt.
     if (!a || a.role === 'user_simulation') return
     const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
@@ -423,16 +431,16 @@ async function readLedger(
         errors.push({ file: name, line: item.line, message: e.message })
     }
     for (const [key, n] of r.counts) rows.set(key, (rows.get(key) ?? 0) + n)
-    for (const [run, line] of r.runs ?? [])
-      if (!runs.has(run) || (runs.get(run) ?? 0) > line) runs.set(run, line)
-    return { sha256: r.sha256, rows, runs, errors }
+    for (const [id, line] of r.identities ?? [])
+      if (!identities.has(id) || (identities.get(id) ?? 0) > line) identities.set(id, line)
+    return { sha256: r.sha256, rows, identities, errors }
   }
   const inside = text ? null : await readInside(dir, name)
   const own =
     text ?? (inside !== null && inside !== 'missing' && 'bytes' in inside ? await loaded(inside.bytes) : null)
   if (own === null) return null
   const errors = forEachJsonl(own.text, name, LedgerRowSchema, count).map(({ json: _json, ...e }) => e)
-  return { sha256: own.sha256, rows, runs, errors }
+  return { sha256: own.sha256, rows, identities, errors }
 }
 
 /** Total size in bytes of the files that exist. */
@@ -558,16 +566,19 @@ async function legFolder(dir: string, artifact: string): Promise<string | null |
 /**
  * Rows of a leg artifact that belong to another run than its leg.json (pure): an attempt row whose
  * run id the leg does not name (`runs`, else its `run_id`), whose plan differs, or whose leg attempt
- * differs from the leg's for the same run; ledger rows naming another run; a leg.json of another
- * plan. Each is an input error at file:line, and the blocks it touches are marked incomplete.
- * Records without identity fields (written before them) are checked on what they carry.
+ * differs from the leg's for the same run; ledger rows naming another run, another plan or another
+ * leg attempt of the leg's run (`ledgerIdentities`: ledgerIdentity keys, a plain run id read as a
+ * row without plan and leg attempt); a leg.json of another plan. Each is an input error at
+ * file:line, and the blocks it touches are marked incomplete (a ledger mixture: every block of the
+ * leg, since its telemetry cannot be trusted). Records and rows without identity fields (written
+ * before them) are checked on what they carry.
  */
 export function mixedRuns(
   record: LegRecord | null,
   legFile: string,
   attempts: readonly Numbered<AttemptRecord>[],
   attemptsFile: string,
-  ledgerRuns: Map<string, number> | null,
+  ledgerIdentities: Map<string, number> | null,
   ledgerFile: string,
   planSha: string | null,
 ): { errors: InputError[]; invalid: LegArtifact['invalidRows']; dropped: Set<number> } {
@@ -608,18 +619,29 @@ export function mixedRuns(
     dropped.add(a.line)
     invalid.push(invalidOf(a, `${attemptsFile}:${a.line} ${why} (a mixture of runs, see input errors)`))
   }
-  for (const [run, line] of ledgerRuns ?? []) {
-    if (runs.has(run)) continue
+  for (const [id, line] of ledgerIdentities ?? []) {
+    const [run = '', plan = '', legAttempt = ''] = id.split('\u0000')
+    let why: string | null = null
+    if (!runs.has(run)) why = `run ${run}`
+    else if (plan && record.plan_sha256 && plan !== record.plan_sha256) why = `plan ${plan.slice(0, 12)}`
+    else if (
+      run === record.run_id &&
+      legAttempt &&
+      record.leg_attempt !== undefined &&
+      Number(legAttempt) !== record.leg_attempt
+    )
+      why = `leg attempt ${legAttempt}`
+    if (why === null) continue
     errors.push({
       file: ledgerFile,
       line: line || null,
-      message: `ledger rows are from run ${run}, but leg.json is ${legIdent}: one leg artifact mixes runs`,
+      message: `ledger rows are from ${why}, but leg.json is ${legIdent}: one leg artifact mixes runs`,
     })
     // The leg's telemetry cannot be trusted: every block it holds is incomplete.
     for (const a of attempts) {
       if (dropped.has(a.line)) continue
       dropped.add(a.line)
-      invalid.push(invalidOf(a, `${ledgerFile} holds rows of run ${run} (a mixture of runs)`))
+      invalid.push(invalidOf(a, `${ledgerFile} holds rows of ${why} (a mixture of runs)`))
     }
   }
   return { errors, invalid, dropped }

@@ -138,6 +138,9 @@ export async function runAttempt(
     trial: spec.trial,
     attempt: spec.attempt,
     round: leg.round,
+    // Run identity on every ledger row, so that a leg artifact mixing runs is found at its line.
+    ...(leg.planSha256 ? { plan_sha256: leg.planSha256 } : {}),
+    ...(leg.legAttempt ? { leg_attempt: leg.legAttempt } : {}),
   }
   let dirs: AttemptDirs | null = null
   let tel: AttemptTelemetry | null = null
