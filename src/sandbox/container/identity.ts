@@ -45,7 +45,8 @@ export function containerPath(given: string | undefined, imagePath: string, moun
  *   to ID_BASE; the backend chowns the writable folders to the mapped ids and back.
  * - Rootless podman or rootless Docker: container root *is* the invoking user, who owns the workspace:
  *   the configured user, no mapping.
- * - Docker with `userns-remap`: the daemon maps ids itself; the configured user, no mapping.
+ * - Docker with `userns-remap`: the daemon maps ids itself; the configured user, no mapping (its remap
+ *   range does not own the workspace: not yet supported for editing tasks).
  * - Otherwise (rootful Docker, e.g. a GitHub-hosted runner's, or rootful podman without mapping): no
  *   user namespace, so container root is host root with every capability dropped and cannot write a
  *   folder it does not own; the agent runs as the invoking user's uid:gid, who owns the workspace,
