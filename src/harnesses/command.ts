@@ -33,8 +33,8 @@ export function renderCommandTemplate(template: string, values: Record<CommandPl
 
 /**
  * The generic adapter (`harness: command`): any program, from the cell's `config.command` template,
- * run as `bash -lc <script>` (through a plain `bash -c` that keeps the given PATH) in the workspace with the isolated environment. The endpoint is also in
- * the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
+ * run as `bash -lc <script>` (through a plain `bash -c` that keeps the given PATH) in the workspace
+ * with the isolated environment. The endpoint is also in the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
  * OPENAI_/ANTHROPIC_ variables) for programs that read it there. A program may state its own usage
  * as a `{"type":"self_report",…}` JSON line on stdout (see commandSelfReport).
  */
