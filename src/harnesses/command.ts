@@ -17,6 +17,9 @@ import { writeCellFiles } from './files.js'
 import { parseJsonLines } from './jsonl.js'
 import { openaiBaseUrl } from './urls.js'
 
+/** Where the given PATH waits while the login shell reads /etc/profile. */
+const KEPT_PATH = 'HW_GIVEN_PATH'
+
 export { COMMAND_PLACEHOLDERS, type CommandPlaceholder } from '../manifest/templates.js'
 
 /**
@@ -30,8 +33,8 @@ export function renderCommandTemplate(template: string, values: Record<CommandPl
 
 /**
  * The generic adapter (`harness: command`): any program, from the cell's `config.command` template,
- * run as `bash -lc <script>` in the workspace with the isolated environment. The endpoint is also in
- * the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
+ * run as `bash -lc <script>` (through a plain `bash -c` that keeps the given PATH) in the workspace
+ * with the isolated environment. The endpoint is also in the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
  * OPENAI_/ANTHROPIC_ variables) for programs that read it there. A program may state its own usage
  * as a `{"type":"self_report",…}` JSON line on stdout (see commandSelfReport).
  */
@@ -84,9 +87,16 @@ export const commandAdapter: HarnessAdapter = {
       ANTHROPIC_API_KEY: ctx.endpoint.apiKey,
     })
     const rendered = [renderCommandTemplate(template, values), ...ctx.config.args.map(shellQuote)].join(' ')
-    // A login shell re-reads /etc/profile, which resets PATH on common distributions: restore ours.
-    const script = `export PATH=${shellQuote(env.PATH ?? '')}\n${rendered}`
-    return { command: 'bash', args: ['-lc', script], env, cwd: ctx.workspace }
+    // A login shell re-reads /etc/profile, which resets PATH on common distributions: the PATH the
+    // process was given (the isolated one on the host, the image's in a container) is kept aside by a
+    // plain shell first and restored, never a value baked into the script.
+    const script = `export PATH="$${KEPT_PATH}"; unset ${KEPT_PATH}\n${rendered}`
+    return {
+      command: 'bash',
+      args: ['-c', `${KEPT_PATH}="$PATH" exec bash -lc "$0"`, script],
+      env,
+      cwd: ctx.workspace,
+    }
   },
 
   async parse(run: RawRun): Promise<ParsedRun> {

@@ -45,7 +45,8 @@ describe('command adapter', () => {
     const installed = await commandAdapter.install('1.0.0', { cacheDir: dirs.tmp, log: () => {} })
     const inv = await commandAdapter.prepare(installed, ctx)
     expect(inv.command).toBe('bash')
-    expect(inv.args[0]).toBe('-lc')
+    expect(inv.args.slice(0, 2)).toEqual(['-c', 'HW_GIVEN_PATH="$PATH" exec bash -lc "$0"'])
+    expect(inv.args[2]).not.toContain(inv.env.PATH)
     expect(inv.cwd).toBe(dirs.workspace)
     expect(leaks(inv.env)).toEqual([])
     expect(inv.env.HOME).toBe(dirs.home)
@@ -68,6 +69,10 @@ describe('command adapter', () => {
     expect(await readFile(path.join(dirs.workspace, 'pf.txt'), 'utf8')).toBe(ctx.prompt)
     // /etc/profile resets PATH in a login shell; the adapter restores the isolated PATH.
     expect((await readFile(path.join(dirs.workspace, 'path.txt'), 'utf8')).trim()).toBe(inv.env.PATH)
+    // The PATH the process is given wins (a container backend gives the image's), never one baked in.
+    const given = `/opt/given/bin:${inv.env.PATH}`
+    await execa(inv.command, inv.args, { env: { ...inv.env, PATH: given }, extendEnv: false, cwd: inv.cwd })
+    expect((await readFile(path.join(dirs.workspace, 'path.txt'), 'utf8')).trim()).toBe(given)
     expect(await commandAdapter.probeVersion(installed)).toBe('1.0.0')
   })
 
