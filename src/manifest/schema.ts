@@ -185,6 +185,12 @@ export const VerifierSchema = z.strictObject({
     .describe(
       'how the verifier states its verdict, so that a crash is never read as a failure: report (a SWE-bench run report under {out} naming the instance), reward_file (a reward in 0..1 written to HW_REWARD_FILE), exit_codes (exit_codes.pass / exit_codes.fail; any other exit or a signal is a grader error). Default: reward_file for kind=command (a report under {out} is read too; neither is a grader error), for task-tests the Harbor reward file, else exit 0 pass, 126/127 error, other codes fail',
     ),
+  isolation: z
+    .enum(['task', 'fresh'])
+    .default('task')
+    .describe(
+      "container backend, task-tests: where tests/test.sh runs. task (default): the task format's rule — Harbor's, in the agent's own container once the agent has exited (tests/ copied in only then), or in a fresh one where task.toml says [verifier] environment_mode = \"separate\"; fresh: always a fresh container of the same image with the final workspace (the agent's processes and /tmp gone)",
+    ),
   exit_codes: z
     .strictObject({
       pass: z.array(z.number().int().min(0).max(255)).min(1).default([0]),
@@ -200,7 +206,7 @@ export type VerifierSpec = z.output<typeof VerifierSchema>
 export const BenchmarkSchema = z.strictObject({
   family: z.string().min(1).describe('e.g. builtin, harbor, swe-bench-verified'),
   revision: z.string().min(1).describe('dataset revision or commit the panel is frozen at'),
-  verifier: VerifierSchema.default({ kind: 'task-tests', timeout_s: 300 }),
+  verifier: VerifierSchema.default({ kind: 'task-tests', timeout_s: 300, isolation: 'task' }),
   gradeable_without_diff: z
     .boolean()
     .optional()

@@ -308,6 +308,44 @@ async function openContainer(
     provenance,
     exec: (cmd, limits) => execIn(rt, name, cmd, limits, { workspace, workdir, envDir }),
     close,
+    async settle() {
+      if (closed) return false
+      // kill(-1) reaches every process the caller may signal but itself and PID 1 (the keep-alive).
+      const k = await cli(
+        rt.bin,
+        ['exec', name, 'sh', '-c', 'kill -KILL -1; sleep 0.2; kill -KILL -1; true'],
+        {
+          env: rt.env,
+          timeoutMs: 30_000,
+        },
+      )
+      await forwards?.close()
+      return k.exitCode === 0 && (await running(rt, name))
+    },
+    async copyIn(source, target) {
+      const r = await cli(rt.bin, ['cp', source, `${name}:${target}`], {
+        env: rt.env,
+        timeoutMs: 10 * 60_000,
+      })
+      if (r.exitCode !== 0)
+        throw new ContainerFault(
+          'start_failed',
+          `cannot copy ${target} into the container`,
+          lastLines(r.stderr, 3),
+        )
+    },
+    async copyOut(source, dest) {
+      const r = await cli(rt.bin, ['cp', `${name}:${source}/.`, dest], {
+        env: rt.env,
+        timeoutMs: 10 * 60_000,
+      })
+      if (r.exitCode !== 0)
+        throw new ContainerFault(
+          'start_failed',
+          `cannot copy ${source} out of the container`,
+          lastLines(r.stderr, 3),
+        )
+    },
   }
 }
 
