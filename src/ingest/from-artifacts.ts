@@ -587,6 +587,7 @@ function trialObservation(
       harnessVersion: versions.length > 1 ? (versions.sort()[0] ?? null) : (versions[0] ?? null),
       configHash: fin.config_hash,
       models: models.length > 1 ? models.sort() : models,
+      imageId: fin.environment?.image_id ?? null,
     },
     reasons,
     startedAt,

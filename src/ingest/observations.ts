@@ -35,7 +35,13 @@ export interface TrialObservation {
     auxRequests: number | null
   }
   /** Identity seen in the rows, for the header (versions, config hashes and models observed). */
-  identity: { harnessVersion: string | null; configHash: string | null; models: string[] }
+  identity: {
+    harnessVersion: string | null
+    configHash: string | null
+    models: string[]
+    /** Container backend: the image id (sha256:…) the final attempt ran in; absent elsewhere. */
+    imageId?: string | null
+  }
   /** Problems that make the block incomplete (duplicates, drift, model mismatch, quarantine…). */
   reasons: BlockReason[]
   /** Earliest start / latest end over the trial's attempts (ISO-8601, from the rows). */

@@ -45,6 +45,7 @@ export const BlockReasonCodeSchema = z.enum([
   'telemetry_partial',
   'telemetry_unknown',
   'model_mismatch',
+  'image_mismatch',
   'config_drift',
   'quarantined',
   'duplicate_rows',

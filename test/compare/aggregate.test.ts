@@ -266,6 +266,39 @@ describe('aggregate: field cases', () => {
     expect(parsed.stamp.model.observed).toEqual(['gpt-5-mini', 'other-model'])
   })
 
+  it('a block whose cells ran different container images is not compared, and says which images', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(3) } })
+    const atts = pairedOutcomes(plan, { both: 3, bOnly: 0, cOnly: 0, neither: 0 })
+    const env = (id: string) => ({
+      runtime: 'podman',
+      runtime_version: '4.3.1',
+      image_ref: 'localhost/hw-task-x:1',
+      image_id: `sha256:${id.repeat(64)}`,
+      workdir: '/testbed',
+      resources: { cpus: 1, memory_mb: 2048, pids: 1024, storage_mb: null },
+      network: { agent: 'proxy-only' as const, verifier: 'none' as const },
+    })
+    for (const a of atts) a.environment = env('a')
+    // t-002: cell b's image was rebuilt between legs (drift); t-003 same image on both sides.
+    atts.find((a) => a.cell_id === 'b' && a.instance_id === 't-002')!.environment = env('b')
+    const { parsed } = await run(plan, writeArtifacts(plan, atts))
+    expect(parsed.blocks.incomplete).toEqual([
+      {
+        instance: 't-002',
+        reasons: [
+          {
+            code: 'image_mismatch',
+            cell: null,
+            trial: null,
+            attempt: null,
+            detail: 'cells ran different images: a aaaaaaaaaaaa, b bbbbbbbbbbbb',
+          },
+        ],
+      },
+    ])
+    expect(parsed.comparisons[0]!.outcome.n).toBe(2)
+  })
+
   it('retries: the final attempt gives the outcome, every attempt is summed (intent-to-treat)', async () => {
     const plan = await makePlan({
       panel: { source: 'inline', instances: ids(2) },
