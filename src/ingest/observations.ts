@@ -1,5 +1,5 @@
 import type { AnomalyKind, ClassFinding, OutcomeClass, TelemetryClass } from '../classify/classes.js'
-import type { BlockReason, MetricName } from '../records/comparison.js'
+import type { BlockReason, EnvironmentStamp, MetricName } from '../records/comparison.js'
 import type { Coverage } from '../records/ledger.js'
 import type { InputError } from './jsonl.js'
 
@@ -118,6 +118,8 @@ export interface ComparisonInput {
     thresholds: Record<string, number> | null
     /** Sandbox backends the legs ran in, with their canary result and leg count (leg.json). */
     isolation?: Array<{ backend: string; canary: string | null; legs: number }>
+    /** Container backend: the distinct environments of the final attempts. */
+    environments?: EnvironmentStamp[]
   }
   options: { resamples: number; seed: number; level: number }
   notes: string[]
