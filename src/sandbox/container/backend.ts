@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { statfsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -18,7 +19,7 @@ import type {
   SandboxProvenance,
   SandboxSpec,
 } from '../contract.js'
-import { type HostForwards, openHostForwards } from '../forward/host.js'
+import { type HostForwards, openHostForwards, removeStaleForwardDirs } from '../forward/host.js'
 import { FORWARDER_READY, loopbackForwarderArgs } from '../forward/loopback.js'
 import { ensureBaseImage } from './base-image.js'
 import { labelFlags, removeLeftovers, removeSync } from './cleanup.js'
@@ -85,6 +86,33 @@ export function containerBackend(
   let runtimeP: Promise<ContainerRuntime> | null = null
   let leftoversP: Promise<string[]> | null = null
   let probed: ProbeOutcome | null = null
+  let storageP: Promise<boolean> | null = null
+  /**
+   * Whether this engine can limit a container's writable layer (`--storage-opt size=`: overlay needs an
+   * XFS backing file system with project quotas; ext4, as here and on GitHub's runners, refuses). Tried
+   * once, with the first image that asks for a limit.
+   */
+  const storageLimit = (rt: ContainerRuntime, imageId: string): Promise<boolean> => {
+    storageP ??= cli(
+      rt.bin,
+      [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        ...rt.runFlags,
+        '--storage-opt',
+        'size=64m',
+        '--entrypoint',
+        'sh',
+        imageId,
+        '-c',
+        ':',
+      ],
+      { env: rt.env, timeoutMs: 60_000 },
+    ).then((r) => r.exitCode === 0)
+    return storageP
+  }
 
   const runtime = (): Promise<ContainerRuntime> => {
     runtimeP ??= (async () => {
@@ -133,7 +161,11 @@ export function containerBackend(
   }
 
   const leftovers = (): Promise<string[]> => {
-    leftoversP ??= runtime().then((rt) => removeLeftovers(rt))
+    // A crashed run's containers (by label) and its forward socket folders (by owner pid).
+    leftoversP ??= runtime().then(async (rt) => {
+      const [containers] = await Promise.all([removeLeftovers(rt), removeStaleForwardDirs()])
+      return containers
+    })
     return leftoversP
   }
 
@@ -182,7 +214,10 @@ export function containerBackend(
       if (!spec.container) return (await aux()).open(spec)
       const rt = await runtime()
       await leftovers()
-      return openContainer(rt, setting, spec, spec.container, await image(spec.container.image))
+      const img = await image(spec.container.image)
+      const wantsStorage = mergeResources(setting.resources, spec.container.resources).storage_mb !== null
+      const storage = wantsStorage ? await storageLimit(rt, img.id) : false
+      return openContainer(rt, setting, spec, spec.container, img, storage)
     },
   }
 }
@@ -208,6 +243,7 @@ async function openContainer(
   spec: SandboxSpec,
   req: ContainerRequest,
   img: ResolvedImage & { workdir: string },
+  storage: boolean,
 ): Promise<Sandbox> {
   const workspace = spec.writable[0] ?? null
   const workdir = req.workdir ?? img.workdir
@@ -265,6 +301,7 @@ async function openContainer(
       '--user',
       setting.user,
       ...limitFlags(resources),
+      ...(storage && resources.storage_mb !== null ? ['--storage-opt', `size=${resources.storage_mb}m`] : []),
       ...rt.runFlags,
       ...(rt.name === 'podman' ? ['--pull=never'] : ['--pull', 'never']),
       '--workdir',
@@ -299,6 +336,7 @@ async function openContainer(
     workdir,
     network,
     resources,
+    ...(resources.storage_mb !== null ? { storage_enforced: storage } : {}),
   }
   return {
     kind: 'container',
@@ -306,7 +344,7 @@ async function openContainer(
     // proxy-only and none: the container's own network namespace holds only `lo`.
     network: network === 'public' ? 'host' : 'proxy-only',
     provenance,
-    exec: (cmd, limits) => execIn(rt, name, cmd, limits, { workspace, workdir, envDir }),
+    exec: (cmd, limits) => execIn(rt, name, cmd, limits, { workspace, workdir, envDir, writable }),
     close,
     async settle() {
       if (closed) return false
@@ -392,7 +430,7 @@ async function execIn(
   name: string,
   cmd: ExecCommand,
   limits: ExecLimits,
-  where: { workspace: string | null; workdir: string; envDir: string },
+  where: { workspace: string | null; workdir: string; envDir: string; writable: string[] },
 ): Promise<ExecResult> {
   const env = containerEnv(cmd.env)
   // Values go through a private file, not the command line (other host users can read command lines).
@@ -445,6 +483,13 @@ async function execIn(
       }
     }
   }
+  const full = fullFolders(where.writable)
+  if (full.length > 0) {
+    return {
+      ...r,
+      fault: { kind: 'disk', detail: `no space left on the file system of ${full.join(', ')}` },
+    }
+  }
   const refused = await readPidsRefusals(rt, pid)
   if (refused !== null && refused > before.pids) {
     return {
@@ -453,6 +498,21 @@ async function execIn(
     }
   }
   return r
+}
+
+/** Space under which a file system counts as exhausted (a command that failed there ran out of disk). */
+const DISK_FULL_BYTES = 1024 * 1024
+
+/** The writable folders whose file system is (nearly) full, read by the host: no harness can forge it. */
+export function fullFolders(folders: string[]): string[] {
+  return folders.filter((d) => {
+    try {
+      const s = statfsSync(d)
+      return s.bavail * s.bsize < DISK_FULL_BYTES
+    } catch {
+      return false
+    }
+  })
 }
 
 function alive(pid: number): boolean {
