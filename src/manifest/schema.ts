@@ -4,7 +4,7 @@ import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duratio
 import { HwError } from '../util/errors.js'
 import { BASE_IMAGE_REF, parseImageRef } from '../util/image-ref.js'
 import { templatePlaceholders } from '../util/template.js'
-import { HARNESS_NAMES, HARNESSES, isHarnessName } from './harness-names.js'
+import { containerRefusal, HARNESS_NAMES, HARNESSES, isHarnessName } from './harness-names.js'
 import { COMMAND_PLACEHOLDERS, ID_LIST_PLACEHOLDERS } from './templates.js'
 
 /**
@@ -813,6 +813,13 @@ export interface FieldProblem {
  */
 export function runnableProblems(m: Manifest): FieldProblem[] {
   const problems: FieldProblem[] = []
+  if (m.sandbox.backend === 'container') {
+    m.cells.forEach((cell, i) => {
+      const why = isHarnessName(cell.harness) ? containerRefusal(cell.harness) : null
+      if (why)
+        problems.push({ path: ['cells', i, 'harness'], message: `${why} (sandbox.backend: container)` })
+    })
+  }
   const idList = m.panel.source === 'inline' || m.panel.source === 'file'
   if (!idList) return problems
   if (m.benchmark.verifier.kind === 'task-tests') {

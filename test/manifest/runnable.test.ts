@@ -72,6 +72,36 @@ describe('pairings a leg cannot run are refused at validation', () => {
     ])
   })
 
+  it('a Python harness in the container backend is refused at its cells[i].harness, saying why', async () => {
+    const text = `${head}benchmark: { family: harbor, revision: r1 }
+panel: { source: tasks, path: ./tasks }
+sandbox:
+  backend: container
+cells:
+  - { id: pi, harness: pi, version: 0.73.1 }
+  - { id: oh, harness: openhands, version: 1.0.0 }
+  - { id: mini, harness: mini-swe-agent, version: 1.0.0 }
+baseline: pi
+`
+    let err: HwError | null = null
+    try {
+      parseManifestText(text, 'c.yml', { runnable: true })
+    } catch (e) {
+      err = e as HwError
+    }
+    expect(err?.code).toBe('manifest_invalid')
+    expect(err?.details).toHaveLength(2)
+    expect(err?.details[0]).toMatch(
+      /^c\.yml:10:\d+ cells\[1\]\.harness: OpenHands \(pip install openhands, a venv on the runner\) cannot run inside a task's container: its venv's interpreter is the runner's Python/,
+    )
+    expect(err?.details[0]).toContain('tested to the process boundary')
+    expect(err?.details[0]).toContain('sandbox.backend namespace+uid')
+    expect(err?.details[1]).toMatch(/^c\.yml:11:\d+ cells\[2\]\.harness: mini-swe-agent /)
+    // The same cells on the runner (namespace backend) are runnable.
+    const onRunner = text.replace('backend: container', 'backend: namespace+uid')
+    expect(parseManifestText(onRunner, 'c.yml', { runnable: true }).cells).toHaveLength(3)
+  })
+
   it('an id list with setup and a command verifier is runnable', () => {
     const text = `${head}benchmark:
   family: swe-bench-verified
