@@ -115,12 +115,14 @@ export function thinCells(
   }
   const cells = [...new Set(attempts.map((a) => a.record.cell_id))].sort()
   if (cells.length < 2) return
+  const others: number[] = []
   for (const cell of cells) {
     const shares: number[] = []
     for (const m of rows.values()) {
       const mine = m.get(cell)
-      const others = [...m].filter(([c]) => c !== cell).map(([, n]) => n)
-      if (mine === undefined || others.length === 0) continue
+      if (mine === undefined || m.size < 2) continue
+      others.length = 0
+      for (const [c, n] of m) if (c !== cell) others.push(n)
       shares.push(mine / median(others))
     }
     if (shares.length === 0) continue
@@ -146,7 +148,7 @@ export function thinCells(
 }
 
 function median(xs: number[]): number {
-  const s = [...xs].sort((a, b) => a - b)
+  const s = Float64Array.from(xs).sort()
   const m = s.length >> 1
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }

@@ -10,7 +10,7 @@ import {
   type PairedBootstrap,
   percentileInterval,
   ratioMomentColumns,
-  sortAscending,
+  selectedQuantiles,
   studentizedRatioInterval,
 } from '../stats/index.js'
 
@@ -256,7 +256,7 @@ export class JointBootstrap {
         `statistic undefined in ${undefinedReplicates} of ${this.B} bootstrap replicates (${reasons.replicate})`,
       )
     }
-    const sorted = sortAscending(replicates)
+    const sorted = selectedQuantiles(replicates)
     const pct = percentileInterval(sorted, this.level)
     const percentile = this.result('percentile', estimate, pct.ci, pct.reason)
     if (leaveOneOut === null) {

@@ -13,17 +13,10 @@ import { type LedgerRow, LedgerRowSchema } from '../records/ledger.js'
 import { duplicateLegs } from '../run/plan-file.js'
 import { isContained } from '../util/contained.js'
 import { HwError } from '../util/errors.js'
-import { sha256 } from '../util/json.js'
+import { sha256, sha256OffThread } from '../util/json.js'
 import { checkInside, type InsideRead, readInside } from '../util/safe-read.js'
 import { fastCheckSource } from './fast-check.js'
-import {
-  forEachJsonl,
-  type InputError,
-  type Numbered,
-  parseJsonFile,
-  parseJsonl,
-  zodMessage,
-} from './jsonl.js'
+import { forEachJsonl, type InputError, type Numbered, parseJsonFile, parseJsonl } from './jsonl.js'
 import { type Reupload, runAttemptOf, uploadCandidates } from './reupload.js'
 import { type LedgerFileResult, ledgerOffThread } from './worker.js'
 
@@ -358,19 +351,21 @@ async function loadLeg(dir: string, rel: string, withLedger: boolean): Promise<L
     // A refused ledger is reported where the ledger is read (once).
     withLedger ? read('ledger.jsonl').then((r) => (r !== 'missing' && 'refused' in r ? null : r)) : null,
   ])
-  return {
-    attempts: loaded(bytesOf(attempts)),
-    leg: loaded(bytesOf(legJson)),
-    ledger: loaded(bytesOf(ledger)),
-    refused,
-  }
+  const [a, l, g] = await Promise.all([
+    loaded(bytesOf(attempts)),
+    loaded(bytesOf(legJson)),
+    loaded(bytesOf(ledger)),
+  ])
+  return { attempts: a, leg: l, ledger: g, refused }
 }
 
 /** The file's text and hash, or null when it could not be read (missing). */
-function loaded(bytes: Buffer | null): LoadedFile | null {
+async function loaded(bytes: Buffer | null): Promise<LoadedFile | null> {
   if (bytes === null) return null
+  const digest = sha256OffThread(bytes)
   // ASCII (the usual JSONL) is copied as one-byte text, cheaper than decoding UTF-8.
-  return { text: bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8'), sha256: sha256(bytes) }
+  const text = bytes.toString(isAscii(bytes) ? 'latin1' : 'utf8')
+  return { text, sha256: await digest }
 }
 
 /** Marks a ledger the worker could not read: this thread reads it. */
@@ -427,7 +422,7 @@ async function readLedger(
   }
   const inside = text ? null : await readInside(dir, name)
   const own =
-    text ?? (inside !== null && inside !== 'missing' && 'bytes' in inside ? loaded(inside.bytes) : null)
+    text ?? (inside !== null && inside !== 'missing' && 'bytes' in inside ? await loaded(inside.bytes) : null)
   if (own === null) return null
   const errors = forEachJsonl(own.text, name, LedgerRowSchema, count).map(({ json: _json, ...e }) => e)
   return { sha256: own.sha256, rows, runs, errors }

@@ -1,4 +1,4 @@
-import { type AttemptClass, type AttemptInput, type Classification, classKey } from '../classify/classes.js'
+import { type AttemptInput, type Classification, classKey } from '../classify/classes.js'
 import { classifyAttempts } from '../classify/classify.js'
 import { classifyOptions } from '../classify/options.js'
 import { type Manifest, ManifestSchema } from '../manifest/schema.js'
@@ -455,16 +455,14 @@ function trialObservation(
   carried: BlockReason[],
   inputErrors: InputError[],
 ): TrialObservation {
-  rows.sort((x, y) => x.value.attempt - y.value.attempt)
+  // Called once per trial (25,000 times in a large run): no closure is made per call.
+  rows.sort(byAttempt)
   const first = rows[0]!.value
   const reasons: BlockReason[] = [...carried]
-  const add = (code: BlockReasonCode, attempt: number | null, detail: string) => {
-    if (!reasons.some((r) => r.code === code && r.attempt === attempt)) {
-      reasons.push({ code, cell: cell.id, trial: first.trial, attempt, detail })
-    }
-  }
+  const add = addReason.bind(null, reasons, cell.id, first.trial)
 
-  const finals = rows.filter((r) => r.value.final)
+  const finals: Numbered<AttemptRecord>[] = []
+  for (const r of rows) if (r.value.final) finals.push(r)
   const last = rows[rows.length - 1]!
   let finalRow = finals[finals.length - 1] ?? last
   if (finals.length === 0) {
@@ -485,8 +483,7 @@ function trialObservation(
     })
   }
   const fin = finalRow.value
-  const classOf = (a: AttemptRecord): AttemptClass | undefined => classes.byKey.get(classKey(a))
-  const finClass = classOf(fin)
+  const finClass = classes.byKey.get(classKey(fin))
   let outcome: FinalOutcome = fin.outcome
   if (finClass) {
     // The classifier decides: agent outcomes count, every other class is kept out of the outcome
@@ -535,7 +532,7 @@ function trialObservation(
       cov = 'partial'
       detail = `ledger.jsonl holds ${ledgerCount} of the ${t.rows} rows the attempt summary counts`
     }
-    const ac = classOf(a)
+    const ac = classes.byKey.get(classKey(a))
     const anomalous = ac !== undefined && ac.telemetry_class !== 'ok'
     if (ac && anomalous) {
       add(
@@ -552,14 +549,13 @@ function trialObservation(
     // Anomalous or suspect telemetry, and usage cut off mid-answer, state no resource figure: the
     // trial's sums become null (a lower bound with its reason), never a silently summed number.
     const unusable = anomalous || (ac?.partial_usage ?? false)
-    const val = (v: number | null): number | null => (unusable ? null : v)
-    sums.spend_usd = addOrNull(sums.spend_usd, val(t.spend_usd))
-    sums.proxy_requests = addOrNull(sums.proxy_requests, val(t.proxy_requests))
-    sums.input_tokens = addOrNull(sums.input_tokens, val(t.input_tokens))
-    sums.input_fresh_tokens = addOrNull(sums.input_fresh_tokens, val(t.input_fresh_tokens))
-    sums.cache_read_tokens = addOrNull(sums.cache_read_tokens, val(t.cache_read_tokens))
-    sums.cache_write_tokens = addOrNull(sums.cache_write_tokens, val(t.cache_write_tokens))
-    sums.output_tokens = addOrNull(sums.output_tokens, val(t.output_tokens))
+    sums.spend_usd = addOrNull(sums.spend_usd, unusable ? null : t.spend_usd)
+    sums.proxy_requests = addOrNull(sums.proxy_requests, unusable ? null : t.proxy_requests)
+    sums.input_tokens = addOrNull(sums.input_tokens, unusable ? null : t.input_tokens)
+    sums.input_fresh_tokens = addOrNull(sums.input_fresh_tokens, unusable ? null : t.input_fresh_tokens)
+    sums.cache_read_tokens = addOrNull(sums.cache_read_tokens, unusable ? null : t.cache_read_tokens)
+    sums.cache_write_tokens = addOrNull(sums.cache_write_tokens, unusable ? null : t.cache_write_tokens)
+    sums.output_tokens = addOrNull(sums.output_tokens, unusable ? null : t.output_tokens)
     sums.wall_s = addOrNull(sums.wall_s, a.phases_ms.harness / 1000)
 
     if (a.quarantined) add('quarantined', a.attempt, 'the attempt record marks the instance quarantined')
@@ -598,6 +594,8 @@ function trialObservation(
     if (startedAt === null || a.started_at < startedAt) startedAt = a.started_at
     if (endedAt === null || a.ended_at > endedAt) endedAt = a.ended_at
   }
+  const records: AttemptRecord[] = []
+  for (const r of rows) records.push(r.value)
   const legVersion = leg.record?.harness_version_observed
   if (legVersion && !versions.includes(legVersion)) versions.push(legVersion)
 
@@ -626,24 +624,76 @@ function trialObservation(
     reasons,
     startedAt,
     endedAt,
-    classes: rows.map(({ value: a }) => {
-      const c = classOf(a)
-      return {
-        attempt: a.attempt,
-        final: a === fin,
-        outcome_class: c?.outcome_class ?? null,
-        reason: c?.reason ?? null,
-        telemetry_class: c?.telemetry_class ?? 'ok',
-        anomaly: c?.anomaly ?? null,
-        partial_usage: c?.partial_usage ?? false,
-        raw_spend_usd: c?.ledger.spend_usd ?? a.telemetry.spend_usd,
-        dedup_spend_usd: c?.ledger.dedup_spend_usd ?? null,
-      }
-    }),
-    tools: sumTools(rows.map((r) => r.value)),
-    userSimulation: sumUserSimulation(rows.map((r) => r.value)),
+    classes: attemptClasses(rows, fin, classes),
+    tools: sumTools(records),
+    userSimulation: sumUserSimulation(records),
+    atif: atifPaths(leg, rows),
   }
 }
+
+function byAttempt(x: Numbered<AttemptRecord>, y: Numbered<AttemptRecord>): number {
+  return x.value.attempt - y.value.attempt
+}
+
+/** Adds a block reason unless one of the same code and attempt is there. */
+function addReason(
+  reasons: BlockReason[],
+  cell: string,
+  trial: number,
+  code: BlockReasonCode,
+  attempt: number | null,
+  detail: string,
+): void {
+  for (const r of reasons) if (r.code === code && r.attempt === attempt) return
+  reasons.push({ code, cell, trial, attempt, detail })
+}
+
+/** Each attempt's classes, as the trial observation lists them. */
+function attemptClasses(
+  rows: Numbered<AttemptRecord>[],
+  fin: AttemptRecord,
+  classes: Classification,
+): TrialObservation['classes'] {
+  const out: TrialObservation['classes'] = []
+  for (const { value: a } of rows) {
+    const c = classes.byKey.get(classKey(a))
+    out.push({
+      attempt: a.attempt,
+      final: a === fin,
+      outcome_class: c?.outcome_class ?? null,
+      reason: c?.reason ?? null,
+      telemetry_class: c?.telemetry_class ?? 'ok',
+      anomaly: c?.anomaly ?? null,
+      partial_usage: c?.partial_usage ?? false,
+      raw_spend_usd: c?.ledger.spend_usd ?? a.telemetry.spend_usd,
+      dedup_spend_usd: c?.ledger.dedup_spend_usd ?? null,
+    })
+  }
+  return out
+}
+
+/** A relative path of plain segments (no `..`, no absolute path, no unusual characters): safe to link. */
+const LINKABLE = /^(?!\/)(?:[A-Za-z0-9_+@=-][A-Za-z0-9._+@=-]*)(?:\/[A-Za-z0-9_+@=-][A-Za-z0-9._+@=-]*)*$/
+
+/**
+ * The attempts' ATIF files inside the artifact (undefined when none names one); a record whose paths
+ * would leave it (`..`, an absolute path, unusual characters) links none.
+ */
+function atifPaths(leg: LegArtifact, rows: Numbered<AttemptRecord>[]): string[] | undefined {
+  let out: string[] | undefined
+  for (const { value: a } of rows) {
+    if (!a.atif) continue
+    const slash = leg.attemptsFile.lastIndexOf('/')
+    const legDir = slash < 0 ? '' : leg.attemptsFile.slice(0, slash)
+    const prefix = legDir === '' || legDir === '.' ? '' : `${legDir}/`
+    const p = `${prefix}${a.logs_dir.replace(/\/+$/, '')}/${a.atif}`
+    if (!LINKABLE.test(p) || DOT_SEGMENT.test(p)) continue
+    if (out === undefined) out = [p]
+    else out.push(p)
+  }
+  return out
+}
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/
 
 /** The simulated user's requests and spend over a trial's attempts, or null when none held a dialogue. */
 function sumUserSimulation(rows: AttemptRecord[]): TrialObservation['userSimulation'] {

@@ -49,16 +49,22 @@ export async function aggregate(opts: AggregateOptions): Promise<WrittenReports>
     resamples: opts.resamples,
     seed: opts.seed,
   })
-  return writeReports(input, opts.out)
+  // ATIF links in the reports resolve from the report to the artifacts folder.
+  const href = path.relative(opts.out, opts.artifacts).split(path.sep).join('/')
+  return writeReports(input, opts.out, path.isAbsolute(href) ? undefined : href)
 }
 
 /** Build the comparison of `input` and write the three files into `out` (shared by aggregate and compare). */
-export async function writeReports(input: ComparisonInput, out: string): Promise<WrittenReports> {
+export async function writeReports(
+  input: ComparisonInput,
+  out: string,
+  artifactsHref?: string,
+): Promise<WrittenReports> {
   const comparison = buildComparison(input)
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
   await writeFile(comparisonPath, comparisonJson(comparison))
-  const { reportPath, htmlPath, markdown } = await writeReportFiles(comparison, out)
+  const { reportPath, htmlPath, markdown } = await writeReportFiles(comparison, out, null, artifactsHref)
   return { comparison, comparisonPath, reportPath, htmlPath, markdown }
 }
 

@@ -21,6 +21,7 @@ import type {
 } from '../telemetry/capture.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
 import { messageOf } from '../util/errors.js'
+import { writeAttemptAtif } from './atif-export.js'
 import { bridgeSandboxPaths, bridgeStdioEndpoint } from './bridge.js'
 import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
 import { type DialogueSummary, type HarnessOnce, runDialogueAttempt } from './dialogue.js'
@@ -366,6 +367,20 @@ export async function runAttempt(
     if (deliverable.error) flags.push('deliverable_unavailable')
     if (run && run.strays > 0) flags.push('stray_processes_killed')
     const summary = { ...checked, flags: [...new Set([...checked.flags, ...flags])] }
+    // The trajectory also as ATIF v1.7 beside trajectory.jsonl, metrics from the proxy's ledger.
+    const atif = await writeAttemptAtif({
+      logsDir: logs,
+      sessionId: `${leg.cell.id}/${spec.instance}/${spec.trial}-${spec.attempt}`,
+      cell: leg.cell.id,
+      instance: spec.instance,
+      trial: spec.trial,
+      attempt: spec.attempt,
+      harness: leg.cell.harness,
+      harnessVersion: leg.harnessVersion,
+      startedAtMs: startedAt.getTime(),
+      rows: telemetry.rows,
+    })
+    if (atif.file === null) summary.flags.push('atif_not_written')
     const record: AttemptRecord = {
       schema_version: 1,
       experiment_id: leg.experimentId,
@@ -412,6 +427,7 @@ export async function runAttempt(
       self_report: parsed.selfReport,
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,
+      ...(atif.file !== null ? { atif: atif.file } : {}),
       ...(leg.planSha256 ? { plan_sha256: leg.planSha256 } : {}),
       ...(leg.legAttempt ? { leg_attempt: leg.legAttempt } : {}),
       ...(transport ? { transport } : {}),

@@ -1,12 +1,20 @@
 /**
  * Bootstrap confidence intervals from a set of replicates: percentile and BCa, with the jackknife
- * acceleration that BCa needs. Pure functions over sorted Float64Arrays; the drivers that produce the
- * replicates are in bootstrap.ts.
+ * acceleration that BCa needs. Pure functions over sorted Float64Arrays, or over the quantiles of
+ * unsorted replicates found by selection (select.ts); the drivers that produce the replicates are in
+ * bootstrap.ts.
  */
 
-import { quantileSorted } from './descriptive.js'
 import { normalCdf, normalQuantile } from './normal.js'
+import { type ReplicateQuantiles, sortedQuantiles } from './select.js'
 import type { Numbers } from './types.js'
+
+/** Replicates as an ascending-sorted array, or their quantiles found by selection (select.ts). */
+export type Replicates = Float64Array | ReplicateQuantiles
+
+function quantilesOf(replicates: Replicates): ReplicateQuantiles {
+  return replicates instanceof Float64Array ? sortedQuantiles(replicates) : replicates
+}
 
 /** A two-sided interval [lo, hi], or null with the reason it is undefined. */
 export type IntervalOutcome =
@@ -17,13 +25,11 @@ export type IntervalOutcome =
  * Percentile interval (Efron & Tibshirani 1993, "An Introduction to the Bootstrap", §13.3): the
  * (1 − level)/2 and (1 + level)/2 type 7 quantiles of the ascending-sorted replicates.
  */
-export function percentileInterval(sortedReplicates: Float64Array, level: number): IntervalOutcome {
+export function percentileInterval(sortedReplicates: Replicates, level: number): IntervalOutcome {
   if (sortedReplicates.length === 0) return { ci: null, reason: 'no bootstrap replicates' }
+  const q = quantilesOf(sortedReplicates)
   const tail = (1 - level) / 2
-  return {
-    ci: [quantileSorted(sortedReplicates, tail), quantileSorted(sortedReplicates, 1 - tail)],
-    reason: null,
-  }
+  return { ci: [q.quantile(tail), q.quantile(1 - tail)], reason: null }
 }
 
 /**
@@ -63,29 +69,15 @@ export function leaveOneOutMeans(values: Numbers): Float64Array {
   return out
 }
 
-/** Index of the first element ≥ x (or > x when `strict`), by binary search on a sorted array. */
-function lowerBound(sorted: Float64Array, x: number, strict: boolean): number {
-  let lo = 0
-  let hi = sorted.length
-  while (lo < hi) {
-    const mid = (lo + hi) >>> 1
-    const v = sorted[mid]!
-    if (v < x || (strict && v === x)) lo = mid + 1
-    else hi = mid
-  }
-  return lo
-}
-
 /**
  * Bias correction z0 = Φ⁻¹(p̂) with p̂ = (#{θ* < θ̂} + ½·#{θ* = θ̂})/B, the share of replicates below the
  * estimate, ties counted half (as SciPy's `bootstrap`). Null when p̂ is 0 or 1 (every replicate on one
  * side of the estimate): z0 would be infinite.
  */
-export function biasCorrection(sortedReplicates: Float64Array, estimate: number): number | null {
+export function biasCorrection(sortedReplicates: Replicates, estimate: number): number | null {
   const B = sortedReplicates.length
   if (B === 0) return null
-  const below = lowerBound(sortedReplicates, estimate, false)
-  const atOrBelow = lowerBound(sortedReplicates, estimate, true)
+  const { below, atOrBelow } = quantilesOf(sortedReplicates).countBelow(estimate)
   const share = (below + atOrBelow) / (2 * B)
   if (!(share > 0 && share < 1)) return null
   return normalQuantile(share)
@@ -101,12 +93,13 @@ export type BcaOutcome = IntervalOutcome & { readonly z0: number | null }
  * `jackknifeAcceleration`. Null with a reason when z0 is infinite or 1 − a·(z0 + z_α) ≤ 0.
  */
 export function bcaInterval(
-  sortedReplicates: Float64Array,
+  sortedReplicates: Replicates,
   estimate: number,
   acceleration: number,
   level: number,
 ): BcaOutcome {
-  const z0 = biasCorrection(sortedReplicates, estimate)
+  const q = quantilesOf(sortedReplicates)
+  const z0 = biasCorrection(q, estimate)
   if (z0 === null) {
     return {
       ci: null,
@@ -126,7 +119,7 @@ export function bcaInterval(
         reason: `BCa undefined: acceleration a = ${acceleration} too large for this level`,
       }
     }
-    ends.push(quantileSorted(sortedReplicates, normalCdf(z0 + w / denominator)))
+    ends.push(q.quantile(normalCdf(z0 + w / denominator)))
   }
   return { ci: [ends[0]!, ends[1]!], z0, reason: null }
 }

@@ -32,6 +32,7 @@ export {
   jackknifeAcceleration,
   leaveOneOutMeans,
   percentileInterval,
+  type Replicates,
 } from './bootstrap-intervals.js'
 export {
   costConditionalOnSuccess,
@@ -108,6 +109,7 @@ export {
   type ResamplePlan,
 } from './resample-plan.js'
 export { createRng, FILL_INDICES, MAX_SEED, type SeededRng, seedState } from './rng.js'
+export { type ReplicateQuantiles, select, selectedQuantiles, sortedQuantiles } from './select.js'
 export { type SignTestResult, signTest } from './sign-test.js'
 export { sortAscending } from './sort.js'
 export {

@@ -12,8 +12,7 @@
  */
 
 import type { IntervalOutcome } from './bootstrap-intervals.js'
-import { quantileSorted } from './descriptive.js'
-import { sortAscending } from './sort.js'
+import { selectedQuantiles } from './select.js'
 
 /** The five column sums of one sample or resample of n blocks. */
 export interface RatioMoments {
@@ -94,7 +93,7 @@ export function studentizedRatioInterval(
       reason: `studentized interval undefined: Σbaseline = 0 in ${undefinedPivots} of ${B} bootstrap replicates`,
     }
   }
-  const q = quantileSorted(sortAscending(pivots), level)
+  const q = selectedQuantiles(pivots).quantile(level)
   if (!Number.isFinite(q)) {
     return {
       ci: null,

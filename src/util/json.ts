@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto'
+import { createHash, webcrypto } from 'node:crypto'
 
 /**
  * Canonical JSON: object keys sorted recursively, no whitespace. Used for hashes (config hash,
@@ -26,6 +26,11 @@ function sortKeys(v: unknown): unknown {
 /** sha256 hex of a string or buffer. */
 export function sha256(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex')
+}
+
+/** SHA-256 (hex) of bytes, computed on libuv's thread pool (Web Crypto) while this thread goes on. */
+export async function sha256OffThread(data: Uint8Array): Promise<string> {
+  return Buffer.from(await webcrypto.subtle.digest('SHA-256', data)).toString('hex')
 }
 
 /**
