@@ -279,6 +279,8 @@ async function runInAgentContainer(
     await mkdir(logs, { mode: 0o755 })
     if (!box.copyIn || !box.copyOut) return ungraded('the sandbox cannot take files in')
     const home = '/tmp/hw-verifier-home'
+    // The deliverable was read on the host meanwhile: its git files go back to the container's user.
+    await box.reclaim?.()
     // Whatever the agent left at /tests or /logs/verifier goes first: only the task's files are graded.
     const prep = await box.exec(
       {

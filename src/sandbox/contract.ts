@@ -127,6 +127,11 @@ export interface Sandbox {
    * container is gone already (killed at its timeout, out of memory): nothing can run in it.
    */
   settle?(): Promise<boolean>
+  /**
+   * Container backend: hand the writable folders to the container's user again, after a job on the
+   * host wrote in them (the deliverable's `git add` leaves host-owned index and objects behind).
+   */
+  reclaim?(): Promise<void>
   /** Container backend: copy a host folder into the running container at `target` (Harbor's upload). */
   copyIn?(source: string, target: string): Promise<void>
   /** Container backend: copy the contents of a folder of the container into a host folder. */

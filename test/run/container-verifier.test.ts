@@ -26,6 +26,8 @@ if [ -f /tmp/agent-was-here ]; then echo "container: agent"; else echo "containe
 for p in /proc/[0-9]*; do tr '\\0' ' ' < "$p/cmdline" 2>/dev/null; echo; done | grep -c "slee[p] 987" | sed 's/^/leftover-agent-processes: /'
 echo "tests-seen: $(ls /tests | tr '\\n' ' ')"
 echo "answer: $(cat answer.txt)"
+# Graders use git in the workspace (SWE-bench's apply the test patch): it must work after the host read the patch.
+if git -c user.name=v -c user.email=v@example.org commit -q -am graded 2>&1; then echo "git-commit: ok"; fi
 if [ "$(cat answer.txt)" = solved ]; then echo 1 > /logs/verifier/reward.txt; else echo 0 > /logs/verifier/reward.txt; fi
 `
 
@@ -98,6 +100,7 @@ describe.skipIf(env.runtime === null)("the verifier follows Harbor's rule (real 
       expect(v).toContain('tests-seen: secret-expected.txt test.sh ')
       expect(v).toContain('leftover-agent-processes: 0')
       expect(v).toContain('answer: solved')
+      expect(v).toContain('git-commit: ok')
     }
     const shared = attempts.find((x) => x.instance_id === 'harbor-shared')
     const separate = attempts.find((x) => x.instance_id === 'harbor-separate')

@@ -360,6 +360,9 @@ async function openContainer(
       await forwards?.close()
       return k.exitCode === 0 && (await running(rt, name))
     },
+    async reclaim() {
+      if (!closed) await give(ID_BASE, ID_BASE)
+    },
     async copyIn(source, target) {
       const r = await cli(rt.bin, ['cp', source, `${name}:${target}`], {
         env: rt.env,
