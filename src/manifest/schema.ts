@@ -187,9 +187,9 @@ export const VerifierSchema = z.strictObject({
     ),
   isolation: z
     .enum(['task', 'fresh'])
-    .default('task')
+    .optional()
     .describe(
-      "container backend, task-tests: where tests/test.sh runs. task (default): the task format's rule — Harbor's, in the agent's own container once the agent has exited (tests/ copied in only then), or in a fresh one where task.toml says [verifier] environment_mode = \"separate\"; fresh: always a fresh container of the same image with the final workspace (the agent's processes and /tmp gone)",
+      "container backend, task-tests: where tests/test.sh runs. task (the default when absent): the task format's rule — Harbor's, in the agent's own container once the agent has exited (tests/ copied in only then), or in a fresh one where task.toml says [verifier] environment_mode = \"separate\"; fresh: always a fresh container of the same image with the final workspace (the agent's processes and /tmp gone)",
     ),
   exit_codes: z
     .strictObject({
@@ -206,7 +206,7 @@ export type VerifierSpec = z.output<typeof VerifierSchema>
 export const BenchmarkSchema = z.strictObject({
   family: z.string().min(1).describe('e.g. builtin, harbor, swe-bench-verified'),
   revision: z.string().min(1).describe('dataset revision or commit the panel is frozen at'),
-  verifier: VerifierSchema.default({ kind: 'task-tests', timeout_s: 300, isolation: 'task' }),
+  verifier: VerifierSchema.default({ kind: 'task-tests', timeout_s: 300 }),
   gradeable_without_diff: z
     .boolean()
     .optional()

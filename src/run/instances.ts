@@ -183,7 +183,7 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
           const agentNetwork = agent?.box.provenance?.network ?? 'proxy-only'
           const placement = inContainer
             ? verifierPlacement({
-                manifest: b.verifier.isolation,
+                manifest: b.verifier.isolation ?? 'task',
                 environmentMode: task.harbor.environmentMode,
                 agentAlive: agent?.alive ?? false,
                 agentNetwork,
