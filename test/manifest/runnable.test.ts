@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -102,6 +102,37 @@ baseline: pi
     const onRunner = text.replace('backend: container', 'backend: namespace+uid')
     expect(parseManifestText(onRunner, 'c.yml', { runnable: true }).cells).toHaveLength(3)
   })
+
+  it('validate warns on an unpinned image only when a scheduled workflow of the repository runs the manifest', async () => {
+    const repo = mkdtempSync(path.join(tmpdir(), 'hw-sched-'))
+    mkdirSync(path.join(repo, '.git'))
+    mkdirSync(path.join(repo, 'manifests'))
+    mkdirSync(path.join(repo, '.github', 'workflows'), { recursive: true })
+    const file = path.join(repo, 'manifests', 'weekly.yml')
+    writeFileSync(
+      file,
+      `${head}benchmark: { family: builtin, revision: r1 }
+panel: { source: builtin, name: core }
+sandbox:
+  backend: container
+  container: { image: 'docker.io/library/python:3.12' }
+${cells}`,
+    )
+    const warning = 'sandbox.container.image "docker.io/library/python:3.12" is not pinned by digest'
+    const code = await main(['validate', file])
+    expect(io.err).not.toContain(warning)
+    expect(code, io.err).toBe(0)
+    io.err = ''
+    expect(await main(['validate', file, '--scheduled'])).toBe(0)
+    expect(io.err).toContain(`${warning} and --scheduled runs this manifest on a schedule`)
+    io.err = ''
+    writeFileSync(
+      path.join(repo, '.github', 'workflows', 'weekly.yml'),
+      "on:\n  schedule:\n    - cron: '17 6 * * 1'\njobs:\n  hw:\n    uses: o/r/.github/workflows/harness-watch.yml@v1\n    with:\n      manifest: manifests/weekly.yml\n",
+    )
+    expect(await main(['validate', file])).toBe(0)
+    expect(io.err).toContain(`${warning} and .github/workflows/weekly.yml runs this manifest on a schedule`)
+  }, 60_000)
 
   it('an id list with setup and a command verifier is runnable', () => {
     const text = `${head}benchmark:
