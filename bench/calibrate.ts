@@ -5,6 +5,7 @@
 // weekly designs (fixed, group-sequential, e-value). Target: ≤ 60 s on the 2-core reference machine.
 // Prints each issue-25 target as met or MISSED. Run: npm run bench -- calibrate [sims]
 import { spawn } from 'node:child_process'
+import os from 'node:os'
 import { performance } from 'node:perf_hooks'
 import { fileURLToPath } from 'node:url'
 import { type CalibrateInput, type Calibration, calibrate } from '../src/calibrate/calibrate.js'
@@ -29,7 +30,9 @@ const input = (parts: CalibrateInput['parts']): CalibrateInput => ({
 // the rerun sizes in another; each part is seeded on its own, so the merge is deterministic.
 if (process.argv[3] === '--part') {
   const parts = (process.argv[4] ?? '').split(',') as NonNullable<CalibrateInput['parts']>
-  process.stdout.write(JSON.stringify(calibrate(input(parts))))
+  const c = calibrate(input(parts))
+  const u = process.cpuUsage()
+  process.stdout.write(JSON.stringify({ ...c, cpu_s: (u.user + u.system) / 1e6 }))
   process.exit(0)
 }
 const t0 = performance.now()
@@ -51,6 +54,7 @@ const part = (parts: string) =>
     )
   })
 const [a, b] = await Promise.all([part('null,resolve'), part('power,sizes')])
+const cpuOf = (x: Calibration) => (x as Calibration & { cpu_s?: number }).cpu_s ?? 0
 const designs = compareDesigns({
   blocksPerWeek: 40,
   resolveRate: 0.5,
@@ -71,6 +75,8 @@ const c: Calibration = {
   warnings: [...new Set([...a.warnings, ...b.warnings])],
 }
 const s = (performance.now() - t0) / 1000
+const self0 = process.cpuUsage()
+const cpu = cpuOf(a) + cpuOf(b)
 process.stdout.write(formatCalibration(c))
 process.stdout.write(formatDesigns(designs))
 
@@ -80,7 +86,7 @@ const worlds = c.worlds ?? []
 const world = (name: string) => worlds.find((w) => w.name === name)
 console.log('')
 console.log(
-  `calibrate ${sims} sims per setting, n = 40: ${s.toFixed(1)} s (target ≤ ${TARGET_S} s: ${verdict(s <= TARGET_S)})`,
+  `calibrate ${sims} sims per setting, n = 40: ${s.toFixed(1)} s wall (target ≤ ${TARGET_S} s: ${verdict(s <= TARGET_S)}), CPU ${(cpu + (self0.user + self0.system) / 1e6).toFixed(1)} s (the two simulation processes ${cpu.toFixed(1)} s); load average ${os.loadavg()[0]!.toFixed(1)} on ${os.availableParallelism()} cores`,
 )
 for (const w of worlds.filter((x) => x.kind === 'null')) {
   const worst = Math.max(...w.rules.map((r) => r.confirmation_rate))

@@ -138,7 +138,7 @@ const TRIALS_TRIED = [1, 2, 3]
 export const RECOMMEND_NOISE = 0.7
 export const RECOMMEND_POWER = 0.8
 /** Panel sizes (× the manifest's blocks) tried when no trial count reaches the recommendation's power. */
-const RECOMMEND_FACTORS = [2, 3]
+const RECOMMEND_FACTORS = [2, 3, 4, 5]
 
 /** Settings (each `sims` simulated runs) the calibration runs, for progress. */
 export function settingsCount(input: Pick<CalibrateInput, 'family' | 'rules'>): number {
@@ -151,7 +151,8 @@ export function settingsCount(input: Pick<CalibrateInput, 'family' | 'rules'>): 
     powerWorlds().length +
     resolveWorlds().length +
     2 * TRIALS_TRIED.length +
-    3
+    RECOMMEND_FACTORS.length +
+    1
   )
 }
 

@@ -58,7 +58,11 @@ export function formatCalibration(c: Calibration): string {
     `overall (A/A, any rule): false alarm ${pct(c.overall.false_alarm_rate)} per run, false confirmation ${pct(c.overall.false_confirmation_rate)} (target ≤ 5%)`,
   )
   if (c.worst_null) {
-    const defaultFc = Math.max(...c.rules.map((r) => r.power_at_threshold), c.overall.false_confirmation_rate)
+    // A resolve-rate deficit at its threshold is not a null (the rule is "≥ threshold"): ratio rules only.
+    const defaultFc = Math.max(
+      ...c.rules.filter((r) => r.rule !== 'resolved').map((r) => r.power_at_threshold),
+      c.overall.false_confirmation_rate,
+    )
     lines.push(
       `false confirmations, default world vs worst world: ${pct(defaultFc)} (uniform multiplier at the threshold) · ${pct(c.worst_null.confirmation_rate)} (${c.worst_null.label}, ${SHORT[c.worst_null.rule]} rule) — target ≤ 5% in every world at or below the threshold`,
     )
@@ -90,7 +94,7 @@ export function formatCalibration(c: Calibration): string {
     lines.push(
       r
         ? `recommended at run noise σ ${r.noise} for 80% power: ${r.blocks} blocks × ${r.trials} trials per block (confirmation.trials: ${r.trials}${r.blocks > c.blocks ? `, a panel of ${r.blocks} instances` : ''}), about ${r.attempts.toFixed(0)} rerun attempts per run`
-        : 'no rerun size tried reaches 80% power at run noise σ 0.7: the panel needs more than 3× its blocks',
+        : `no rerun size tried reaches 80% power at run noise σ 0.7: the panel needs more than ${Math.max(...c.rerun_sizes.map((s) => s.blocks))} blocks`,
     )
   }
   for (const w of c.warnings) lines.push(`warning: ${w}`)

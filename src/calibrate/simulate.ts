@@ -29,6 +29,8 @@ export interface Policy {
   alpha: number
   /** Trials per block and cell in the rerun (default 1). */
   rerunTrials?: number
+  /** The confirmation design (default DEFAULT_DESIGN). */
+  design?: ConfirmationDesign
 }
 
 /** Point estimates of one run: the resolve-rate difference (points) and each ratio of totals. */
@@ -185,7 +187,7 @@ export function runScenario(
     const truths = Object.fromEntries(
       METRICS.map((m) => [m, m === 'resolved' ? trueDeficitPp(world) : trueRatio(world, m as RatioMetric)]),
     ) as Record<SignalMetric, number>
-    const r = simulateOnce(world, policy, rng)
+    const r = simulateOnce(world, policy, rng, policy.design)
     for (const m of METRICS) truth[m] += truths[m]
     for (const m of r.breach) breach[m]++
     for (const m of r.confirmed) confirmed[m]++

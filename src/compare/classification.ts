@@ -27,6 +27,8 @@ export function classificationSummary(input: ComparisonInput): ClassificationSum
     let anomalous = 0
     let partial = 0
     let partialSpend: number | null = 0
+    let nonUtf8Attempts = 0
+    let nonUtf8Sequences = 0
     for (const o of obs) {
       const views = o.classes ?? []
       const fin = views.find((v) => v.final)
@@ -51,6 +53,10 @@ export function classificationSummary(input: ComparisonInput): ClassificationSum
           anomalous++
           raw = raw === null || v.raw_spend_usd === null ? null : raw + v.raw_spend_usd
           dedup = dedup === null || v.dedup_spend_usd === null ? null : dedup + v.dedup_spend_usd
+        }
+        if ((v.non_utf8 ?? 0) > 0) {
+          nonUtf8Attempts++
+          nonUtf8Sequences += v.non_utf8 ?? 0
         }
         if (v.partial_usage) {
           partial++
@@ -81,6 +87,8 @@ export function classificationSummary(input: ComparisonInput): ClassificationSum
       partial_usage_attempts: partial,
       partial_usage_spend_usd: partial > 0 ? round(partialSpend) : null,
       not_evaluated: notEvaluated,
+      non_utf8_attempts: nonUtf8Attempts,
+      non_utf8_sequences: nonUtf8Sequences,
     }
   })
   const infraText = Object.keys(infra).length > 0 ? fmtCounts(infra) : 'none'

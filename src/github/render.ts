@@ -5,6 +5,7 @@ import type { ComparisonVerdict, Decision, DecisionStatus, Health, Signal } from
 import { type DiagnosisSummary, diagnosisMarkdown } from '../diagnose/summary.js'
 import type { Comparison } from '../records/comparison.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from '../report/budget.js'
+import { evaluatedShareMarkdown } from '../report/classification.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from '../report/escape.js'
 import { markdownSections } from '../report/markdown.js'
 import { confirmedMetrics, verdictSentences } from '../report/verdict.js'
@@ -65,6 +66,16 @@ function verdictLines(ctx: RenderContext, verdicts: ComparisonVerdict[]): string
   return lines.length > 0 && keys.size > 0 ? [...lines, ''] : []
 }
 
+/**
+ * Each harness's evaluated share (report/classification.ts, the same line as report.md's head), then a
+ * blank line; after a confirmation round it is the first run's, and says so. None without a comparison.
+ */
+function shareLines(ctx: RenderContext): string[] {
+  const share = ctx.comparison ? evaluatedShareMarkdown(ctx.comparison) : null
+  if (!share) return []
+  return [ctx.decision.round > 0 ? `${share} (first run)` : share, '']
+}
+
 /** Title of the tracking issue of one comparison key. */
 export function trackingTitle(d: Decision, v: ComparisonVerdict): string {
   const what =
@@ -89,6 +100,7 @@ export function trackingIssueBody(ctx: RenderContext, key: string, state: Tracki
       : statusLine(v ? v.status : d.status, v ? { ...d, signals: signals } : d),
     '',
     ...verdictLines(ctx, v ? [v] : d.comparisons),
+    ...shareLines(ctx),
     runLine(ctx, state),
   ].join('\n')
   const sections: Section[] = [
@@ -153,6 +165,7 @@ export function healthNoticeBody(ctx: RenderContext, state: NoticeState): string
       ? `✅ **Recovered**: run ${codeSpan(d.run_id ?? 'unknown')} had no evaluation-health error.`
       : '❗ **The evaluation itself failed**: infrastructure, telemetry or grading problems, not a harness result. No regression issue is opened for them.',
     '',
+    ...shareLines(ctx),
     [
       `Experiment ${codeSpan(d.experiment_id)}`,
       `latest run ${codeSpan(state.last_run ?? d.run_id ?? 'unknown')}`,
@@ -207,6 +220,7 @@ export function prCommentBody(ctx: RenderContext, key: string): string {
     statusLine(d.status, d),
     '',
     ...verdictLines(ctx, d.comparisons),
+    ...shareLines(ctx),
     verdictTable(d.comparisons),
   ].join('\n')
   const sections: Section[] = [

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { COMMAND_PLACEHOLDERS, type CommandPlaceholder } from '../manifest/templates.js'
+import type { SelfReport } from '../records/attempt.js'
 import { HwError } from '../util/errors.js'
 import { expandTemplate, shellQuote } from '../util/template.js'
 import type {
@@ -16,6 +17,9 @@ import { writeCellFiles } from './files.js'
 import { parseJsonLines } from './jsonl.js'
 import { openaiBaseUrl } from './urls.js'
 
+/** Where the given PATH waits while the login shell reads /etc/profile. */
+const KEPT_PATH = 'HW_GIVEN_PATH'
+
 export { COMMAND_PLACEHOLDERS, type CommandPlaceholder } from '../manifest/templates.js'
 
 /**
@@ -29,9 +33,10 @@ export function renderCommandTemplate(template: string, values: Record<CommandPl
 
 /**
  * The generic adapter (`harness: command`): any program, from the cell's `config.command` template,
- * run as `bash -lc <script>` in the workspace with the isolated environment. The endpoint is also in
- * the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
- * OPENAI_/ANTHROPIC_ variables) for programs that read it there.
+ * run as `bash -lc <script>` (through a plain `bash -c` that keeps the given PATH) in the workspace
+ * with the isolated environment. The endpoint is also in the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
+ * OPENAI_/ANTHROPIC_ variables) for programs that read it there. A program may state its own usage
+ * as a `{"type":"self_report",…}` JSON line on stdout (see commandSelfReport).
  */
 export const commandAdapter: HarnessAdapter = {
   name: 'command',
@@ -82,9 +87,16 @@ export const commandAdapter: HarnessAdapter = {
       ANTHROPIC_API_KEY: ctx.endpoint.apiKey,
     })
     const rendered = [renderCommandTemplate(template, values), ...ctx.config.args.map(shellQuote)].join(' ')
-    // A login shell re-reads /etc/profile, which resets PATH on common distributions: restore ours.
-    const script = `export PATH=${shellQuote(env.PATH ?? '')}\n${rendered}`
-    return { command: 'bash', args: ['-lc', script], env, cwd: ctx.workspace }
+    // A login shell re-reads /etc/profile, which resets PATH on common distributions: the PATH the
+    // process was given (the isolated one on the host, the image's in a container) is kept aside by a
+    // plain shell first and restored, never a value baked into the script.
+    const script = `export PATH="$${KEPT_PATH}"; unset ${KEPT_PATH}\n${rendered}`
+    return {
+      command: 'bash',
+      args: ['-c', `${KEPT_PATH}="$PATH" exec bash -lc "$0"`, script],
+      env,
+      cwd: ctx.workspace,
+    }
   },
 
   async parse(run: RawRun): Promise<ParsedRun> {
@@ -99,6 +111,40 @@ export const commandAdapter: HarnessAdapter = {
       const why = run.stderr.trim().split(/\r?\n/).at(-1) ?? ''
       startupError = `command template could not start (exit ${run.exitCode}): ${why}`.trim()
     }
-    return { finalMessage: last, trajectory: events, selfReport: null, startupError }
+    return { finalMessage: last, trajectory: events, selfReport: commandSelfReport(events), startupError }
   },
+}
+
+const SELF_REPORT_FIELDS = [
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'cost_usd',
+  'requests',
+  'turns',
+] as const
+
+/**
+ * A command's own usage count, when it prints one as a JSON line on stdout:
+ * `{"type":"self_report","requests":6,"input_tokens":…}` (the last such line; fields as in the
+ * attempt record's `self_report`, each a non-negative number, `requests`/`turns` whole; others null).
+ * A cross-check of the proxy's count only, never the measurement.
+ */
+export function commandSelfReport(events: readonly unknown[]): SelfReport | null {
+  const line = events.findLast(
+    (e): e is Record<string, unknown> =>
+      typeof e === 'object' && e !== null && (e as Record<string, unknown>).type === 'self_report',
+  )
+  if (!line) return null
+  const out = Object.fromEntries(SELF_REPORT_FIELDS.map((k) => [k, null])) as SelfReport
+  let any = false
+  for (const k of SELF_REPORT_FIELDS) {
+    const v = line[k]
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) continue
+    if ((k === 'requests' || k === 'turns') && !Number.isInteger(v)) continue
+    out[k] = v
+    any = true
+  }
+  return any ? out : null
 }

@@ -17,7 +17,7 @@ import { sha256, sha256OffThread } from '../util/json.js'
 import { checkInside, type InsideRead, readInside } from '../util/safe-read.js'
 import { fastCheckSource } from './fast-check.js'
 import { forEachJsonl, type InputError, type Numbered, parseJsonFile, parseJsonl } from './jsonl.js'
-import { type Reupload, runAttemptOf, uploadCandidates } from './reupload.js'
+import { type Reupload, runAttemptOf, uploadCandidates, workflowRunOf } from './reupload.js'
 import { type LedgerFileResult, ledgerOffThread } from './worker.js'
 
 /** One planned leg as found on disk. Paths are relative to the artifacts folder (stable across machines). */
@@ -103,6 +103,11 @@ export interface ReadOptions {
    * refused. Null or absent: no upper bound (outside Actions).
    */
   runAttempt?: number | null
+  /**
+   * The workflow run (GITHUB_RUN_ID): a leg whose leg.json states another run (`<run id>-<attempt>`)
+   * is refused. Null or absent: not checked (outside Actions).
+   */
+  workflowRun?: string | null
 }
 
 /** Ledger bytes from which a second thread pays for its start-up. */
@@ -135,7 +140,9 @@ export async function readLegArtifacts(
   // folder name is not read.
   const entries = await readdir(dir).catch(() => [] as string[])
   const picks = await Promise.all(
-    plan.legs.map((leg) => chooseUpload(dir, entries, leg.artifact, opts.runAttempt ?? null)),
+    plan.legs.map((leg) =>
+      chooseUpload(dir, entries, leg.artifact, opts.runAttempt ?? null, opts.workflowRun ?? null),
+    ),
   )
   const chosen = picks.map((p, i) => p.name ?? plan.legs[i]!.artifact)
   out.reuploads = []
@@ -298,7 +305,7 @@ export async function readLegArtifacts(
       legFile,
       attempts.rows,
       attemptsFile,
-      ledger?.runs ?? null,
+      ledger?.identities ?? null,
       ledgerFile,
       planSha,
     )
@@ -375,9 +382,17 @@ const FALLBACK: unique symbol = Symbol('fallback')
 interface LedgerRead {
   sha256: string
   rows: Map<string, number>
-  /** Run ids the rows' attribution names, with the first line naming each. */
-  runs: Map<string, number>
+  /** Run identities the rows' attribution states (ledgerIdentity), with the first line stating each. */
+  identities: Map<string, number>
   errors: InputError[]
+}
+
+/**
+ * The run identity a ledger row's attribution states, as one key: run id, plan sha256 and leg attempt
+ * (empty when the row does not carry them). The off-thread reader (worker.ts) builds the same key.
+ */
+export function ledgerIdentity(a: { run_id: string; plan_sha256?: string; leg_attempt?: number }): string {
+  return `${a.run_id}\u0000${a.plan_sha256 ?? ''}\u0000${a.leg_attempt ?? ''}`
 }
 
 /**
@@ -394,10 +409,10 @@ async function readLedger(
   const r = answer === 'taken' ? FALLBACK : answer
   if (r === null) return null
   const rows = new Map<string, number>()
-  const runs = new Map<string, number>()
+  const identities = new Map<string, number>()
   const count = (row: LedgerRow, line = 0) => {
     const a = row.attribution
-    if (a && !runs.has(a.run_id)) runs.set(a.run_id, line)
+    if (a && !identities.has(ledgerIdentity(a))) identities.set(ledgerIdentity(a), line)
     // The simulated user's rows are not the harness's: never counted against its attempt.
     if (!a || a.role === 'user_simulation') return
     const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
@@ -416,16 +431,16 @@ async function readLedger(
         errors.push({ file: name, line: item.line, message: e.message })
     }
     for (const [key, n] of r.counts) rows.set(key, (rows.get(key) ?? 0) + n)
-    for (const [run, line] of r.runs ?? [])
-      if (!runs.has(run) || (runs.get(run) ?? 0) > line) runs.set(run, line)
-    return { sha256: r.sha256, rows, runs, errors }
+    for (const [id, line] of r.identities ?? [])
+      if (!identities.has(id) || (identities.get(id) ?? 0) > line) identities.set(id, line)
+    return { sha256: r.sha256, rows, identities, errors }
   }
   const inside = text ? null : await readInside(dir, name)
   const own =
     text ?? (inside !== null && inside !== 'missing' && 'bytes' in inside ? await loaded(inside.bytes) : null)
   if (own === null) return null
   const errors = forEachJsonl(own.text, name, LedgerRowSchema, count).map(({ json: _json, ...e }) => e)
-  return { sha256: own.sha256, rows, runs, errors }
+  return { sha256: own.sha256, rows, identities, errors }
 }
 
 /** Total size in bytes of the files that exist. */
@@ -454,6 +469,7 @@ async function chooseUpload(
   entries: readonly string[],
   artifact: string,
   current: number | null,
+  workflowRun: string | null,
 ): Promise<{ name: string | null; attempt: number; replaces: string[]; refused: InputError[] }> {
   const refused: InputError[] = []
   const candidates = uploadCandidates(entries, artifact)
@@ -466,13 +482,24 @@ async function chooseUpload(
       })
       continue
     }
+    const stated = c.attempt > 0 || workflowRun !== null ? await statedRun(dir, c.name) : null
+    // A leg of another workflow run (copied in, or forged) is not read; an unreadable leg.json is
+    // reported where it is validated.
+    if (workflowRun !== null && stated?.runId != null && stated.run !== workflowRun) {
+      refused.push({
+        file: `${c.name}/leg.json`,
+        line: null,
+        message: `its leg.json states run ${JSON.stringify(stated.runId)}, not one of this workflow run ${workflowRun}: refused`,
+      })
+      continue
+    }
     if (c.attempt > 0) {
-      const stated = await statedAttempt(dir, c.name)
-      if (stated !== c.attempt) {
+      const attempt = stated?.attempt ?? null
+      if (attempt !== c.attempt) {
         refused.push({
           file: `${c.name}/leg.json`,
           line: null,
-          message: `the artifact is named for run attempt ${c.attempt}, its leg.json states ${stated === null ? 'no run attempt' : `run attempt ${stated}`}: refused`,
+          message: `the artifact is named for run attempt ${c.attempt}, its leg.json states ${attempt === null ? 'no run attempt' : `run attempt ${attempt}`}: refused`,
         })
         continue
       }
@@ -482,8 +509,15 @@ async function chooseUpload(
   return { name: null, attempt: 0, replaces: [], refused }
 }
 
-/** The run attempt the leg.json of upload `name` states, or null (missing, unreadable, no attempt). */
-async function statedAttempt(dir: string, name: string): Promise<number | null> {
+/**
+ * What the leg.json of upload `name` states of its run: the run id, its workflow run (the `<run id>`
+ * of `<run id>-<attempt>`, else null) and its run attempt (`leg_attempt` when stated, else the run
+ * id's suffix), or null when there is no readable leg.json (a missing leg is reported elsewhere).
+ */
+async function statedRun(
+  dir: string,
+  name: string,
+): Promise<{ runId: string | null; run: string | null; attempt: number | null } | null> {
   const folder = await legFolder(dir, name)
   if (typeof folder !== 'string') return null
   const rel = path.relative(dir, folder).split(path.sep).join('/')
@@ -491,12 +525,17 @@ async function statedAttempt(dir: string, name: string): Promise<number | null> 
   if (r === 'missing' || 'refused' in r) return null
   try {
     const leg = JSON.parse(r.bytes.toString('utf8')) as { run_id?: unknown; leg_attempt?: unknown }
+    const runId = typeof leg.run_id === 'string' ? leg.run_id : null
     // The run identity's own field when the leg states it, else the run id's attempt suffix.
-    if (typeof leg.leg_attempt === 'number' && Number.isInteger(leg.leg_attempt) && leg.leg_attempt >= 1)
-      return leg.leg_attempt
-    return typeof leg.run_id === 'string' ? runAttemptOf(leg.run_id) : null
+    const attempt =
+      typeof leg.leg_attempt === 'number' && Number.isInteger(leg.leg_attempt) && leg.leg_attempt >= 1
+        ? leg.leg_attempt
+        : runId === null
+          ? null
+          : runAttemptOf(runId)
+    return { runId, run: runId === null ? null : workflowRunOf(runId), attempt }
   } catch {
-    return null
+    return { runId: null, run: null, attempt: null }
   }
 }
 
@@ -527,16 +566,19 @@ async function legFolder(dir: string, artifact: string): Promise<string | null |
 /**
  * Rows of a leg artifact that belong to another run than its leg.json (pure): an attempt row whose
  * run id the leg does not name (`runs`, else its `run_id`), whose plan differs, or whose leg attempt
- * differs from the leg's for the same run; ledger rows naming another run; a leg.json of another
- * plan. Each is an input error at file:line, and the blocks it touches are marked incomplete.
- * Records without identity fields (written before them) are checked on what they carry.
+ * differs from the leg's for the same run; ledger rows naming another run, another plan or another
+ * leg attempt of the leg's run (`ledgerIdentities`: ledgerIdentity keys, a plain run id read as a
+ * row without plan and leg attempt); a leg.json of another plan. Each is an input error at
+ * file:line, and the blocks it touches are marked incomplete (a ledger mixture: every block of the
+ * leg, since its telemetry cannot be trusted). Records and rows without identity fields (written
+ * before them) are checked on what they carry.
  */
 export function mixedRuns(
   record: LegRecord | null,
   legFile: string,
   attempts: readonly Numbered<AttemptRecord>[],
   attemptsFile: string,
-  ledgerRuns: Map<string, number> | null,
+  ledgerIdentities: Map<string, number> | null,
   ledgerFile: string,
   planSha: string | null,
 ): { errors: InputError[]; invalid: LegArtifact['invalidRows']; dropped: Set<number> } {
@@ -577,18 +619,29 @@ export function mixedRuns(
     dropped.add(a.line)
     invalid.push(invalidOf(a, `${attemptsFile}:${a.line} ${why} (a mixture of runs, see input errors)`))
   }
-  for (const [run, line] of ledgerRuns ?? []) {
-    if (runs.has(run)) continue
+  for (const [id, line] of ledgerIdentities ?? []) {
+    const [run = '', plan = '', legAttempt = ''] = id.split('\u0000')
+    let why: string | null = null
+    if (!runs.has(run)) why = `run ${run}`
+    else if (plan && record.plan_sha256 && plan !== record.plan_sha256) why = `plan ${plan.slice(0, 12)}`
+    else if (
+      run === record.run_id &&
+      legAttempt &&
+      record.leg_attempt !== undefined &&
+      Number(legAttempt) !== record.leg_attempt
+    )
+      why = `leg attempt ${legAttempt}`
+    if (why === null) continue
     errors.push({
       file: ledgerFile,
       line: line || null,
-      message: `ledger rows are from run ${run}, but leg.json is ${legIdent}: one leg artifact mixes runs`,
+      message: `ledger rows are from ${why}, but leg.json is ${legIdent}: one leg artifact mixes runs`,
     })
     // The leg's telemetry cannot be trusted: every block it holds is incomplete.
     for (const a of attempts) {
       if (dropped.has(a.line)) continue
       dropped.add(a.line)
-      invalid.push(invalidOf(a, `${ledgerFile} holds rows of run ${run} (a mixture of runs)`))
+      invalid.push(invalidOf(a, `${ledgerFile} holds rows of ${why} (a mixture of runs)`))
     }
   }
   return { errors, invalid, dropped }

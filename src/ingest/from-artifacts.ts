@@ -665,6 +665,7 @@ function attemptClasses(
       telemetry_class: c?.telemetry_class ?? 'ok',
       anomaly: c?.anomaly ?? null,
       partial_usage: c?.partial_usage ?? false,
+      non_utf8: a.deliverable.non_utf8 ?? 0,
       raw_spend_usd: c?.ledger.spend_usd ?? a.telemetry.spend_usd,
       dedup_spend_usd: c?.ledger.dedup_spend_usd ?? null,
     })

@@ -72,6 +72,8 @@ export interface AttemptClassView {
   telemetry_class: TelemetryClass
   anomaly: AnomalyKind | null
   partial_usage: boolean
+  /** Malformed UTF-8 sequences in the attempt's diff, replaced with U+FFFD (deliverable.non_utf8; 0: none). */
+  non_utf8?: number
   /** Spend as logged (raw) and without suspected duplicates; null when unknown. */
   raw_spend_usd: number | null
   dedup_spend_usd: number | null

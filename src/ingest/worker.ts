@@ -44,7 +44,7 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
   const text = bytes.toString(require('node:buffer').isAscii(bytes) ? 'latin1' : 'utf8')
   bytes = null
   const counts = new Map()
-  const runs = new Map()
+  const identities = new Map()
   const items = []
   let start = 0
   let line = 0
@@ -70,13 +70,17 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
       continue
     }
     const a = json.attribution
-    if (a && !runs.has(a.run_id)) runs.set(a.run_id, line)
+    if (a) {
+      // The run identity the row states (ingest/artifacts.ts ledgerIdentity): run, plan, leg attempt.
+      const id = a.run_id + '\\u0000' + (a.plan_sha256 || '') + '\\u0000' + (a.leg_attempt || '')
+      if (!identities.has(id)) identities.set(id, line)
+    }
     // The simulated user's rows are not the harness's: never counted against its attempt.
     if (!a || a.role === 'user_simulation') continue
     const key = a.cell_id + '\\u0000' + a.instance_id + '\\u0000' + a.trial + '\\u0000' + a.attempt
     counts.set(key, (counts.get(key) || 0) + 1)
   }
-  return { sha256, counts, runs, items }
+  return { sha256, counts, identities, items }
 }`
 
 const WORKER_SOURCE = `'use strict'
@@ -153,8 +157,8 @@ export interface LedgerFileResult {
   sha256: string
   /** Rows the schema check accepted, per attribution key (attemptKey). */
   counts: Map<string, number>
-  /** Each run id the rows' attribution names, with the first line naming it. */
-  runs: Map<string, number>
+  /** Each run identity the rows' attribution states (ledgerIdentity), with the first line stating it. */
+  identities: Map<string, number>
   /** Lines in order that are not JSON (`message`) or that the check did not accept (`raw`). */
   items: Array<{ line: number; message?: string; raw?: string }>
 }

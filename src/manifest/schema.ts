@@ -183,7 +183,7 @@ export const VerifierSchema = z.strictObject({
     .enum(['report', 'reward_file', 'exit_codes'])
     .optional()
     .describe(
-      'how the verifier states its verdict, so that a crash is never read as a failure: report (a SWE-bench run report under {out} naming the instance), reward_file (a reward in 0..1 written to HW_REWARD_FILE), exit_codes (exit_codes.pass / exit_codes.fail; any other exit or a signal is a grader error). Default: reward_file for kind=command (a report under {out} is read too; neither is a grader error), for task-tests the Harbor reward file, else exit 0 pass, 126/127 error, other codes fail',
+      'how the verifier states its verdict, so that a crash is never read as a failure: report (a SWE-bench run report under {out} naming the instance), reward_file (a reward in 0..1 written to HW_REWARD_FILE), exit_codes (exit_codes.pass / exit_codes.fail; any other exit or a signal is a grader error). Default: reward_file for kind=command (a report under {out} is read too; neither is a grader error); for task-tests a reward file when written, else exit 0 pass, exit 1 tests failed, any other exit (2–255) or a signal a grader error. Under exit_codes and the task-tests default, a fail code whose error output ends in an uncaught exception raised outside the workspace (a Python traceback, a Node.js stack; not an assertion) is a grader error too',
     ),
   isolation: z
     .enum(['task', 'fresh'])
@@ -245,7 +245,7 @@ export const CellConfigSchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      'harness=command: template with {prompt} {prompt_file} {workspace} {base_url} {openai_base_url} {model} {api_key}',
+      'harness=command: template with {prompt} {prompt_file} {workspace} {base_url} {openai_base_url} {model} {api_key}; a {"type":"self_report","requests":N,…} JSON line on stdout is the command\'s own usage count (a cross-check of the proxy)',
     ),
 })
 
@@ -687,6 +687,14 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
         message: `exit code${both.length === 1 ? '' : 's'} ${both.join(', ')} cannot mean both pass and fail`,
       })
     }
+  }
+  if (vf.contract === 'report' && vf.kind !== 'command') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['benchmark', 'verifier', 'contract'],
+      message:
+        'contract report needs kind: command (a run report under {out}); task-tests write none, so every attempt would be a grader error — declare reward_file or exit_codes',
+    })
   }
   if (vf.reports && vf.contract !== undefined && vf.contract !== 'report') {
     ctx.addIssue({

@@ -45,7 +45,7 @@ export interface VerifierOptions {
    * /tests only now, after the agent, and the reward read from /logs/verifier/reward.txt or reward.json.
    */
   container?: Omit<ContainerRequest, 'phase' | 'binds' | 'ports'>
-  /** The manifest's declared verifier contract (default: legacy, see panel/contract.ts). */
+  /** The manifest's declared verifier contract (absent: `default`, see panel/contract.ts). */
   contract?: VerifierContract
   /**
    * Harbor's default: the agent's own container, its processes ended (Sandbox.settle): tests/ is copied
@@ -65,9 +65,10 @@ export const HARBOR_VERIFIER_LOGS = '/logs/verifier'
  * workspace where it may write a reward in 0..1), on top of `verifierBaseEnv` (an allowlist: no runner
  * secrets), the task's [verifier] env and `opts.env`; it runs in a sandbox of `opts.sandbox`, since the
  * code being graded runs under it. Verdict: a written reward decides (1 → pass, below →
- * fail, unreadable or out of range → error); otherwise exit 0 → pass, 126/127 (command not runnable or
- * not found) → error, other codes → fail; death by a signal → error; over the limit → timeout, with the
- * whole process group killed. Bytecode writing is switched off so grading leaves no files behind.
+ * fail, unreadable or out of range → error); otherwise the declared contract reads the exit
+ * (contract.ts; without one, `default`: exit 0 → pass, exit 1 → fail unless the error output ends in
+ * an uncaught exception outside the workspace, any other exit or a signal → error); over the limit →
+ * timeout, with the whole process group killed. Bytecode writing is switched off so grading leaves no files behind.
  */
 export async function runTaskVerifier(
   task: Task,
@@ -122,8 +123,15 @@ export async function runTaskVerifier(
     const written = await readBack(rewardFile).catch(() => null)
     const reward = written === null ? null : rewardVerdict(written)
     const v = readByContract(
-      opts.contract ?? { kind: 'legacy' },
-      { exitCode: run.exitCode, signal: run.signal, reward, report: null },
+      opts.contract ?? { kind: 'default' },
+      {
+        exitCode: run.exitCode,
+        signal: run.signal,
+        reward,
+        report: null,
+        errorOutput: run.errorOutput,
+        workspace: path.resolve(workspace),
+      },
       'test.sh',
     )
     return { ...base, ...v }
@@ -137,6 +145,7 @@ export async function runTaskVerifier(
  * the agent exited): the final workspace at the working directory, tests/ read-only at /tests, a fresh
  * /logs/verifier for the reward. A Harbor task (its own image) is graded by its reward file alone: no
  * reward, a crashed script or a container that will not start is `error` (ungraded), never a loss.
+ * Other tasks without a reward are read by the declared contract, as on the host.
  */
 async function runInContainer(
   task: Task,
@@ -203,14 +212,23 @@ async function runInContainer(
     }
     const run = runs[0]
     if (!run) throw new Error('the verifier did not start')
-    return await containerVerdict(task, run, logs)
+    return await containerVerdict(task, run, logs, {
+      contract: opts.contract,
+      errorOutput: run.errorOutput,
+      workspace: opts.container?.workdir ?? path.resolve(workspace),
+    })
   } finally {
     await rm(rewardDir, { recursive: true, force: true })
   }
 }
 
 /** The verdict of tests/test.sh run in a container, from its end and the reward files in `logs`. */
-async function containerVerdict(task: Task, run: ExecResult, logs: string): Promise<VerifierResult> {
+async function containerVerdict(
+  task: Task,
+  run: ExecResult,
+  logs: string,
+  ctx: { contract?: VerifierContract; errorOutput: string; workspace: string },
+): Promise<VerifierResult> {
   const base = { exitCode: run.exitCode, durationMs: run.durationMs }
   if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: null }
   if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
@@ -239,17 +257,20 @@ async function containerVerdict(task: Task, run: ExecResult, logs: string): Prom
       reason: `no reward file in ${HARBOR_VERIFIER_LOGS} (test.sh ${how}): ungraded`,
     }
   }
-  if (run.signal) return { ...base, status: 'error', reward: null, reason: `test.sh ended by ${run.signal}` }
-  if (run.exitCode === 0) return { ...base, status: 'pass', reward: null, reason: null }
-  if (run.exitCode === 126 || run.exitCode === 127) {
-    return {
-      ...base,
-      status: 'error',
+  // Without a reward the declared contract reads the exit (its default tells a crash from a failure).
+  const v = readByContract(
+    ctx.contract ?? { kind: 'default' },
+    {
+      exitCode: run.exitCode,
+      signal: run.signal,
       reward: null,
-      reason: `test.sh exited ${run.exitCode} (command not runnable)`,
-    }
-  }
-  return { ...base, status: 'fail', reward: null, reason: null }
+      report: null,
+      errorOutput: ctx.errorOutput,
+      workspace: ctx.workspace,
+    },
+    'test.sh',
+  )
+  return { ...base, ...v }
 }
 
 /**
@@ -340,7 +361,12 @@ async function runInAgentContainer(
     }
     // A container killed at the verifier's limit holds nothing to copy: the verdict says why.
     if (!run.timedOut && !run.aborted) await box.copyOut(HARBOR_VERIFIER_LOGS, logs).catch(() => undefined)
-    return await containerVerdict(task, run, logs)
+    const errorOutput = (await readFile(err, 'utf8').catch(() => '')).slice(-16_384)
+    return await containerVerdict(task, run, logs, {
+      contract: opts.contract,
+      errorOutput,
+      workspace: opts.container?.workdir ?? path.resolve(workspace),
+    })
   } finally {
     await rm(rewardDir, { recursive: true, force: true })
   }

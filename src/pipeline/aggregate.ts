@@ -6,7 +6,7 @@ import { comparisonJson } from '../compare/serialize.js'
 import { readLegArtifacts, readPlan } from '../ingest/artifacts.js'
 import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from '../ingest/from-artifacts.js'
 import type { ComparisonInput } from '../ingest/observations.js'
-import { currentRunAttempt } from '../ingest/reupload.js'
+import { currentRunAttempt, currentWorkflowRun } from '../ingest/reupload.js'
 import type { Comparison } from '../records/comparison.js'
 import { writeReportFiles } from '../report/write.js'
 
@@ -20,6 +20,8 @@ export interface AggregateOptions {
   seed?: number
   /** The workflow's run attempt (default: GITHUB_RUN_ATTEMPT; null: no upper bound on re-uploads). */
   runAttempt?: number | null
+  /** The workflow run (default: GITHUB_RUN_ID; null: legs of any run are read). */
+  workflowRun?: string | null
 }
 
 export interface WrittenReports {
@@ -42,6 +44,7 @@ export async function aggregate(opts: AggregateOptions): Promise<WrittenReports>
   const { plan, sha256 } = await readPlan(opts.plan)
   const read = await readLegArtifacts(plan, opts.artifacts, {
     runAttempt: opts.runAttempt === undefined ? currentRunAttempt(process.env) : opts.runAttempt,
+    workflowRun: opts.workflowRun === undefined ? currentWorkflowRun(process.env) : opts.workflowRun,
   })
   const input = observationsFromArtifacts(plan, read, {
     planFile: path.basename(opts.plan),

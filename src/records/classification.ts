@@ -46,6 +46,12 @@ export const ClassificationSummarySchema = z.strictObject({
         .nullable()
         .describe('usage of attempts cut off mid-answer: shown, never summed into cost'),
       not_evaluated: z.string().nullable().describe('why the cell has no evaluated trial, else null'),
+      non_utf8_attempts: Count.optional().describe(
+        'attempts whose diff held bytes that are not UTF-8 (decoded with U+FFFD for the grader, never dropped); absent in comparisons written before it',
+      ),
+      non_utf8_sequences: Count.optional().describe(
+        'malformed UTF-8 sequences replaced over those attempts (the records’ deliverable.non_utf8, summed)',
+      ),
     }),
   ),
   findings: z.array(

@@ -37,6 +37,18 @@ export const AttributionSchema = z.strictObject({
     .describe(
       '0 = first run; 1.. = confirmation rounds (absent in rows written before rounds were recorded)',
     ),
+  plan_sha256: z
+    .string()
+    .optional()
+    .describe(
+      "run identity: sha256 of the plan's canonical JSON, as the attempt record and leg.json state it (absent in rows written before it, and in rows a gateway attributes by its own metadata alone)",
+    ),
+  leg_attempt: z
+    .number()
+    .int()
+    .positive()
+    .optional()
+    .describe('run identity: the run attempt that ran the leg (GITHUB_RUN_ATTEMPT; 1 locally)'),
   role: z
     .enum(['user_simulation', 'analyst'])
     .optional()

@@ -16,7 +16,7 @@ import {
   routeText,
 } from '../util/format.js'
 import { chartSources } from './assets.js'
-import { classificationHtml } from './classification.js'
+import { classificationHtml, evaluatedShareHtml } from './classification.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { environmentLines } from './environment.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
@@ -63,6 +63,7 @@ export function renderHtmlReport(
     `<style>${CSS}</style>`,
     '</head><body>',
     `<h1>Harness Watch — ${e(title)}</h1>`,
+    evaluatedShareHtml(c),
     headerTable(c),
     ...(opts.decision ? [decisionHtml(opts.decision)] : []),
     classificationHtml(c),

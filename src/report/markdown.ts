@@ -20,7 +20,12 @@ import {
   routeText,
 } from '../util/format.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
-import { classificationMarkdown, denominatorsLine, notEvaluatedReason } from './classification.js'
+import {
+  classificationMarkdown,
+  denominatorsLine,
+  evaluatedShareMarkdown,
+  notEvaluatedReason,
+} from './classification.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
@@ -128,7 +133,7 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
   if (c.kind === 'experiment') {
     lines.push(`Run ${c.run_id ? codeSpan(c.run_id) : '—'} · round ${c.round}${when}`, '')
   }
-  const share = evaluatedShare(c)
+  const share = evaluatedShareMarkdown(c)
   if (share) lines.push(share, '')
   if (c.cells.length === 0) {
     lines.push(
@@ -184,28 +189,6 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
   )
   if (s.manifest_sha256) lines.push(`| Manifest | sha256 ${codeSpan(s.manifest_sha256.slice(0, 12))} |`)
   return `${lines.join('\n')}\n`
-}
-
-/**
- * Each harness's evaluated share, first thing a reader sees: `**Evaluated:** opencode: 4 of 5
- * evaluated · pi: 5 of 5 evaluated` (a cell's id when two cells share a harness); a cell with a gap
- * is marked. Null without a classification (published results).
- */
-export function evaluatedShare(c: Comparison): string | null {
-  const cells = c.classification?.cells
-  if (!cells || cells.length === 0) return null
-  const harnessOf = new Map(c.cells.map((x) => [x.id, x.harness]))
-  const counts = new Map<string, number>()
-  for (const x of c.cells) counts.set(x.harness, (counts.get(x.harness) ?? 0) + 1)
-  const parts = cells.map((x) => {
-    const h = harnessOf.get(x.cell) ?? x.cell
-    const name = (counts.get(h) ?? 0) > 1 ? x.cell : h
-    const gap = x.evaluated < x.scheduled ? ' ⚠' : ''
-    // A plain name reads as itself; anything else is shown verbatim in a code span.
-    const shown = /^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(name) ? name : codeSpan(name)
-    return `${shown}: ${x.evaluated} of ${x.scheduled} evaluated${gap}`
-  })
-  return `**Evaluated:** ${parts.join(' · ')}`
 }
 
 /** The Isolation line of the header: each backend with its canary result and how many legs used it. */

@@ -8,10 +8,16 @@ import type { WireApi } from '../manifest/harness-names.js'
 import type { Cell } from '../manifest/schema.js'
 import type { HarnessRunResult } from '../process/exec.js'
 import type { AttemptEnvironment, AttemptRecord } from '../records/attempt.js'
+import type { Isolation } from '../records/isolation.js'
 import type { Attribution, LedgerRow } from '../records/ledger.js'
 import { checkLedger } from '../records/ledger-check.js'
 import { ContainerFault } from '../sandbox/container/backend.js'
-import type { ExecResult, SandboxProvenance } from '../sandbox/contract.js'
+import {
+  type ContainerNetwork,
+  type ExecResult,
+  isUnisolated,
+  type SandboxProvenance,
+} from '../sandbox/contract.js'
 import type { SandboxChoice } from '../sandbox/select.js'
 import type {
   AttemptBudget,
@@ -20,7 +26,7 @@ import type {
   TelemetryCapture,
 } from '../telemetry/capture.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
-import { messageOf } from '../util/errors.js'
+import { HwError, messageOf } from '../util/errors.js'
 import { writeAttemptAtif } from './atif-export.js'
 import { bridgeSandboxPaths, bridgeStdioEndpoint } from './bridge.js'
 import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
@@ -132,6 +138,9 @@ export async function runAttempt(
     trial: spec.trial,
     attempt: spec.attempt,
     round: leg.round,
+    // Run identity on every ledger row, so that a leg artifact mixing runs is found at its line.
+    ...(leg.planSha256 ? { plan_sha256: leg.planSha256 } : {}),
+    ...(leg.legAttempt ? { leg_attempt: leg.legAttempt } : {}),
   }
   let dirs: AttemptDirs | null = null
   let tel: AttemptTelemetry | null = null
@@ -235,8 +244,9 @@ export async function runAttempt(
           container,
           // A declared read_only checkout is readable, its .git (which may hold a token) is not.
           masked: leg.readOnly.map((p) => path.join(p, '.git')).filter((g) => existsSync(g)),
-          // The only way out, where the backend has a network of its own: the attempt's endpoint.
-          loopbackPorts: tel ? loopbackPort(c.endpoint.origin) : [],
+          // An isolating backend gives the harness a network of its own whose only way out is the
+          // attempt's endpoint, the recording proxy on 127.0.0.1, wherever the upstream lives.
+          loopbackPorts: harnessPorts(c.endpoint.origin, leg.sandbox.backend.kind),
         })
         network = box.network
         if (box.provenance) agentBox = box.provenance
@@ -545,8 +555,19 @@ function safeJson(v: unknown): string {
   }
 }
 
-/** The port of a `http://127.0.0.1:<port>` endpoint (the recording proxy), as a list; else none. */
-function loopbackPort(origin: string): number[] {
+/**
+ * The loopback ports a harness may reach: under an isolating backend, the port of its
+ * `http://127.0.0.1:<port>` endpoint (the recording proxy, which alone reaches the upstream, local or
+ * remote); never the host's network. An endpoint elsewhere cannot be the only way out: HwError
+ * `endpoint_not_proxied`. Unisolated backends keep the host's network (undefined).
+ */
+export function harnessPorts(origin: string, backend: Isolation): number[] | undefined {
+  if (isUnisolated(backend)) return undefined
   const m = /^http:\/\/127\.0\.0\.1:(\d+)(\/|$)/.exec(origin)
-  return m ? [Number(m[1])] : []
+  if (m) return [Number(m[1])]
+  throw new HwError(
+    'endpoint_not_proxied',
+    `the harness's model endpoint ${origin} is not the recording proxy on 127.0.0.1: under the ${backend} sandbox the proxy is the harness's only way out`,
+    { help: 'keep the recording proxy in front of the upstream (telemetry.litellm keeps it by default)' },
+  )
 }

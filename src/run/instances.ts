@@ -324,6 +324,8 @@ async function runCommandVerifier(
     {
       exitCode: run.exitCode,
       signal: run.signal,
+      errorOutput: run.errorOutput,
+      workspace: dirs.workspace,
       reward: written === null ? null : rewardVerdict(written),
       report: report
         ? { status: report.status === 'timeout' ? 'error' : report.status, reason: report.reason ?? null }

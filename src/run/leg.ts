@@ -399,6 +399,9 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   if (ran === 0 && previous && previous.ended_at !== null) {
     // Nothing ran: the leg's timing (and the run that did the work) stay as recorded.
     legRecord.run_id = previous.run_id
+    // …and so does its run attempt, so that the rows it wrote still match the leg's identity.
+    if (previous.leg_attempt === undefined) delete legRecord.leg_attempt
+    else legRecord.leg_attempt = previous.leg_attempt
     legRecord.started_at = previous.started_at
     legRecord.ended_at = previous.ended_at
     legRecord.harness_version_observed ??= previous.harness_version_observed

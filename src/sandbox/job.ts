@@ -25,6 +25,8 @@ export interface JobLimits {
 /** One command's end and what it printed (stdout, then stderr). */
 export interface JobRun extends ExecResult {
   output: string
+  /** The end of the command's stderr alone (at most 16 KiB), for evidence of how it ended. */
+  errorOutput: string
 }
 
 /** How a job's command failed, for a reason line: "bash: <spawn error>", "ended by SIGKILL" or "exited 3". */
@@ -68,7 +70,7 @@ export async function runSandboxJob(
       const err = await readFile(stderrFile, 'utf8').catch(() => '')
       const output = out + (out && err && !out.endsWith('\n') ? '\n' : '') + err
       if (limits.logFile) await appendFile(limits.logFile, output)
-      runs.push({ ...r, output })
+      runs.push({ ...r, output, errorOutput: err.slice(-16_384) })
       if (r.exitCode !== 0) break
     }
     return runs

@@ -122,7 +122,14 @@ export {
 } from './special.js'
 export { logRatioWithSe, type RatioMoments, studentizedRatioInterval } from './studentized.js'
 export { sum8, sumKernelModule } from './sum-kernel.js'
-export { inverseNormalCombination, ratioOfTotalsTest, type TotalsTest } from './totals.js'
+export {
+  inverseNormalCombination,
+  ratioOfTotalsTest,
+  sdOfD,
+  type TotalsMethod,
+  type TotalsOptions,
+  type TotalsTest,
+} from './totals.js'
 export { defined, type Maybe, type Numbers, undefinedBecause } from './types.js'
 export {
   WILCOXON_EXACT_MAX_N,

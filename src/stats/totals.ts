@@ -18,30 +18,81 @@
  */
 
 import { normalCdf, normalQuantile } from './normal.js'
+import { createRng } from './rng.js'
 import { studentTTwoSidedP } from './special.js'
+
+/**
+ * How the mean of Dᵢ is tested (each compared by simulation in every world of calibrate/worlds.ts,
+ * through the two-stage design: the measured false-confirmation rates are in two-stage.ts):
+ *  - `student`: Student's one-sided t, df n − 1 (liberal on a left-skewed D at small n);
+ *  - `johnson`: Johnson's (1978, JASA 73:536) skewness-modified t,
+ *      t_J = [d̄ + μ̂₃/(6·s²·n) + μ̂₃·d̄²/(3·s⁴)] / (s/√n), μ̂₃ = Σ(Dᵢ − d̄)³/n, against t(n − 1);
+ *  - `johnson-down`: min(t, t_J) — Johnson's correction applied only when it lowers the statistic
+ *      (μ̂₃ < 0, the liberal side for an upper-tailed test); never more liberal than `student`;
+ *  - `hall`: Hall's (1992, JRSS B 54:221) monotone cubic transformation of T = d̄/s, with γ̂ = μ̂₃/s³,
+ *      √n·[T + γ̂·T²/3 + γ̂²·T³/27 + γ̂/(6n)], against t(n − 1);
+ *  - `bootstrap-t`: the studentized bootstrap of the mean of D (Efron & Tibshirani 1993, §12.5),
+ *      B resamples of the n blocks from a fixed seed, p = (1 + #{t*ᵦ ≥ t}) / (B + 1) with
+ *      t*ᵦ = (d̄*ᵦ − d̄)/(s*ᵦ/√n); a resample with no spread has t* = ±∞ by the sign of d̄* − d̄, 0 at d̄;
+ *  - `sign-flip`: the randomization test of Σd under sign flips (exact for D symmetric about 0),
+ *      B seeded flips, p = (1 + #{Σ±dᵢ ≥ Σd}) / (B + 1).
+ * `sdFloor` replaces s by max(s, floor) in every studentized statistic (the statistic only falls).
+ */
+export type TotalsMethod = 'student' | 'johnson' | 'johnson-down' | 'hall' | 'bootstrap-t' | 'sign-flip'
+
+export interface TotalsOptions {
+  /** Default `student`. */
+  method?: TotalsMethod
+  /** bootstrap-t: resamples (default 999) and seed (default 1). */
+  resamples?: number
+  seed?: number
+  /** A floor on the standard deviation of D (e.g. another stage's), so the statistic only falls. */
+  sdFloor?: number
+}
+
+/** The sample standard deviation of Dᵢ = tᵢ − θ·bᵢ (null under 2 blocks). */
+export function sdOfD(base: ArrayLike<number>, treat: ArrayLike<number>, threshold: number): number | null {
+  const n = base.length
+  if (n < 2) return null
+  let m = 0
+  for (let i = 0; i < n; i++) m += (treat[i] as number) - threshold * (base[i] as number)
+  m /= n
+  let ss = 0
+  for (let i = 0; i < n; i++) ss += ((treat[i] as number) - threshold * (base[i] as number) - m) ** 2
+  return Math.sqrt(ss / (n - 1))
+}
 
 export interface TotalsTest {
   /** Σt/Σb (null when Σb = 0). */
   estimate: number | null
-  /** Student's t of the mean of Dᵢ = tᵢ − θ·bᵢ. */
+  /** The method's statistic of the mean of Dᵢ = tᵢ − θ·bᵢ (Student's t for `bootstrap-t`). */
   statistic: number
   df: number
   /** One-sided p of H0 Σt ≤ θ·Σb. */
   p: number
   n: number
+  method: TotalsMethod
+}
+
+/** Upper-tail p of Student's t with df degrees of freedom, computed from the tail directly. */
+function upperT(statistic: number, df: number): number {
+  const half = studentTTwoSidedP(statistic, df) / 2
+  return statistic >= 0 ? half : 1 - half
 }
 
 /**
- * One-sided test of Σt ≤ θ·Σb on aligned per-block values (≥ 0): Student's t of the mean of
- * Dᵢ = tᵢ − θ·bᵢ, df = n − 1. Null when fewer than 2 blocks or every Dᵢ is equal (no spread: the
- * statistic is undefined). Throws a RangeError for θ not > 0, unequal lengths or a negative or
- * non-finite value.
+ * One-sided test of Σt ≤ θ·Σb on aligned per-block values (≥ 0), of the mean of Dᵢ = tᵢ − θ·bᵢ by
+ * `options.method` (see TotalsMethod), df = n − 1. Null when fewer than 2 blocks (fewer than 3 for
+ * the skewness corrections) or every Dᵢ is equal (no spread: the statistic is undefined). Throws a
+ * RangeError for θ not > 0, unequal lengths or a negative or non-finite value.
  */
 export function ratioOfTotalsTest(
   base: ArrayLike<number>,
   treat: ArrayLike<number>,
   threshold: number,
+  options: TotalsOptions = {},
 ): TotalsTest | null {
+  const method = options.method ?? 'student'
   if (!(threshold > 0 && Number.isFinite(threshold)))
     throw new RangeError(`ratioOfTotalsTest: threshold must be > 0, got ${threshold}`)
   if (base.length !== treat.length)
@@ -59,18 +110,91 @@ export function ratioOfTotalsTest(
     st += t
     sb += b
   }
-  if (n < 2) return null
+  if (n < (method === 'student' ? 2 : 3)) return null
+  const d = new Float64Array(n)
+  for (let i = 0; i < n; i++) d[i] = (treat[i] as number) - threshold * (base[i] as number)
   const mean = (st - threshold * sb) / n
   let ss = 0
-  for (let i = 0; i < n; i++) ss += ((treat[i] as number) - threshold * (base[i] as number) - mean) ** 2
+  let s3 = 0
+  for (let i = 0; i < n; i++) {
+    const e = (d[i] as number) - mean
+    ss += e * e
+    s3 += e * e * e
+  }
   const sd = Math.sqrt(ss / (n - 1))
   // No spread relative to the size of the values: rounding residue, not a standard error.
   if (!(sd > (1e-12 * (st + threshold * sb)) / n)) return null
-  const statistic = mean / (sd / Math.sqrt(n))
+  const se = Math.max(sd, options.sdFloor ?? 0) / Math.sqrt(n)
+  const t = mean / se
   const df = n - 1
-  // The upper tail directly, never 1 − (something near 1).
-  const half = studentTTwoSidedP(statistic, df) / 2
-  return { estimate: sb > 0 ? st / sb : null, statistic, df, p: statistic >= 0 ? half : 1 - half, n }
+  const estimate = sb > 0 ? st / sb : null
+  const out = (statistic: number, p: number): TotalsTest => ({ estimate, statistic, df, p, n, method })
+  if (method === 'student') return out(t, upperT(t, df))
+  const mu3 = s3 / n
+  const s2 = sd * sd
+  if (method === 'johnson' || method === 'johnson-down') {
+    const tJ = (mean + mu3 / (6 * s2 * n) + (mu3 * mean * mean) / (3 * s2 * s2)) / se
+    const stat = method === 'johnson' ? tJ : Math.min(t, tJ)
+    return out(stat, upperT(stat, df))
+  }
+  if (method === 'sign-flip') return out(t, signFlipP(d, options.resamples ?? 999, options.seed ?? 1))
+  if (method === 'hall') {
+    const g = mu3 / (s2 * sd)
+    const T = t / Math.sqrt(n)
+    const stat = Math.sqrt(n) * (T + (g * T * T) / 3 + (g * g * T * T * T) / 27 + g / (6 * n))
+    return out(stat, upperT(stat, df))
+  }
+  return out(t, bootstrapTP(d, mean, t, options.resamples ?? 999, options.seed ?? 1))
+}
+
+/** The sign-flip p of Σd: (1 + #{Σ±dᵢ ≥ Σd}) / (B + 1). */
+function signFlipP(d: Float64Array, B: number, seed: number): number {
+  const n = d.length
+  const rng = createRng(seed >>> 0)
+  let obs = 0
+  for (let i = 0; i < n; i++) obs += d[i] as number
+  const tol = 1e-12 * d.reduce((a, x) => a + Math.abs(x), 0)
+  let above = 0
+  for (let r = 0; r < B; r++) {
+    let sum = 0
+    let bits = 0
+    for (let i = 0; i < n; i++) {
+      if (i % 30 === 0) bits = rng.nextInt(1 << 30)
+      sum += bits & 1 ? (d[i] as number) : -(d[i] as number)
+      bits >>>= 1
+    }
+    if (sum >= obs - tol) above++
+  }
+  return (1 + above) / (B + 1)
+}
+
+/** The bootstrap-t p of the mean of d (see TotalsMethod): (1 + #{t* ≥ t}) / (B + 1). */
+function bootstrapTP(d: Float64Array, mean: number, t: number, B: number, seed: number): number {
+  if (!(Number.isSafeInteger(B) && B >= 1)) throw new RangeError(`ratioOfTotalsTest: resamples ${B}`)
+  const n = d.length
+  const rng = createRng(seed >>> 0)
+  const idx = new Uint32Array(n)
+  const scale = Math.max(Math.abs(mean), ...Array.from(d, Math.abs))
+  let above = 0
+  for (let r = 0; r < B; r++) {
+    rng.fillIndices(idx, 0, n, n)
+    let sum = 0
+    let sq = 0
+    for (let i = 0; i < n; i++) {
+      const x = d[idx[i] as number] as number
+      sum += x
+      sq += x * x
+    }
+    const m = sum / n
+    const v = Math.max(0, (sq - n * m * m) / (n - 1))
+    const sdStar = Math.sqrt(v)
+    const diff = m - mean
+    let tStar: number
+    if (sdStar > 1e-12 * scale) tStar = diff / (sdStar / Math.sqrt(n))
+    else tStar = Math.abs(diff) <= 1e-12 * scale ? 0 : diff > 0 ? Infinity : -Infinity
+    if (tStar >= t) above++
+  }
+  return (1 + above) / (B + 1)
 }
 
 /** Φ⁻¹(1 − p), with p = 0 and p = 1 mapped to ±40 (beyond every double-precision tail). */

@@ -30,10 +30,12 @@ describe('calibrate: the confirmation design measured through the detect rules (
     expect(c.overall.false_alarm_rate).toBeGreaterThanOrEqual(rule('resolved').false_alarm_rate)
   })
 
-  it('power near 90% for a true 2× spend ratio with one rerun trial; about α at the threshold itself', () => {
+  it('power for a true 2× spend ratio with one rerun trial as the floored test gives it; about α at the threshold itself', () => {
     expect(rule('spend_usd')).toMatchObject({ effect: 2, effect_unit: 'ratio' })
-    // Measured 87% at 1,000 simulations (one rerun trial; two trials reach 90%, three 92%).
-    expect(rule('spend_usd').power).toBeGreaterThanOrEqual(0.82)
+    // Measured 75–77% at 1,000 simulations with one rerun trial (Student's t gave 85–87%; the floor
+    // on each stage's spread that holds the level under skew costs ~9 points: two-stage.ts).
+    expect(rule('spend_usd').power).toBeGreaterThanOrEqual(0.7)
+    expect(rule('spend_usd').power).toBeLessThan(0.84)
     expect(rule('spend_usd').power_at_threshold).toBeLessThan(0.08)
     // A breach reruns the whole 40-block panel (max_blocks 50 ≥ n).
     expect(rule('spend_usd').expected_blocks_rerun.at_effect).toBeGreaterThan(35)

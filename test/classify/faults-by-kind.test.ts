@@ -1,22 +1,29 @@
 // Faults of the gateway and the grader, by kind, each with more than one manifestation: a refusal is
 // infrastructure or budget, a grader that crashes is not a verdict, an empty deliverable is flagged,
 // one leg artifact holds one run, published rows that contradict themselves are never losses.
-import { mkdtempSync, readFileSync } from 'node:fs'
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import type { AttemptInput } from '../../src/classify/classes.js'
 import { classifyAttempts } from '../../src/classify/classify.js'
 import { DEFAULT_CLASSIFY } from '../../src/classify/options.js'
-import { mixedRuns } from '../../src/ingest/artifacts.js'
+import { detect } from '../../src/detect/decide.js'
+import { healthNoticeBody, prCommentBody, trackingIssueBody } from '../../src/github/render.js'
+import { ledgerIdentity, mixedRuns, readLegArtifacts } from '../../src/ingest/artifacts.js'
 import { fromOpenHands } from '../../src/ingest/published/formats.js'
 import { ManifestSchema } from '../../src/manifest/schema.js'
 import { describeContract, readByContract, verifierContract } from '../../src/panel/contract.js'
 import { aggregate } from '../../src/pipeline/aggregate.js'
+import { planIdentity } from '../../src/plan/identity.js'
 import type { AttemptRecord, LegRecord } from '../../src/records/attempt.js'
 import { ComparisonSchema } from '../../src/records/comparison.js'
+import type { LedgerRow } from '../../src/records/ledger.js'
 import { checkLedger } from '../../src/records/ledger-check.js'
+import { evaluatedShareHtml, evaluatedShareMarkdown } from '../../src/report/classification.js'
+import { renderHtmlReport } from '../../src/report/html.js'
 import { renderMarkdownReport } from '../../src/report/markdown.js'
+import { jobSummary } from '../../src/report/summary.js'
 import { diffPaths, testOnlyDiff } from '../../src/run/diff-paths.js'
 import { decodeUtf8 } from '../../src/util/utf8.js'
 import {
@@ -28,6 +35,7 @@ import {
   writeArtifacts,
   writePlan,
 } from '../compare/fixtures.js'
+import { policy, ref } from '../detect/fixtures.js'
 
 const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
 const classify = (records: AttemptRecord[], opts = DEFAULT_CLASSIFY) => {
@@ -118,7 +126,7 @@ describe('a grader that crashes is not a verdict', () => {
       'error',
     ])
     expect(describeContract(c, 'command')).toBe(
-      'exit_codes: pass 0, fail 1; any other exit or a signal is grader_error',
+      'exit_codes: pass 0, fail 1 (unless the error output ends in an uncaught exception raised outside the workspace: grader_error); any other exit or a signal is grader_error',
     )
   })
 
@@ -312,8 +320,129 @@ describe('one run per leg artifact', () => {
   })
 })
 
+describe('one run per leg artifact: ledger rows carry the plan hash and the leg attempt too', () => {
+  const P = 'p'.repeat(64)
+  const leg = { run_id: 'run-5', leg_attempt: 2, plan_sha256: P } as LegRecord
+  const rows = [1, 2].map((line) => ({
+    line,
+    value: { ...attempt(plan, { cell: 'b', instance: `t-00${line}` }), run_id: 'run-5' },
+  }))
+  const check = (identities: Array<[Parameters<typeof ledgerIdentity>[0], number]>) =>
+    mixedRuns(
+      leg,
+      'b-s0/leg.json',
+      rows,
+      'b-s0/attempts.jsonl',
+      new Map(identities.map(([a, line]) => [ledgerIdentity(a), line])),
+      'b-s0/ledger.jsonl',
+      P,
+    )
+
+  it('a ledger row from another plan hash: located input error, every block of the leg set aside', () => {
+    const r = check([
+      [{ run_id: 'run-5', plan_sha256: P, leg_attempt: 2 }, 1],
+      [{ run_id: 'run-5', plan_sha256: 'q'.repeat(64), leg_attempt: 2 }, 9],
+    ])
+    expect(r.errors).toEqual([
+      {
+        file: 'b-s0/ledger.jsonl',
+        line: 9,
+        message:
+          'ledger rows are from plan qqqqqqqqqqqq, but leg.json is run run-5 (leg attempt 2): one leg artifact mixes runs',
+      },
+    ])
+    expect([...r.dropped].sort()).toEqual([1, 2])
+    expect(r.invalid.map((x) => x.detail)).toEqual([
+      'b-s0/ledger.jsonl holds rows of plan qqqqqqqqqqqq (a mixture of runs)',
+      'b-s0/ledger.jsonl holds rows of plan qqqqqqqqqqqq (a mixture of runs)',
+    ])
+  })
+
+  it('a ledger row from another leg attempt of the same run: located input error, blocks set aside', () => {
+    const r = check([
+      [{ run_id: 'run-5', plan_sha256: P, leg_attempt: 1 }, 4],
+      [{ run_id: 'run-5', plan_sha256: P, leg_attempt: 2 }, 5],
+    ])
+    expect(r.errors).toEqual([
+      {
+        file: 'b-s0/ledger.jsonl',
+        line: 4,
+        message:
+          'ledger rows are from leg attempt 1, but leg.json is run run-5 (leg attempt 2): one leg artifact mixes runs',
+      },
+    ])
+    expect(r.dropped.size).toBe(2)
+  })
+
+  it('rows without the identity fields (written before them) are checked on their run id alone', () => {
+    expect(check([[{ run_id: 'run-5' }, 1]]).errors).toEqual([])
+    expect(check([[{ run_id: 'run-5', plan_sha256: P, leg_attempt: 2 }, 1]]).errors).toEqual([])
+  })
+
+  it('through aggregate: the mixture is an input error at ledger.jsonl:line and its blocks are incomplete', async () => {
+    const p = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
+    const atts = pairedOutcomes(p, { both: 2, bOnly: 1, cOnly: 1, neither: 0 }, ['a', 'b'])
+    const sha = planIdentity(p)
+    const dir = writeArtifacts(p, atts)
+    // Stamp every file with the run identity, then slip one row of another plan into a's ledger and
+    // one row of the previous leg attempt into b's.
+    const forged: Record<string, (row: LedgerRow, i: number) => LedgerRow> = {
+      a: (row, i) =>
+        i === 2 ? { ...row, attribution: { ...row.attribution!, plan_sha256: 'f'.repeat(64) } } : row,
+      b: (row, i) => (i === 0 ? { ...row, attribution: { ...row.attribution!, leg_attempt: 1 } } : row),
+    }
+    for (const l of p.legs) {
+      const folder = path.join(dir, l.artifact)
+      const legFile = path.join(folder, 'leg.json')
+      const legJson = JSON.parse(readFileSync(legFile, 'utf8')) as LegRecord
+      writeFileSync(legFile, JSON.stringify({ ...legJson, plan_sha256: sha, leg_attempt: 2 }))
+      const attemptsFile = path.join(folder, 'attempts.jsonl')
+      const stamped = readFileSync(attemptsFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((x) => JSON.stringify({ ...JSON.parse(x), plan_sha256: sha, leg_attempt: 2 }))
+      writeFileSync(attemptsFile, `${stamped.join('\n')}\n`)
+      const ledgerFile = path.join(folder, 'ledger.jsonl')
+      const ledger = readFileSync(ledgerFile, 'utf8')
+        .trim()
+        .split('\n')
+        .map((x) => JSON.parse(x) as LedgerRow)
+        .map((row) => ({ ...row, attribution: { ...row.attribution!, plan_sha256: sha, leg_attempt: 2 } }))
+        .map((row, i) => forged[l.cell]!(row, i))
+      writeFileSync(ledgerFile, `${ledger.map((x) => JSON.stringify(x)).join('\n')}\n`)
+    }
+    // The worker thread's reader finds the same mixtures at the same lines as this thread's.
+    const here = await readLegArtifacts(p, dir, { threads: false })
+    expect(await readLegArtifacts(p, dir, { threads: true })).toEqual(here)
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-mixed-'))
+    const r = await aggregate({ plan: writePlan(p), artifacts: dir, out, resamples: 200 })
+    const c = ComparisonSchema.parse(JSON.parse(readFileSync(r.comparisonPath, 'utf8')))
+    const legOf = (cell: string) => p.legs.find((l) => l.cell === cell)!.artifact
+    const mixtures = c.input_errors.filter((e) => e.message.includes('one leg artifact mixes runs'))
+    expect(mixtures).toEqual([
+      {
+        file: `${legOf('a')}/ledger.jsonl`,
+        line: 3,
+        message:
+          'ledger rows are from plan ffffffffffff, but leg.json is run run-1 (leg attempt 2): one leg artifact mixes runs',
+      },
+      {
+        file: `${legOf('b')}/ledger.jsonl`,
+        line: 1,
+        message:
+          'ledger rows are from leg attempt 1, but leg.json is run run-1 (leg attempt 2): one leg artifact mixes runs',
+      },
+    ])
+    // Every block holds a leg with a mixed ledger: none is compared, none counted as a loss.
+    expect(c.blocks.incomplete.map((b) => b.instance).sort()).toEqual(ids(4))
+    expect(c.blocks.complete).toBe(0)
+    expect(c.comparisons[0]?.outcome.n).toBe(0)
+  })
+})
+
 describe('the report’s first lines give each harness’s evaluated share', () => {
-  it('a harness with a grader error shows its gap at a glance; the other its full share', async () => {
+  /** Cells a and b on five instances; b's t-002 ended with a grader error (not evaluated). */
+  async function sharedComparison() {
     const p = await makePlan({ panel: { source: 'inline', instances: ids(5) } })
     const atts = pairedOutcomes(p, { both: 3, bOnly: 1, cOnly: 1, neither: 0 }, ['a', 'b'], () => 0.1)
     const crashed = atts.find((x) => x.cell_id === 'b' && x.instance_id === 't-002')!
@@ -323,10 +452,69 @@ describe('the report’s first lines give each harness’s evaluated share', () 
     const out = mkdtempSync(path.join(tmpdir(), 'hw-share-'))
     const r = await aggregate({ plan: writePlan(p), artifacts: writeArtifacts(p, atts), out, resamples: 200 })
     const c = ComparisonSchema.parse(JSON.parse(readFileSync(r.comparisonPath, 'utf8')))
-    const md = renderMarkdownReport(c)
-    const head = md.split('\n').slice(0, 12).join('\n')
     const harness = (id: string) => c.cells.find((x) => x.id === id)!.harness
     const name = (id: string) => (harness('a') === harness('b') ? id : harness(id))
-    expect(head).toContain(`**Evaluated:** ${name('a')}: 5 of 5 evaluated · ${name('b')}: 4 of 5 evaluated ⚠`)
+    return { c, r, expected: `${name('a')}: 5 of 5 evaluated · ${name('b')}: 4 of 5 evaluated ⚠` }
+  }
+
+  it('report.md and the job summary: a harness with a grader error shows its gap at a glance', async () => {
+    const { c, r, expected } = await sharedComparison()
+    const md = renderMarkdownReport(c)
+    expect(md.split('\n').slice(0, 12).join('\n')).toContain(`**Evaluated:** ${expected}`)
+    // The aggregate step's job summary is the report.md it wrote.
+    const summary = jobSummary(readFileSync(path.join(path.dirname(r.comparisonPath), 'report.md'), 'utf8'))
+    expect(summary.split('\n').slice(0, 12).join('\n')).toContain(`**Evaluated:** ${expected}`)
+  })
+
+  it('report.html: the same figures right under the title, before the header table', async () => {
+    const { c, expected } = await sharedComparison()
+    const html = renderHtmlReport(c)
+    const at = html.indexOf(`<p class="evaluated"><strong>Evaluated:</strong> ${expected}</p>`)
+    expect(at).toBeGreaterThan(html.indexOf('<h1>'))
+    expect(at).toBeLessThan(html.indexOf('<table class="kv">'))
+  })
+
+  it('the PR comment and the tracking issue carry the line in their head; after a rerun it is labelled', async () => {
+    const { c, expected } = await sharedComparison()
+    const d = detect({ current: ref(c), policy, quarantine: [] })
+    const context = { decision: d, comparison: c, reportUrl: null }
+    const pr = prCommentBody(context, 'exp')
+    // In the head: before the verdict table, not only in the report sections further down.
+    expect(pr.indexOf(`**Evaluated:** ${expected}`)).toBeGreaterThan(0)
+    expect(pr.indexOf(`**Evaluated:** ${expected}`)).toBeLessThan(pr.indexOf('| comparison | status |'))
+    const key = d.comparisons[0]!.key
+    const issue = trackingIssueBody(context, key, {
+      clean_runs: 0,
+      confirmed_breaches: 0,
+      last_status: d.status,
+      last_run: null,
+      recovered: false,
+    })
+    expect(issue.indexOf(`**Evaluated:** ${expected}`)).toBeLessThan(issue.indexOf('Experiment `'))
+    // The evaluation-health notice, where a gap matters most, leads with it too.
+    const notice = healthNoticeBody(context, {
+      unhealthy_runs: 1,
+      last_status: 'unhealthy',
+      last_run: null,
+      recovered: false,
+    })
+    expect(notice.indexOf(`**Evaluated:** ${expected}`)).toBeGreaterThan(0)
+    expect(notice.indexOf(`**Evaluated:** ${expected}`)).toBeLessThan(notice.indexOf('Experiment `'))
+    const later = prCommentBody({ ...context, decision: { ...d, round: 1 } }, 'exp')
+    expect(later).toContain(`**Evaluated:** ${expected} (first run)`)
+  })
+
+  it('a name from a run is escaped at the rendering boundary: a code span in Markdown, entities in HTML', async () => {
+    const { c } = await sharedComparison()
+    const forged = structuredClone(c)
+    forged.cells[0]!.harness = '<img src=x onerror=alert(1)>'
+    forged.cells[1]!.harness = 'pi'
+    expect(evaluatedShareMarkdown(forged)).toBe(
+      `**Evaluated:** \`<img src=x onerror=alert(1)>\`: 5 of 5 evaluated · pi: 4 of 5 evaluated ⚠`,
+    )
+    expect(evaluatedShareHtml(forged)).toBe(
+      '<p class="evaluated"><strong>Evaluated:</strong> &lt;img src=x onerror=alert(1)&gt;: 5 of 5 evaluated · pi: 4 of 5 evaluated ⚠</p>',
+    )
+    expect(renderHtmlReport(forged)).not.toContain('<img src=x')
   })
 })

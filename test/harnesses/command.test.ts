@@ -45,7 +45,8 @@ describe('command adapter', () => {
     const installed = await commandAdapter.install('1.0.0', { cacheDir: dirs.tmp, log: () => {} })
     const inv = await commandAdapter.prepare(installed, ctx)
     expect(inv.command).toBe('bash')
-    expect(inv.args[0]).toBe('-lc')
+    expect(inv.args.slice(0, 2)).toEqual(['-c', 'HW_GIVEN_PATH="$PATH" exec bash -lc "$0"'])
+    expect(inv.args[2]).not.toContain(inv.env.PATH)
     expect(inv.cwd).toBe(dirs.workspace)
     expect(leaks(inv.env)).toEqual([])
     expect(inv.env.HOME).toBe(dirs.home)
@@ -68,6 +69,10 @@ describe('command adapter', () => {
     expect(await readFile(path.join(dirs.workspace, 'pf.txt'), 'utf8')).toBe(ctx.prompt)
     // /etc/profile resets PATH in a login shell; the adapter restores the isolated PATH.
     expect((await readFile(path.join(dirs.workspace, 'path.txt'), 'utf8')).trim()).toBe(inv.env.PATH)
+    // The PATH the process is given wins (a container backend gives the image's), never one baked in.
+    const given = `/opt/given/bin:${inv.env.PATH}`
+    await execa(inv.command, inv.args, { env: { ...inv.env, PATH: given }, extendEnv: false, cwd: inv.cwd })
+    expect((await readFile(path.join(dirs.workspace, 'path.txt'), 'utf8')).trim()).toBe(given)
     expect(await commandAdapter.probeVersion(installed)).toBe('1.0.0')
   })
 
@@ -153,5 +158,35 @@ describe('command adapter', () => {
   it('is what the registry returns, and unknown names are a user error', () => {
     expect(adapterFor('command')).toBe(commandAdapter)
     expect(() => adapterFor('nope')).toThrow(/unknown harness "nope"/)
+  })
+})
+
+describe('command: its own usage count', () => {
+  it('the last {"type":"self_report"} line is the self-report; bad values are left out, none is null', async () => {
+    const parse = (stdout: string) =>
+      commandAdapter.parse(
+        { stdout, stderr: '', exitCode: 0, signal: null, home: '/nonexistent' },
+        makeCtx({ workspace: '/nonexistent/w', home: '/nonexistent/h', tmp: '/nonexistent/t' }),
+      )
+    const r = await parse(
+      [
+        '{"type":"self_report","requests":2}',
+        'working…',
+        '{"type":"self_report","requests":6,"input_tokens":120.5,"output_tokens":-1,"turns":1.5,"cost_usd":"0.1"}',
+        'done',
+      ].join('\n'),
+    )
+    expect(r.selfReport).toEqual({
+      input_tokens: 120.5,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      cost_usd: null,
+      requests: 6,
+      turns: null,
+    })
+    expect(r.finalMessage).toBe('done')
+    expect((await parse('{"type":"self_report","requests":"six"}\n')).selfReport).toBeNull()
+    expect((await parse('{"type":"usage","requests":6}\n')).selfReport).toBeNull()
   })
 })

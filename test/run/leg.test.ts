@@ -273,7 +273,15 @@ describe('runLeg: resume and --fresh', () => {
       if (e.type === 'end') ends.push(e)
     }
     await new Promise((r) => setTimeout(r, 50))
-    const again = await runLeg({ ...opts, runId: 'run-idle', onProgress })
+    // A later run attempt (a re-run of the job) that finds nothing to run keeps the identity of the run
+    // that did the work: leg.json and its rows still agree (no mixture of runs).
+    expect(firstLeg.leg_attempt).toBe(1)
+    const again = await runLeg({
+      ...opts,
+      runId: 'run-idle',
+      onProgress,
+      runnerEnv: { ...process.env, GITHUB_RUN_ATTEMPT: '2' },
+    })
     expect(again.status).toBe('complete')
     expect(readAttempts(dir)).toEqual(first)
     expect(readFileSync(path.join(dir, 'leg.json'), 'utf8')).toBe(legText)

@@ -90,6 +90,10 @@ describe('runLeg with the recording proxy and the scripted model', () => {
     expect(a?.telemetry.spend_usd).toBeGreaterThan(0)
     const rows = readLedger(dir)
     expect(rows).toHaveLength(3)
+    // Every row carries the run identity leg.json and the attempt record state (plan hash, leg attempt).
+    expect(leg.plan_sha256).toMatch(/^[0-9a-f]{64}$/)
+    expect(a?.plan_sha256).toBe(leg.plan_sha256)
+    expect([leg.leg_attempt, a?.leg_attempt]).toEqual([1, 1])
     for (const r of rows) {
       expect(r.attribution).toEqual({
         experiment_id: 'run-fixture',
@@ -99,6 +103,8 @@ describe('runLeg with the recording proxy and the scripted model', () => {
         trial: 0,
         attempt: 1,
         round: 0,
+        plan_sha256: leg.plan_sha256,
+        leg_attempt: 1,
       })
       expect(r.status).toBe('success')
     }
@@ -253,6 +259,12 @@ describe('runLeg with LiteLLM spend logs (a local fake LiteLLM, following its do
       const rows = readLedger(dir)
       expect(rows).toHaveLength(2)
       expect(rows.map((r) => r.source)).toEqual(['litellm', 'litellm'])
+      // The gateway's rows carry the run identity through the key's metadata, read back from each row.
+      const leg = JSON.parse(readFileSync(path.join(dir, 'leg.json'), 'utf8')) as LegRecord
+      expect(rows.map((r) => [r.attribution?.plan_sha256, r.attribution?.leg_attempt])).toEqual([
+        [leg.plan_sha256, 1],
+        [leg.plan_sha256, 1],
+      ])
     } finally {
       await run.close()
       await fake.close()

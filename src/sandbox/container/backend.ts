@@ -23,9 +23,10 @@ import { type HostForwards, openHostForwards, removeStaleForwardDirs } from '../
 import { FORWARDER_READY, loopbackForwarderArgs } from '../forward/loopback.js'
 import { ensureBaseImage } from './base-image.js'
 import { labelFlags, removeLeftovers, removeSync } from './cleanup.js'
+import { agentIdentity, containerPath, type ImageConfig, parseImageConfig } from './identity.js'
 import { buildTaskImage, ImageError, type ResolvedImage, resolveImage } from './image.js'
 import { limitFlags, readOomKills, readPidsRefusals } from './limits.js'
-import { FORWARD_DIR, mapCwd, mountFlags, mountsFor, NODE_DIR, NODE_IN } from './mounts.js'
+import { FORWARD_DIR, mapCwd, mountFlags, mountsFor, NODE_IN } from './mounts.js'
 import { INSTALL_HINT, type ProbeOutcome, probeRuntime } from './probe.js'
 import { type ContainerRuntime, cli, cliEnv, lastLines } from './runtime.js'
 import type { ContainerSetting } from './settings.js'
@@ -62,7 +63,7 @@ export interface ContainerBackend extends SandboxBackend {
   /** The probed runtime (probing once, with the manifest's image as the trial). */
   runtime(): Promise<ContainerRuntime>
   /** Resolve (find, pull or build) an image once per process. */
-  image(source: ImageSource | undefined, signal?: AbortSignal): Promise<ResolvedImage & { workdir: string }>
+  image(source: ImageSource | undefined, signal?: AbortSignal): Promise<ResolvedImage & ImageConfig>
   /** Containers removed at start because their run had crashed. */
   leftovers(): Promise<string[]>
 }
@@ -81,8 +82,9 @@ export interface ContainerBackend extends SandboxBackend {
 export function containerBackend(
   setting: ContainerSetting,
   aux: () => Promise<SandboxBackend>,
+  host: HostIdentity = {},
 ): ContainerBackend {
-  const images = new Map<string, Promise<ResolvedImage & { workdir: string }>>()
+  const images = new Map<string, Promise<ResolvedImage & ImageConfig>>()
   let runtimeP: Promise<ContainerRuntime> | null = null
   let leftoversP: Promise<string[]> | null = null
   let probed: ProbeOutcome | null = null
@@ -152,11 +154,10 @@ export function containerBackend(
         if (e instanceof ImageError) throw new ContainerFault('image', e.message, e.tail)
         throw e
       }
-      const wd = await cli(rt.bin, ['image', 'inspect', '--format', '{{.Config.WorkingDir}}', r.id], {
+      const config = await cli(rt.bin, ['image', 'inspect', '--format', '{{json .Config}}', r.id], {
         env: rt.env,
       })
-      const dir = wd.stdout.trim()
-      return { ...r, workdir: dir && dir !== '/' ? dir : '/app' }
+      return { ...r, ...parseImageConfig(config.stdout) }
     })
   }
 
@@ -214,10 +215,11 @@ export function containerBackend(
       if (!spec.container) return (await aux()).open(spec)
       const rt = await runtime()
       await leftovers()
+      const rtSeen = host.idMap === undefined ? rt : { ...rt, idMap: host.idMap }
       const img = await image(spec.container.image)
       const wantsStorage = mergeResources(setting.resources, spec.container.resources).storage_mb !== null
       const storage = wantsStorage ? await storageLimit(rt, img.id) : false
-      return openContainer(rt, setting, spec, spec.container, img, storage)
+      return openContainer(rtSeen, setting, spec, spec.container, img, host, storage)
     },
   }
 }
@@ -237,12 +239,20 @@ export function mergeResources(
 
 let counter = 0
 
+/** The invoking user as the backend sees it (tests set these to take the path of an engine without id mapping). */
+export interface HostIdentity {
+  uid?: number
+  gid?: number
+  idMap?: boolean
+}
+
 async function openContainer(
   rt: ContainerRuntime,
   setting: ContainerSetting,
   spec: SandboxSpec,
   req: ContainerRequest,
-  img: ResolvedImage & { workdir: string },
+  img: ResolvedImage & ImageConfig,
+  host: HostIdentity,
   storage: boolean,
 ): Promise<Sandbox> {
   const workspace = spec.writable[0] ?? null
@@ -252,10 +262,9 @@ async function openContainer(
   const name = `hw-${process.pid}-${++counter}-${randomBytes(3).toString('hex')}`
   const ports = network === 'none' ? [] : (req.ports ?? spec.loopbackPorts ?? [])
   const forwards: HostForwards | null = ports.length > 0 ? await openHostForwards(ports) : null
-  const asRoot = process.getuid?.() === 0
-  const mapIds = rt.idMap && asRoot
   const writable = [...spec.writable, ...(req.binds ?? []).filter((b) => !b.readOnly).map((b) => b.source)]
-  const me = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }
+  const me = { uid: host.uid ?? process.getuid?.() ?? 0, gid: host.gid ?? process.getgid?.() ?? 0 }
+  const { user, mapIds } = agentIdentity(rt, setting.user, me)
   const give = async (uid: number, gid: number) => {
     if (!mapIds || writable.length === 0) return
     await cli('chown', ['-R', `${uid}:${gid}`, ...writable], { timeoutMs: 120_000 })
@@ -299,7 +308,7 @@ async function openContainer(
       'no-new-privileges',
       ...(mapIds ? ['--uidmap', `0:${ID_BASE}:${ID_RANGE}`, '--gidmap', `0:${ID_BASE}:${ID_RANGE}`] : []),
       '--user',
-      setting.user,
+      user,
       ...limitFlags(resources),
       ...(storage && resources.storage_mb !== null ? ['--storage-opt', `size=${resources.storage_mb}m`] : []),
       ...rt.runFlags,
@@ -344,7 +353,11 @@ async function openContainer(
     // proxy-only and none: the container's own network namespace holds only `lo`.
     network: network === 'public' ? 'host' : 'proxy-only',
     provenance,
-    exec: (cmd, limits) => execIn(rt, name, cmd, limits, { workspace, workdir, envDir, writable }),
+    exec: (cmd, limits) => {
+      const mounted = [...writable, ...spec.readOnly]
+      const env = { ...cmd.env, PATH: containerPath(cmd.env.PATH, img.path, mounted) }
+      return execIn(rt, name, { ...cmd, env }, limits, { workspace, workdir, envDir, writable })
+    },
     close,
     async settle() {
       if (closed) return false
@@ -420,14 +433,6 @@ function waitReady(child: ChildProcess, ms: number): Promise<void> {
   })
 }
 
-/** Variables for `exec`: the command's environment, with the mounted Node last on PATH. */
-export function containerEnv(env: Record<string, string>): Record<string, string> {
-  const PATH = env.PATH
-    ? `${env.PATH}:${NODE_DIR}`
-    : `/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:${NODE_DIR}`
-  return { ...env, PATH }
-}
-
 async function execIn(
   rt: ContainerRuntime,
   name: string,
@@ -435,7 +440,7 @@ async function execIn(
   limits: ExecLimits,
   where: { workspace: string | null; workdir: string; envDir: string; writable: string[] },
 ): Promise<ExecResult> {
-  const env = containerEnv(cmd.env)
+  const env = cmd.env
   // Values go through a private file, not the command line (other host users can read command lines).
   const file = path.join(where.envDir, `${randomBytes(4).toString('hex')}.env`)
   const plain = Object.entries(env).filter(([, v]) => !/[\n\0]/.test(v))

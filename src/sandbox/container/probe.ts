@@ -14,6 +14,8 @@ export interface EngineInfo {
   cgroup: 'v1' | 'v2'
   ociRuntime: string
   rootless: boolean
+  /** Docker's user-namespace remapping (`userns-remap`): container root is a subordinate host id. */
+  userns: boolean
 }
 
 /** Parse `<bin> info --format json` of docker or podman (pure). Null when it is not that shape. */
@@ -33,6 +35,7 @@ export function parseInfo(name: 'docker' | 'podman', json: string): EngineInfo |
       cgroup: host.cgroupVersion === 'v1' ? 'v1' : 'v2',
       ociRuntime: oci?.name ?? 'unknown',
       rootless: sec?.rootless === true,
+      userns: false,
     }
   }
   if (typeof v.CgroupVersion !== 'string' && typeof v.DefaultRuntime !== 'string') return null
@@ -41,6 +44,7 @@ export function parseInfo(name: 'docker' | 'podman', json: string): EngineInfo |
     cgroup: v.CgroupVersion === '1' ? 'v1' : 'v2',
     ociRuntime: typeof v.DefaultRuntime === 'string' ? v.DefaultRuntime : 'unknown',
     rootless: opts.some((o) => o.includes('rootless')),
+    userns: opts.some((o) => o.includes('name=userns')),
   }
 }
 
@@ -185,6 +189,7 @@ export async function probeOne(
       cgroup: info.cgroup,
       ociRuntime,
       rootless: info.rootless,
+      userns: info.userns,
       idMap: name === 'podman' && !info.rootless,
       summary: `${name} ${version}, cgroup ${info.cgroup}, ${ociRuntime}${info.rootless ? ', rootless' : ''}${tried.length ? ` (adjusted: ${tried.join('; ')})` : ''}`,
     },

@@ -17,6 +17,8 @@ export interface ContainerRuntime {
   /** The OCI runtime the engine uses (runc, crun), as reported. */
   ociRuntime: string
   rootless: boolean
+  /** Docker with `userns-remap`: containers run in a user namespace of the daemon's remap user. */
+  userns: boolean
   /** Whether `--uidmap` is available (podman): container root is then an unprivileged host id. */
   idMap: boolean
   /** One line for the report: what was probed and chosen. */

@@ -44,6 +44,8 @@ export const HW_METADATA_KEYS = {
   trial: 'hw_trial',
   attempt: 'hw_attempt',
   attemptId: 'hw_attempt_id',
+  plan: 'hw_plan',
+  legAttempt: 'hw_leg_attempt',
 } as const
 
 /** The `spend_logs_metadata` object for one attempt. */
@@ -56,6 +58,8 @@ export function attributionMetadata(a: Attribution, attemptId: string): Record<s
     [HW_METADATA_KEYS.trial]: a.trial,
     [HW_METADATA_KEYS.attempt]: a.attempt,
     [HW_METADATA_KEYS.attemptId]: attemptId,
+    ...(a.plan_sha256 ? { [HW_METADATA_KEYS.plan]: a.plan_sha256 } : {}),
+    ...(a.leg_attempt ? { [HW_METADATA_KEYS.legAttempt]: a.leg_attempt } : {}),
   }
 }
 
@@ -86,7 +90,18 @@ function attributionOf(row: Obj): Attribution | null {
     return null
   }
   const [experiment_id, run_id, cell_id, instance_id] = fields as string[]
-  return { experiment_id, run_id, cell_id, instance_id, trial, attempt } as Attribution
+  const plan = m[HW_METADATA_KEYS.plan]
+  const legAttempt = Number(m[HW_METADATA_KEYS.legAttempt])
+  return {
+    experiment_id,
+    run_id,
+    cell_id,
+    instance_id,
+    trial,
+    attempt,
+    ...(typeof plan === 'string' && plan !== '' ? { plan_sha256: plan } : {}),
+    ...(Number.isInteger(legAttempt) && legAttempt >= 1 ? { leg_attempt: legAttempt } : {}),
+  } as Attribution
 }
 
 /** Error class of a failed spend-log row (`metadata.error_information`); budget refusals are `budget_exceeded` (F06). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { inverseNormalCombination, ratioOfTotalsTest } from '../../../src/stats/index.js'
+import { inverseNormalCombination, ratioOfTotalsTest, sdOfD } from '../../../src/stats/index.js'
 
 // Reference values: scipy 1.17 (numpy 2.4):
 //   stats.ttest_1samp(t − θ·b, 0, alternative='greater');
@@ -44,6 +44,81 @@ describe('ratioOfTotalsTest: one-sided test of Σt ≤ θ·Σb (Student t of mea
     expect(() => ratioOfTotalsTest([1, 2], [1], 1.5)).toThrow(RangeError)
     expect(() => ratioOfTotalsTest([1, -2], [1, 2], 1.5)).toThrow(RangeError)
     expect(() => ratioOfTotalsTest([1, 2], [1, 2], 0)).toThrow(RangeError)
+  })
+})
+
+// Reference values: numpy 2.4 / scipy 1.17, by the formulas of stats/totals.ts TotalsMethod:
+//   d = t − θ·b, m = d.mean(), s = d.std(ddof=1), μ3 = ((d − m)**3).sum()/n, se = s/√n;
+//   Johnson t_J = (m + μ3/(6·s²·n) + μ3·m²/(3·s⁴))/se; Hall √n·(T + γT²/3 + γ²T³/27 + γ/(6n)),
+//   T = m/s, γ = μ3/s³; p = stats.t.sf(statistic, n − 1).
+describe('ratioOfTotalsTest: skewness-corrected and resampling methods', () => {
+  const b8 = [1, 2, 3, 4, 5, 6, 7, 8]
+  const t8 = [2.5, 2.9, 5.1, 6.8, 7.0, 9.9, 10.2, 13.0]
+  // One block with a dear baseline: D has a heavy left tail (μ3 < 0).
+  const bSkew = [1, 1.2, 0.8, 1.1, 0.9, 1.0, 1.3, 0.7, 1.05, 6.0]
+  const tSkew = [2.0, 2.1, 1.7, 2.0, 1.6, 1.9, 2.3, 1.4, 1.9, 2.2]
+
+  it("Johnson's modified t and Hall's transformation match the hand-computed values", () => {
+    const j = ratioOfTotalsTest(b8, t8, 1.5, { method: 'johnson' })!
+    expect(j.statistic).toBeCloseTo(1.7312964539244182, 12)
+    expect(j.p).toBeCloseTo(0.0635049496863305, 12)
+    const h = ratioOfTotalsTest(b8, t8, 1.5, { method: 'hall' })!
+    expect(h.statistic).toBeCloseTo(1.736606499507479, 12)
+    expect(h.p).toBeCloseTo(0.06301539830019094, 12)
+    const js = ratioOfTotalsTest(bSkew, tSkew, 1.5, { method: 'johnson' })!
+    expect(js.statistic).toBeCloseTo(-0.6603001118557627, 12)
+    expect(js.p).toBeCloseTo(0.7372008217575383, 12)
+    const hs = ratioOfTotalsTest(bSkew, tSkew, 1.5, { method: 'hall' })!
+    expect(hs.statistic).toBeCloseTo(-0.662472225861176, 12)
+    expect(hs.p).toBeCloseTo(0.7378656306516475, 12)
+    expect(ratioOfTotalsTest(bSkew, tSkew, 1.5)!.statistic).toBeCloseTo(-0.4843963605168875, 12)
+  })
+
+  it('johnson-down lowers the statistic only: min(t, t_J)', () => {
+    const down = ratioOfTotalsTest(b8, t8, 1.5, { method: 'johnson-down' })!
+    // μ3 < 0 here, so t_J < t and johnson-down is Johnson's.
+    expect(down.statistic).toBeCloseTo(1.7312964539244182, 12)
+    // Right-skewed D (μ3 > 0): Johnson's would raise the statistic; johnson-down keeps Student's t.
+    const bR = [1, 1, 1, 1, 1, 1, 1, 0.2]
+    const tR = [1.6, 1.4, 1.5, 1.7, 1.3, 1.5, 1.6, 4]
+    const st = ratioOfTotalsTest(bR, tR, 1.5)!
+    expect(ratioOfTotalsTest(bR, tR, 1.5, { method: 'johnson' })!.statistic).toBeGreaterThan(st.statistic)
+    expect(ratioOfTotalsTest(bR, tR, 1.5, { method: 'johnson-down' })!.statistic).toBe(st.statistic)
+  })
+
+  it('a floor on s replaces a smaller s (hand-computed with s floored at 2s)', () => {
+    const s = sdOfD(b8, t8, 1.5)!
+    const floored = ratioOfTotalsTest(b8, t8, 1.5, { sdFloor: 2 * s })!
+    expect(floored.statistic).toBeCloseTo(1.930180956983955 / 2, 12)
+    const down = ratioOfTotalsTest(b8, t8, 1.5, { method: 'johnson-down', sdFloor: 2 * s })!
+    expect(down.statistic).toBeCloseTo(0.8656482269622091, 12)
+    expect(down.p).toBeCloseTo(0.20768163482386753, 12)
+    // A floor below s changes nothing.
+    expect(ratioOfTotalsTest(b8, t8, 1.5, { sdFloor: s / 2 })!.statistic).toBeCloseTo(1.930180956983955, 12)
+  })
+
+  it('bootstrap-t and sign-flip: seeded, deterministic, p in [1/(B+1), 1]', () => {
+    for (const method of ['bootstrap-t', 'sign-flip'] as const) {
+      const a = ratioOfTotalsTest(b8, t8, 1.5, { method, resamples: 999, seed: 7 })!
+      const again = ratioOfTotalsTest(b8, t8, 1.5, { method, resamples: 999, seed: 7 })!
+      expect(again.p).toBe(a.p)
+      expect(a.p).toBeGreaterThan(0.001)
+      expect(a.p).toBeLessThan(0.2)
+      expect(a.method).toBe(method)
+    }
+    // Every D > 0 on 12 blocks: only the identity of 2¹² sign patterns reaches Σd, so the sign-flip
+    // p is near 1/4096 — with B = 999 flips it is 1/1000 unless a flip draws all signs positive.
+    const b = Array.from({ length: 12 }, (_, i) => 1 + i)
+    const t = b.map((x, i) => 2 * x + 0.1 * (i % 3))
+    expect(ratioOfTotalsTest(b, t, 1.5, { method: 'sign-flip' })!.p).toBeCloseTo(0.001, 3)
+    // A left tail makes the studentized bootstrap less ready to reject than Student's t.
+    const boot = ratioOfTotalsTest(bSkew, tSkew, 1.5, { method: 'bootstrap-t' })!
+    expect(boot.p).toBeGreaterThan(0.5)
+  })
+
+  it('the skewness corrections need 3 blocks', () => {
+    expect(ratioOfTotalsTest([1, 2], [2, 5], 1.5, { method: 'johnson' })).toBeNull()
+    expect(ratioOfTotalsTest([1, 2], [2, 5], 1.5)).not.toBeNull()
   })
 })
 

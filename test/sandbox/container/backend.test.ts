@@ -1,15 +1,27 @@
 import { execFileSync, spawn } from 'node:child_process'
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import {
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
-import { ContainerFault, ID_BASE } from '../../../src/sandbox/container/backend.js'
+import { commandAdapter } from '../../../src/harnesses/command.js'
+import { ContainerFault, containerBackend, ID_BASE } from '../../../src/sandbox/container/backend.js'
 import { LABEL, OWNER_LABEL, removeLeftovers } from '../../../src/sandbox/container/cleanup.js'
 import { cli } from '../../../src/sandbox/container/runtime.js'
 import type { ExecResult, Sandbox } from '../../../src/sandbox/contract.js'
-import { containerEnv, testBackend } from '../../support/container.js'
+import { noneBackend } from '../../../src/sandbox/none.js'
+import { makeCtx } from '../../harnesses/helpers.js'
+import { containerEnv, testBackend, testSetting } from '../../support/container.js'
 
 const env = await containerEnv()
 if (env.reason) console.warn(`container backend tests skipped: ${env.reason}`)
@@ -345,5 +357,105 @@ setInterval(() => {}, 1000)
       '/testbed',
     )
     expect(readFileSync(path.join(dest, 'file.txt'), 'utf8')).toBe('hello\n')
+  }, 300_000)
+
+  it("a command harness finds the image's own tools (its PATH) and the mounted node", async () => {
+    const f = folders()
+    const tmp = path.join(path.dirname(f.ws), 't')
+    mkdirSync(tmp)
+    const ctxDir = path.join(dir, 'ctx-path')
+    mkdirSync(ctxDir)
+    writeFileSync(
+      path.join(ctxDir, 'Dockerfile'),
+      [
+        `FROM ${env.baseRef}`,
+        "RUN mkdir -p /opt/tools/bin && printf '#!/bin/sh\\necho image-tool-ok\\n' > /opt/tools/bin/hwtool && chmod 755 /opt/tools/bin/hwtool",
+        'ENV PATH=/opt/tools/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+        '',
+      ].join('\n'),
+    )
+    const image = { build: ctxDir, name: 'path-task', timeoutS: 300 }
+    const img = await backend.image(image)
+    expect(img.path).toBe('/opt/tools/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin')
+    const ctx = makeCtx(
+      { workspace: f.ws, home: f.home, tmp },
+      {
+        config: {
+          args: [],
+          env: {},
+          pass_env: [],
+          files: {},
+          command: 'hwtool; node -e "console.log(\'node-ok\')"; echo "$PATH"',
+        },
+      },
+    )
+    const inv = await commandAdapter.prepare(
+      await commandAdapter.install('1', { cacheDir: tmp, log: () => {} }),
+      ctx,
+    )
+    const box = await backend.open({
+      writable: [f.ws, f.home, tmp],
+      readOnly: [],
+      container: { phase: 'agent', image },
+    })
+    try {
+      const r = await box.exec(
+        { command: inv.command, args: inv.args, cwd: inv.cwd, env: inv.env },
+        { timeoutMs: 60_000, graceMs: 1000, stdoutFile: f.out, stderrFile: f.err },
+      )
+      expect(readFileSync(f.err, 'utf8')).toBe('')
+      expect(r.exitCode).toBe(0)
+      expect(readFileSync(f.out, 'utf8').trim().split('\n')).toEqual([
+        'image-tool-ok',
+        'node-ok',
+        '/opt/tools/bin:/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin:/opt/harness-watch/node/bin',
+      ])
+    } finally {
+      await box.close()
+    }
+  }, 300_000)
+
+  it('without id mapping or a user namespace (rootful docker on a hosted runner) the agent runs as the invoking uid:gid', async () => {
+    // The path of a runner user (uid 1001) calling a rootful engine: its folders are its own.
+    const runner = { uid: 1001, gid: 1001 }
+    const f = folders()
+    const tmp = path.join(path.dirname(f.ws), 't')
+    mkdirSync(tmp)
+    for (const d of [f.ws, f.home, tmp]) chownSync(d, runner.uid, runner.gid)
+    const probe = [
+      'id -u; id -g',
+      'echo hi > made.txt && echo ws-ok',
+      'touch "$HOME/h.txt" && echo home-ok',
+      `touch ${tmp}/t.txt && echo tmp-ok`,
+      'for d in / /etc /usr /root /opt /var; do touch "$d/hw-probe" 2>/dev/null && echo "writable $d"; done',
+      'true',
+    ].join('; ')
+    const openAs = (host: { uid: number; gid: number }) =>
+      containerBackend(testSetting(), async () => noneBackend, { ...host, idMap: false }).open({
+        writable: [f.ws, f.home, tmp],
+        readOnly: [],
+        container: { phase: 'agent' },
+      })
+    const box = await openAs(runner)
+    try {
+      const r = await run(box, f, 'sh', ['-c', probe])
+      expect(r.exitCode).toBe(0)
+      expect(r.stdout.trim().split('\n')).toEqual(['1001', '1001', 'ws-ok', 'home-ok', 'tmp-ok'])
+    } finally {
+      await box.close()
+    }
+    expect(statSync(path.join(f.ws, 'made.txt')).uid).toBe(runner.uid)
+    expect(statSync(path.join(f.ws, 'made.txt')).gid).toBe(runner.gid)
+    expect(statSync(path.join(f.home, 'h.txt')).uid).toBe(runner.uid)
+    // Not chowned anywhere: the workspace is still the runner's.
+    expect(statSync(f.ws).uid).toBe(runner.uid)
+    // What it replaces: container root with every capability dropped cannot write the runner's folder.
+    const rootBox = await openAs({ uid: 0, gid: 0 })
+    try {
+      const r = await run(rootBox, f, 'sh', ['-c', 'id -u; touch made2.txt 2>/dev/null && echo ws-ok; true'])
+      expect(r.stdout.trim().split('\n')).toEqual(['0'])
+    } finally {
+      await rootBox.close()
+    }
   }, 300_000)
 })

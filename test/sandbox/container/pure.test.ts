@@ -7,6 +7,12 @@ import { phaseNetwork } from '../../../src/run/container-request.js'
 import { mergeResources } from '../../../src/sandbox/container/backend.js'
 import { baseKey, debLines } from '../../../src/sandbox/container/base-image.js'
 import { ownerGone } from '../../../src/sandbox/container/cleanup.js'
+import {
+  agentIdentity,
+  containerPath,
+  DEFAULT_IMAGE_PATH,
+  parseImageConfig,
+} from '../../../src/sandbox/container/identity.js'
 import { fromImages } from '../../../src/sandbox/container/image.js'
 import {
   limitFlags,
@@ -57,13 +63,29 @@ describe('probe answers', () => {
     const podman = JSON.stringify({
       host: { cgroupVersion: 'v1', ociRuntime: { name: 'runc' }, security: { rootless: false } },
     })
-    expect(parseInfo('podman', podman)).toEqual({ cgroup: 'v1', ociRuntime: 'runc', rootless: false })
+    expect(parseInfo('podman', podman)).toEqual({
+      cgroup: 'v1',
+      ociRuntime: 'runc',
+      rootless: false,
+      userns: false,
+    })
     const docker = JSON.stringify({
       CgroupVersion: '2',
       DefaultRuntime: 'runc',
       SecurityOptions: ['name=seccomp', 'name=rootless'],
     })
-    expect(parseInfo('docker', docker)).toEqual({ cgroup: 'v2', ociRuntime: 'runc', rootless: true })
+    expect(parseInfo('docker', docker)).toEqual({
+      cgroup: 'v2',
+      ociRuntime: 'runc',
+      rootless: true,
+      userns: false,
+    })
+    const remapped = JSON.stringify({
+      CgroupVersion: '2',
+      DefaultRuntime: 'runc',
+      SecurityOptions: ['name=apparmor', 'name=seccomp,profile=builtin', 'name=userns'],
+    })
+    expect(parseInfo('docker', remapped)).toMatchObject({ rootless: false, userns: true })
     expect(parseInfo('docker', 'not json')).toBeNull()
   })
 
@@ -280,5 +302,73 @@ describe('manifest: sandbox.container', () => {
     }
     expect(isHwError(err)).toBe(true)
     expect(isHwError(err) && err.format()).toContain(field)
+  })
+})
+
+describe('who the agent runs as, per engine kind', () => {
+  const runner = { uid: 1001, gid: 118 }
+  const root = { uid: 0, gid: 0 }
+  const engine = (over: { idMap?: boolean; rootless?: boolean; userns?: boolean }) => ({
+    idMap: false,
+    rootless: false,
+    userns: false,
+    ...over,
+  })
+
+  it('rootful docker (a GitHub-hosted runner): the invoking uid:gid, which owns the workspace', () => {
+    expect(agentIdentity(engine({}), '0:0', runner)).toEqual({ user: '1001:118', mapIds: false })
+    // root calling rootful docker owns the workspace as container root
+    expect(agentIdentity(engine({}), '0:0', root)).toEqual({ user: '0:0', mapIds: false })
+  })
+
+  it('rootless docker and rootless podman: container root is the invoking user', () => {
+    expect(agentIdentity(engine({ rootless: true }), '0:0', runner)).toEqual({ user: '0:0', mapIds: false })
+    expect(agentIdentity(engine({ rootless: true }), '0:0', runner)).toEqual({ user: '0:0', mapIds: false })
+  })
+
+  it('docker with userns-remap: the daemon maps ids, the configured user', () => {
+    expect(agentIdentity(engine({ userns: true }), '0:0', runner)).toEqual({ user: '0:0', mapIds: false })
+  })
+
+  it('root calling podman: container root mapped to the unprivileged range', () => {
+    expect(agentIdentity(engine({ idMap: true }), '0:0', root)).toEqual({ user: '0:0', mapIds: true })
+    // rootful podman without --uidmap: like rootful docker
+    expect(agentIdentity(engine({ idMap: false }), '0:0', { uid: 1001, gid: 1001 })).toEqual({
+      user: '1001:1001',
+      mapIds: false,
+    })
+  })
+
+  it('a configured user other than 0:0 is kept', () => {
+    expect(agentIdentity(engine({}), '1000:1000', runner)).toEqual({ user: '1000:1000', mapIds: false })
+  })
+})
+
+describe('PATH inside a container', () => {
+  it("reads the image's working directory and PATH once from its Config", () => {
+    const cfg = JSON.stringify({
+      Env: ['LANG=C.UTF-8', 'PATH=/opt/miniconda3/envs/testbed/bin:/usr/local/go/bin:/usr/bin:/bin'],
+      WorkingDir: '/testbed',
+    })
+    expect(parseImageConfig(cfg)).toEqual({
+      workdir: '/testbed',
+      path: '/opt/miniconda3/envs/testbed/bin:/usr/local/go/bin:/usr/bin:/bin',
+    })
+    expect(parseImageConfig(JSON.stringify({ Env: null, WorkingDir: '/' }))).toEqual({
+      workdir: '/app',
+      path: DEFAULT_IMAGE_PATH,
+    })
+    expect(parseImageConfig('null')).toEqual({ workdir: '/app', path: DEFAULT_IMAGE_PATH })
+    expect(parseImageConfig('')).toEqual({ workdir: '/app', path: DEFAULT_IMAGE_PATH })
+  })
+
+  it("is the image's PATH with the mounted Node last; host folders that are not mounted are dropped", () => {
+    const host = '/cache/oh/venv/bin:/usr/local/lib/nodejs/bin:/usr/local/sbin:/usr/local/bin:/usr/bin'
+    expect(containerPath(host, '/opt/tools/bin:/usr/bin:/bin', ['/cache/oh', '/tmp/ws'])).toBe(
+      `/cache/oh/venv/bin:/opt/tools/bin:/usr/bin:/bin:${NODE_IN.slice(0, -'/node'.length)}`,
+    )
+    expect(containerPath(undefined, DEFAULT_IMAGE_PATH, [])).toBe(
+      `${DEFAULT_IMAGE_PATH}:${NODE_IN.slice(0, -'/node'.length)}`,
+    )
   })
 })
