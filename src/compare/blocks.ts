@@ -155,10 +155,42 @@ export function buildBlocks(input: ComparisonInput): Block[] {
       }
       cells.set(cell.id, reduceCell(cell.id, obs, cell.trials))
     }
+    const images = imageMismatch([...(observed?.values() ?? [])].flat())
+    if (images) reasons.push(images)
     const outcomeComplete = scheduled && !reasons.some((r) => !TELEMETRY_REASONS.includes(r.code))
     const complete = outcomeComplete && [...cells.values()].every((c) => c.costComplete)
     return { instance, cells, reasons: sortReasons(reasons), quarantined, outcomeComplete, complete }
   })
+}
+
+/**
+ * Cells of one block that ran in different container images (by image id) are not compared, as with a
+ * model mismatch: the reason names each cell's image. Null when every final attempt that records an
+ * image ran the same one (pure).
+ */
+export function imageMismatch(obs: TrialObservation[]): BlockReason | null {
+  const byCell = new Map<string, Set<string>>()
+  for (const o of obs) {
+    const id = o.identity.imageId
+    if (!id) continue
+    const set = byCell.get(o.cell) ?? new Set<string>()
+    set.add(id)
+    byCell.set(o.cell, set)
+  }
+  const all = new Set([...byCell.values()].flatMap((s) => [...s]))
+  if (all.size < 2) return null
+  const short = (id: string) => id.replace(/^sha256:/, '').slice(0, 12)
+  const detail = [...byCell.entries()]
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+    .map(([cell, ids]) => `${cell} ${[...ids].sort().map(short).join('+')}`)
+    .join(', ')
+  return {
+    code: 'image_mismatch',
+    cell: null,
+    trial: null,
+    attempt: null,
+    detail: `cells ran different images: ${detail}`,
+  }
 }
 
 function reason(code: BlockReasonCode, o: TrialObservation, detail: string): BlockReason {
@@ -253,6 +285,7 @@ const CODE_ORDER = new Map<string, number>(
     'infra_error',
     'ungraded',
     'model_mismatch',
+    'image_mismatch',
     'config_drift',
     'telemetry_missing',
     'telemetry_partial',

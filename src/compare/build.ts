@@ -125,6 +125,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
       ended_at: endedAt,
       inputs: input.inputs,
       ...(input.stamp.isolation ? { isolation: input.stamp.isolation } : {}),
+      ...(input.stamp.environments ? { environments: input.stamp.environments } : {}),
     },
     rules: statedRules(opts),
     cells,

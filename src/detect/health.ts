@@ -125,6 +125,7 @@ export function evaluationHealth(c: Comparison, thresholds: Manifest['thresholds
   }
   const identity = [
     ...reasonsByCode(c, 'model_mismatch').instances,
+    ...reasonsByCode(c, 'image_mismatch').instances,
     ...reasonsByCode(c, 'config_drift').instances,
   ]
   if (identity.length > 0) {
@@ -134,7 +135,7 @@ export function evaluationHealth(c: Comparison, thresholds: Manifest['thresholds
         'error',
         null,
         null,
-        `${identity.length} block(s) where the observed model or config differs from the declared one`,
+        `${identity.length} block(s) where the observed model, image or config differs from the declared one`,
         identity.length,
         [...new Set(identity)],
       ),

@@ -4,7 +4,7 @@ import { classifyOptions } from '../classify/options.js'
 import { type Manifest, ManifestSchema } from '../manifest/schema.js'
 import type { Plan } from '../plan/schema.js'
 import type { AttemptRecord } from '../records/attempt.js'
-import type { BlockReason, BlockReasonCode } from '../records/comparison.js'
+import type { BlockReason, BlockReasonCode, EnvironmentStamp } from '../records/comparison.js'
 import type { Coverage } from '../records/ledger.js'
 import { issuesSummary } from '../util/zod-message.js'
 import { attemptKey, type LegArtifact, type ReadArtifacts } from './artifacts.js'
@@ -257,6 +257,7 @@ export function observationsFromArtifacts(
       telemetrySource: m?.telemetry.source ?? null,
       thresholds: m ? { ...m.thresholds } : null,
       ...isolationStamp(read.legs),
+      ...environmentStamp(read.legs),
     },
     options: {
       resamples: opts.resamples ?? m?.reporting.bootstrap_resamples ?? 10_000,
@@ -387,6 +388,39 @@ function isolationStamp(legs: LegArtifact[]): {
   }
   if (seen.size === 0) return {}
   return { isolation: [...seen.values()].sort((a, b) => a.backend.localeCompare(b.backend)) }
+}
+
+/**
+ * The container environments of the final attempts (image, resources, network per phase, where the
+ * verifier ran), one row per distinct combination with its attempt count, most used first; nothing
+ * when no attempt ran in a container.
+ */
+export function environmentStamp(legs: LegArtifact[]): { environments?: EnvironmentStamp[] } {
+  const seen = new Map<string, EnvironmentStamp>()
+  for (const l of legs) {
+    for (const { value: a } of l.attempts) {
+      const env = a.environment
+      if (!a.final || !env) continue
+      const row: EnvironmentStamp = {
+        runtime: `${env.runtime} ${env.runtime_version}`,
+        image_ref: env.image_ref,
+        image_id: env.image_id,
+        resources: { ...env.resources, storage_enforced: env.storage_enforced ?? null },
+        network: { agent: env.network.agent, verifier: env.network.verifier },
+        verifier_container: env.verifier_container ?? null,
+        attempts: 0,
+      }
+      const key = JSON.stringify({ ...row, attempts: 0 })
+      const have = seen.get(key) ?? row
+      have.attempts++
+      seen.set(key, have)
+    }
+  }
+  if (seen.size === 0) return {}
+  const rows = [...seen.values()].sort(
+    (a, b) => b.attempts - a.attempts || (a.image_ref < b.image_ref ? -1 : a.image_ref > b.image_ref ? 1 : 0),
+  )
+  return { environments: rows }
 }
 
 /** Legs from more than one run (e.g. a leg re-run by hand) are aggregated together: say so. */
@@ -585,6 +619,7 @@ function trialObservation(
       harnessVersion: versions.length > 1 ? (versions.sort()[0] ?? null) : (versions[0] ?? null),
       configHash: fin.config_hash,
       models: models.length > 1 ? models.sort() : models,
+      imageId: fin.environment?.image_id ?? null,
     },
     reasons,
     startedAt,

@@ -1,5 +1,5 @@
 import type { AnomalyKind, ClassFinding, OutcomeClass, TelemetryClass } from '../classify/classes.js'
-import type { BlockReason, MetricName } from '../records/comparison.js'
+import type { BlockReason, EnvironmentStamp, MetricName } from '../records/comparison.js'
 import type { Coverage } from '../records/ledger.js'
 import type { InputError } from './jsonl.js'
 
@@ -35,7 +35,13 @@ export interface TrialObservation {
     auxRequests: number | null
   }
   /** Identity seen in the rows, for the header (versions, config hashes and models observed). */
-  identity: { harnessVersion: string | null; configHash: string | null; models: string[] }
+  identity: {
+    harnessVersion: string | null
+    configHash: string | null
+    models: string[]
+    /** Container backend: the image id (sha256:…) the final attempt ran in; absent elsewhere. */
+    imageId?: string | null
+  }
   /** Problems that make the block incomplete (duplicates, drift, model mismatch, quarantine…). */
   reasons: BlockReason[]
   /** Earliest start / latest end over the trial's attempts (ISO-8601, from the rows). */
@@ -119,6 +125,8 @@ export interface ComparisonInput {
     thresholds: Record<string, number> | null
     /** Sandbox backends the legs ran in, with their canary result and leg count (leg.json). */
     isolation?: Array<{ backend: string; canary: string | null; legs: number }>
+    /** Container backend: the distinct environments of the final attempts. */
+    environments?: EnvironmentStamp[]
   }
   options: { resamples: number; seed: number; level: number }
   notes: string[]

@@ -4,7 +4,7 @@ import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duratio
 import { HwError } from '../util/errors.js'
 import { BASE_IMAGE_REF, parseImageRef } from '../util/image-ref.js'
 import { templatePlaceholders } from '../util/template.js'
-import { HARNESS_NAMES, HARNESSES, isHarnessName } from './harness-names.js'
+import { containerRefusal, HARNESS_NAMES, HARNESSES, isHarnessName } from './harness-names.js'
 import { COMMAND_PLACEHOLDERS, ID_LIST_PLACEHOLDERS } from './templates.js'
 
 /**
@@ -184,6 +184,12 @@ export const VerifierSchema = z.strictObject({
     .optional()
     .describe(
       'how the verifier states its verdict, so that a crash is never read as a failure: report (a SWE-bench run report under {out} naming the instance), reward_file (a reward in 0..1 written to HW_REWARD_FILE), exit_codes (exit_codes.pass / exit_codes.fail; any other exit or a signal is a grader error). Default: reward_file for kind=command (a report under {out} is read too; neither is a grader error); for task-tests a reward file when written, else exit 0 pass, exit 1 tests failed, any other exit (2–255) or a signal a grader error. Under exit_codes and the task-tests default, a fail code whose error output ends in an uncaught exception raised outside the workspace (a Python traceback, a Node.js stack; not an assertion) is a grader error too',
+    ),
+  isolation: z
+    .enum(['task', 'fresh'])
+    .optional()
+    .describe(
+      "container backend, task-tests: where tests/test.sh runs. task (the default when absent): the task format's rule — Harbor's, in the agent's own container once the agent has exited (tests/ copied in only then), or in a fresh one where task.toml says [verifier] environment_mode = \"separate\"; fresh: always a fresh container of the same image with the final workspace (the agent's processes and /tmp gone)",
     ),
   exit_codes: z
     .strictObject({
@@ -815,6 +821,13 @@ export interface FieldProblem {
  */
 export function runnableProblems(m: Manifest): FieldProblem[] {
   const problems: FieldProblem[] = []
+  if (m.sandbox.backend === 'container') {
+    m.cells.forEach((cell, i) => {
+      const why = isHarnessName(cell.harness) ? containerRefusal(cell.harness) : null
+      if (why)
+        problems.push({ path: ['cells', i, 'harness'], message: `${why} (sandbox.backend: container)` })
+    })
+  }
   const idList = m.panel.source === 'inline' || m.panel.source === 'file'
   if (!idList) return problems
   if (m.benchmark.verifier.kind === 'task-tests') {

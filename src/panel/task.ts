@@ -16,14 +16,18 @@ const NetworkMode = z.enum(['public', 'no-network', 'allowlist'])
  */
 export const TaskTomlSchema = z.strictObject({
   version: z.string().optional(),
-  metadata: z.strictObject({
-    difficulty: z.enum(['easy', 'medium', 'hard']),
-    language: z.enum(['javascript', 'python', 'none']),
-    category: z.enum(['bugfix', 'feature', 'refactor', 'tool-use']),
-    tags: z.array(z.string().min(1)).default([]),
-    author_name: z.string().optional(),
-    author_email: z.string().optional(),
-  }),
+  /**
+   * Harbor's [metadata] is free-form (author_name, difficulty, category, tags… as each benchmark writes
+   * them): any key is accepted; the few this tool reads are typed when present.
+   */
+  metadata: z
+    .looseObject({
+      difficulty: z.string().min(1).optional(),
+      language: z.string().min(1).optional(),
+      category: z.string().min(1).optional(),
+      tags: z.array(z.string().min(1)).default([]),
+    })
+    .default({ tags: [] }),
   task: z
     .strictObject({
       name: z.string().min(1).optional(),
@@ -288,7 +292,7 @@ export function parseTaskToml(text: string, file: string): TaskToml {
   throw new HwError('task_invalid', first ?? 'invalid task.toml', {
     where: file,
     details: rest,
-    help: 'task.toml needs [metadata] difficulty, language, category; see manifests/panels/core for examples',
+    help: "task.toml follows Harbor's format ([metadata], [verifier], [agent], [environment], [solution]); see manifests/panels/core for examples",
   })
 }
 

@@ -1,7 +1,7 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises'
+import { appendFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { ContainerRequest, SandboxBackend } from '../sandbox/contract.js'
+import type { ContainerRequest, ExecResult, Sandbox, SandboxBackend } from '../sandbox/contract.js'
 import { isolates, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { readBack } from '../sandbox/read-back.js'
 import { messageOf } from '../util/errors.js'
@@ -47,6 +47,11 @@ export interface VerifierOptions {
   container?: Omit<ContainerRequest, 'phase' | 'binds' | 'ports'>
   /** The manifest's declared verifier contract (absent: `default`, see panel/contract.ts). */
   contract?: VerifierContract
+  /**
+   * Harbor's default: the agent's own container, its processes ended (Sandbox.settle): tests/ is copied
+   * into it at /tests now and tests/test.sh runs there. Absent: a fresh container (`container`).
+   */
+  agent?: Sandbox
 }
 
 /** Harbor's paths inside the container. */
@@ -72,7 +77,11 @@ export async function runTaskVerifier(
 ): Promise<VerifierResult> {
   const rewardDir = await mkdtemp(path.join(os.tmpdir(), 'hw-reward-'))
   const rewardFile = path.join(rewardDir, 'reward.txt')
-  if (opts.sandbox?.kind === 'container') return runInContainer(task, workspace, opts, rewardDir)
+  if (opts.sandbox?.kind === 'container') {
+    return opts.agent
+      ? runInAgentContainer(task, workspace, opts, opts.agent, rewardDir)
+      : runInContainer(task, workspace, opts, rewardDir)
+  }
   try {
     const home = path.join(rewardDir, 'home')
     await mkdir(home)
@@ -203,48 +212,161 @@ async function runInContainer(
     }
     const run = runs[0]
     if (!run) throw new Error('the verifier did not start')
-    const base = { exitCode: run.exitCode, durationMs: run.durationMs }
-    if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: null }
-    if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
-    if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
-    if (run.fault) return { ...base, status: 'error', reward: null, reason: run.fault.detail }
-    const txt = await readBack(path.join(logs, 'reward.txt'), logs).catch(() => null)
-    const json = txt === null ? await readBack(path.join(logs, 'reward.json'), logs).catch(() => null) : null
-    const written = txt ?? (json === null ? null : rewardFromJson(json))
-    if (written !== null) {
-      const reward = parseReward(written)
-      if (reward === null)
-        return {
-          ...base,
-          status: 'error',
-          reward: null,
-          reason: `bad reward ${JSON.stringify(written.trim().slice(0, 80))}`,
-        }
-      return { ...base, status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
-    }
-    if (task.container) {
-      const how = run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`
+    return await containerVerdict(task, run, logs, {
+      contract: opts.contract,
+      errorOutput: run.errorOutput,
+      workspace: opts.container?.workdir ?? path.resolve(workspace),
+    })
+  } finally {
+    await rm(rewardDir, { recursive: true, force: true })
+  }
+}
+
+/** The verdict of tests/test.sh run in a container, from its end and the reward files in `logs`. */
+async function containerVerdict(
+  task: Task,
+  run: ExecResult,
+  logs: string,
+  ctx: { contract?: VerifierContract; errorOutput: string; workspace: string },
+): Promise<VerifierResult> {
+  const base = { exitCode: run.exitCode, durationMs: run.durationMs }
+  if (run.timedOut) return { ...base, status: 'timeout', reward: null, reason: null }
+  if (run.spawnError) return { ...base, status: 'error', reward: null, reason: `bash: ${run.spawnError}` }
+  if (run.aborted) return { ...base, status: 'error', reward: null, reason: 'stopped' }
+  if (run.fault) return { ...base, status: 'error', reward: null, reason: run.fault.detail }
+  const txt = await readBack(path.join(logs, 'reward.txt'), logs).catch(() => null)
+  const json = txt === null ? await readBack(path.join(logs, 'reward.json'), logs).catch(() => null) : null
+  const written = txt ?? (json === null ? null : rewardFromJson(json))
+  if (written !== null) {
+    const reward = parseReward(written)
+    if (reward === null)
       return {
         ...base,
         status: 'error',
         reward: null,
-        reason: `no reward file in ${HARBOR_VERIFIER_LOGS} (test.sh ${how}): ungraded`,
+        reason: `bad reward ${JSON.stringify(written.trim().slice(0, 80))}`,
       }
+    return { ...base, status: reward >= 1 ? 'pass' : 'fail', reward, reason: null }
+  }
+  if (task.container) {
+    const how = run.signal ? `ended by ${run.signal}` : `exited ${run.exitCode}`
+    return {
+      ...base,
+      status: 'error',
+      reward: null,
+      reason: `no reward file in ${HARBOR_VERIFIER_LOGS} (test.sh ${how}): ungraded`,
     }
-    // Without a reward the declared contract reads the exit (its default tells a crash from a failure).
-    const v = readByContract(
-      opts.contract ?? { kind: 'default' },
+  }
+  // Without a reward the declared contract reads the exit (its default tells a crash from a failure).
+  const v = readByContract(
+    ctx.contract ?? { kind: 'default' },
+    {
+      exitCode: run.exitCode,
+      signal: run.signal,
+      reward: null,
+      report: null,
+      errorOutput: ctx.errorOutput,
+      workspace: ctx.workspace,
+    },
+    'test.sh',
+  )
+  return { ...base, ...v }
+}
+
+/**
+ * Harbor's default order: the agent has exited and its processes are ended (Sandbox.settle); only now
+ * does tests/ enter its container, at /tests, and tests/test.sh runs there as Harbor runs it, with the
+ * agent's final workspace, /tmp and installed packages. /logs/verifier is made fresh for the reward and
+ * copied out afterwards. Anything that keeps the script from running is `error` (ungraded).
+ */
+async function runInAgentContainer(
+  task: Task,
+  workspace: string,
+  opts: VerifierOptions,
+  box: Sandbox,
+  rewardDir: string,
+): Promise<VerifierResult> {
+  const logs = path.join(rewardDir, 'verifier')
+  const out = path.join(rewardDir, 'out.txt')
+  const err = path.join(rewardDir, 'err.txt')
+  const ungraded = (why: string): VerifierResult => ({
+    status: 'error',
+    exitCode: null,
+    reward: null,
+    durationMs: 0,
+    reason: `verifier in the agent's container: ${why}`,
+  })
+  try {
+    await mkdir(logs, { mode: 0o755 })
+    if (!box.copyIn || !box.copyOut) return ungraded('the sandbox cannot take files in')
+    const home = '/tmp/hw-verifier-home'
+    // The deliverable was read on the host meanwhile: its git files go back to the container's user.
+    await box.reclaim?.()
+    // Whatever the agent left at /tests or /logs/verifier goes first: only the task's files are graded.
+    const prep = await box.exec(
       {
-        exitCode: run.exitCode,
-        signal: run.signal,
-        reward: null,
-        report: null,
-        errorOutput: run.errorOutput,
-        workspace: opts.container?.workdir ?? path.resolve(workspace),
+        command: 'sh',
+        args: [
+          '-c',
+          `rm -rf ${HARBOR_TESTS} ${HARBOR_VERIFIER_LOGS} 2>/dev/null; ! test -e ${HARBOR_TESTS} && ! test -e ${HARBOR_VERIFIER_LOGS} && mkdir -p ${home}`,
+        ],
+        cwd: '/',
+        env: { PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' },
       },
-      'test.sh',
+      { timeoutMs: 60_000, graceMs: 1000, stdoutFile: out, stderrFile: err },
     )
-    return { ...base, ...v }
+    if (prep.exitCode !== 0)
+      return ungraded(`cannot clear ${HARBOR_TESTS} and ${HARBOR_VERIFIER_LOGS} (exit ${prep.exitCode})`)
+    // The engine copies as the container's root: /logs/verifier and /tests are made where `/` is read-only.
+    const skel = path.join(rewardDir, 'skel')
+    await mkdir(path.join(skel, 'verifier'), { recursive: true, mode: 0o755 })
+    try {
+      await box.copyIn(`${skel}/.`, '/logs')
+      await box.copyIn(task.paths.tests, HARBOR_TESTS)
+    } catch (e) {
+      return ungraded(messageOf(e))
+    }
+    const run = await box.exec(
+      {
+        command: 'bash',
+        args: [`${HARBOR_TESTS}/test.sh`],
+        cwd: workspace,
+        env: {
+          PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+          HOME: home,
+          LANG: 'C.UTF-8',
+          LC_ALL: 'C.UTF-8',
+          TERM: 'dumb',
+          TZ: 'UTC',
+          ...task.verifierEnv,
+          ...opts.env,
+          HW_TESTS_DIR: HARBOR_TESTS,
+          HW_WORKSPACE: opts.container?.workdir ?? workspace,
+          HW_REWARD_FILE: `${HARBOR_VERIFIER_LOGS}/reward.txt`,
+          PYTHONDONTWRITEBYTECODE: '1',
+        },
+      },
+      {
+        timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
+        graceMs: 2000,
+        stdoutFile: out,
+        stderrFile: err,
+        signal: opts.signal,
+      },
+    )
+    if (opts.logFile) {
+      const o = await readFile(out, 'utf8').catch(() => '')
+      const e = await readFile(err, 'utf8').catch(() => '')
+      await appendFile(opts.logFile, o + (o && e && !o.endsWith('\n') ? '\n' : '') + e)
+    }
+    // A container killed at the verifier's limit holds nothing to copy: the verdict says why.
+    if (!run.timedOut && !run.aborted) await box.copyOut(HARBOR_VERIFIER_LOGS, logs).catch(() => undefined)
+    const errorOutput = (await readFile(err, 'utf8').catch(() => '')).slice(-16_384)
+    return await containerVerdict(task, run, logs, {
+      contract: opts.contract,
+      errorOutput,
+      workspace: opts.container?.workdir ?? path.resolve(workspace),
+    })
   } finally {
     await rm(rewardDir, { recursive: true, force: true })
   }

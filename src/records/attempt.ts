@@ -47,6 +47,24 @@ export const AttemptEnvironmentSchema = z.strictObject({
     agent: ContainerNetworkSchema,
     verifier: ContainerNetworkSchema.nullable().describe('null when no verifier container ran'),
   }),
+  verifier_container: z
+    .enum(['agent', 'fresh'])
+    .nullable()
+    .optional()
+    .describe(
+      "where tests/test.sh ran: agent (the agent's own container after it exited, Harbor's rule) or fresh (a new container of the same image with the final workspace); null when no verifier ran",
+    ),
+  verifier_container_reason: z
+    .string()
+    .nullable()
+    .optional()
+    .describe(
+      'why a fresh container (environment_mode separate, verifier.isolation fresh, the agent container gone…)',
+    ),
+  storage_enforced: z
+    .boolean()
+    .optional()
+    .describe('whether resources.storage_mb was enforced (false: declared but this runtime cannot limit it)'),
 })
 export type AttemptEnvironment = z.infer<typeof AttemptEnvironmentSchema>
 

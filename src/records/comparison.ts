@@ -45,6 +45,7 @@ export const BlockReasonCodeSchema = z.enum([
   'telemetry_partial',
   'telemetry_unknown',
   'model_mismatch',
+  'image_mismatch',
   'config_drift',
   'quarantined',
   'duplicate_rows',
@@ -343,6 +344,24 @@ export const InstanceRowSchema = z.strictObject({
 })
 export type InstanceRow = z.infer<typeof InstanceRowSchema>
 
+/** One distinct container environment of the final attempts (image, limits, network per phase). */
+export const EnvironmentStampSchema = z.strictObject({
+  runtime: z.string(),
+  image_ref: z.string(),
+  image_id: z.string(),
+  resources: z.strictObject({
+    cpus: z.number(),
+    memory_mb: z.number(),
+    pids: z.number(),
+    storage_mb: z.number().nullable(),
+    storage_enforced: z.boolean().nullable(),
+  }),
+  network: z.strictObject({ agent: z.string(), verifier: z.string().nullable() }),
+  verifier_container: z.string().nullable(),
+  attempts: Count,
+})
+export type EnvironmentStamp = z.infer<typeof EnvironmentStampSchema>
+
 export const ComparisonSchema = z.strictObject({
   schema_version: z.literal(COMPARISON_SCHEMA_VERSION),
   kind: z.enum(['experiment', 'published']),
@@ -381,6 +400,12 @@ export const ComparisonSchema = z.strictObject({
       .array(z.strictObject({ backend: z.string(), canary: z.string().nullable(), legs: Count }))
       .optional()
       .describe('sandbox backends the legs ran in (leg.json isolation, canary); absent before sandboxes'),
+    environments: z
+      .array(EnvironmentStampSchema)
+      .optional()
+      .describe(
+        'container backend: each distinct image, resources and per-phase network the final attempts ran with, and how many; absent without containers',
+      ),
   }),
   rules: z.record(z.string(), z.string()).describe('the stated rule behind each statistic'),
   cells: z.array(CellSummarySchema),

@@ -18,6 +18,7 @@ import {
 import { chartSources } from './assets.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
 import { type DecisionView, decisionHtml } from './decision.js'
+import { environmentLines } from './environment.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
 import { REPORT_APP_JS } from './html-app.js'
 import {
@@ -203,6 +204,7 @@ function headerTable(c: Comparison): string {
   if (s.verifier) rows.push(['Verifier', s.verifier])
   if (s.budgets) rows.push(['Limits and budgets', s.budgets])
   if (s.retries) rows.push(['Retries', s.retries])
+  for (const env of environmentLines(s.environments ?? [])) rows.push(['Environment', env])
   rows.push(['Trials', `k = ${s.trials}`])
   rows.push(['Telemetry', `${s.telemetry_source ? `${s.telemetry_source}; ` : ''}${telemetryText(c)}`])
   rows.push(['Blocks', blocksText(c)])

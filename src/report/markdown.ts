@@ -27,6 +27,7 @@ import {
   notEvaluatedReason,
 } from './classification.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
+import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardMarkdown } from './scorecard.js'
@@ -174,6 +175,8 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
   if (s.budgets) lines.push(`| Limits and budgets | ${escapeMarkdown(s.budgets)} |`)
   if (s.retries) lines.push(`| Retries | ${escapeMarkdown(s.retries)} |`)
   if (s.isolation && s.isolation.length > 0) lines.push(`| Isolation | ${isolationText(s.isolation)} |`)
+  for (const env of environmentLines(s.environments ?? []))
+    lines.push(`| Environment | ${escapeMarkdown(env)} |`)
   lines.push(`| Trials | k = ${s.trials} |`)
   lines.push(
     `| Telemetry | ${s.telemetry_source ? `${escapeMarkdown(s.telemetry_source)}; ` : ''}${escapeMarkdown(telemetryText(c))} |`,

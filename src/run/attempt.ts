@@ -41,7 +41,7 @@ import { harnessEnv } from './env.js'
 import type { InstanceSource } from './instances.js'
 import { classifyExit, decideOutcome, type ExitDecision } from './outcome.js'
 import { emptyTelemetry } from './telemetry.js'
-import type { Verdict } from './verdict.js'
+import type { AgentContainer, Verdict } from './verdict.js'
 import {
   type AttemptDirs,
   collectDeliverable,
@@ -154,6 +154,8 @@ export async function runAttempt(
   let dialogue: DialogueSummary | null = null
   let userTel: AttemptTelemetry | null = null
   let agentBox: SandboxProvenance | null = null
+  /** The agent's container, kept after the harness exited until the verifier ran in it (Harbor's rule). */
+  const keep: { agent: AgentContainer | null } = { agent: null }
   const stdoutFile = path.join(logs, 'stdout.txt')
   const stderrFile = path.join(logs, 'stderr.txt')
   try {
@@ -229,9 +231,13 @@ export async function runAttempt(
             ? {
                 phase: 'agent' as const,
                 ...(await leg.source.container(spec.instance)),
-                ports: loopbackPorts(c.endpoint.origin),
+                // No capture, no endpoint to forward: the closed port stays closed.
+                ports: tel ? loopbackPorts(c.endpoint.origin) : [],
               }
             : undefined
+        // A dialogue's next turn: the previous turn's container is done with.
+        await keep.agent?.box.close()
+        keep.agent = null
         const box = await leg.sandbox.backend.open({
           writable: [d.workspace, d.home, ...reach.writable],
           readOnly: [leg.installed.root, ...leg.readOnly, ...reach.readOnly],
@@ -257,7 +263,10 @@ export async function runAttempt(
             },
           )
         } finally {
-          await box.close()
+          // A container stays, its processes ended, for a verifier that runs in it; the rest close now.
+          if (box.settle && !signal?.aborted)
+            keep.agent = { box, alive: await box.settle().catch(() => false) }
+          else await box.close()
         }
       }
       try {
@@ -334,10 +343,12 @@ export async function runAttempt(
           { workspace: dirs.workspace, scratch: dirs.scratch, logsDir: logs },
           patchFile,
           signal,
+          keep.agent ?? undefined,
         )
       } else {
         await writeFile(path.join(logs, 'verifier.log'), 'verifier skipped: the harness did not run\n')
       }
+      await keep.agent?.box.close()
       return { parsed, deliverable, verdict, verifierMs: performance.now() - vt0 }
     })()
     const [telemetry, after, userSpend] = await Promise.all([telemetryP, afterP, userSpendP])
@@ -435,7 +446,7 @@ export async function runAttempt(
       isolation: leg.sandbox.backend.kind,
       canary: leg.sandbox.canary,
       ...(network ? { network } : {}),
-      ...(agentBox ? { environment: environmentRecord(agentBox, verdict?.network ?? null) } : {}),
+      ...(agentBox ? { environment: environmentRecord(agentBox, verdict) } : {}),
     }
     return {
       record,
@@ -447,6 +458,7 @@ export async function runAttempt(
       userRows: userSpend?.rows ?? [],
     }
   } finally {
+    await keep.agent?.box.close()
     if (dirs && !leg.keepWorkspaces) await removeAttemptDirs(dirs)
   }
 }
@@ -499,7 +511,7 @@ async function parseRun(
 }
 
 /** The attempt's container provenance: the agent's container, and the verifier's network when one ran. */
-function environmentRecord(agent: SandboxProvenance, verifier: ContainerNetwork | null): AttemptEnvironment {
+function environmentRecord(agent: SandboxProvenance, verdict: Verdict | null): AttemptEnvironment {
   return {
     runtime: agent.runtime,
     runtime_version: agent.runtime_version,
@@ -507,7 +519,10 @@ function environmentRecord(agent: SandboxProvenance, verifier: ContainerNetwork 
     image_id: agent.image_id,
     workdir: agent.workdir,
     resources: agent.resources,
-    network: { agent: agent.network, verifier },
+    network: { agent: agent.network, verifier: verdict?.network ?? null },
+    verifier_container: verdict?.container?.where ?? null,
+    verifier_container_reason: verdict?.container?.reason ?? null,
+    ...(agent.storage_enforced !== undefined ? { storage_enforced: agent.storage_enforced } : {}),
   }
 }
 

@@ -43,3 +43,44 @@ export function taskRequest(
     network: phaseNetwork(setting.network, phase, task),
   }
 }
+
+/** Where a task's verifier runs: in the agent's own container, or a fresh one of the same image. */
+export interface VerifierPlacement {
+  isolation: 'shared' | 'fresh'
+  /** Why a fresh container (null when shared). */
+  reason: string | null
+}
+
+/**
+ * Harbor's rule (pure): tests/test.sh runs in the agent's container once the agent has exited, unless
+ * the manifest says `benchmark.verifier.isolation: fresh` or task.toml `[verifier] environment_mode =
+ * "separate"`. It also needs a fresh one when the agent's container is gone (killed at its limit) or
+ * when the verifier is to have a network the agent's container does not (`network: task` with a
+ * public verifier and an offline agent): a network cannot be added to a running container.
+ */
+export function verifierPlacement(p: {
+  manifest: 'task' | 'fresh'
+  environmentMode: 'shared' | 'separate'
+  agentAlive: boolean
+  agentNetwork: ContainerNetwork
+  verifierNetwork: ContainerNetwork
+}): VerifierPlacement {
+  if (p.manifest === 'fresh') return { isolation: 'fresh', reason: 'benchmark.verifier.isolation: fresh' }
+  if (p.environmentMode === 'separate')
+    return { isolation: 'fresh', reason: 'task.toml [verifier] environment_mode = "separate"' }
+  if (!p.agentAlive) return { isolation: 'fresh', reason: "the agent's container had ended" }
+  if (p.verifierNetwork === 'public' && p.agentNetwork !== 'public')
+    return {
+      isolation: 'fresh',
+      reason: `the verifier's network (public) is not the agent container's (${p.agentNetwork})`,
+    }
+  return { isolation: 'shared', reason: null }
+}
+
+/**
+ * The network the verifier has in the agent's container (pure): the agent's forwarder is gone, so
+ * proxy-only leaves nothing; a public container stays public.
+ */
+export function sharedVerifierNetwork(agent: ContainerNetwork): ContainerNetwork {
+  return agent === 'public' ? 'public' : 'none'
+}

@@ -15,8 +15,14 @@ import { readBack } from '../sandbox/read-back.js'
 import { HwError } from '../util/errors.js'
 import { safeSegment } from '../util/paths.js'
 import { type BridgeAttempt, prepareBridge, verifyBridge } from './bridge-source.js'
-import { type TaskRequest, taskImage, taskRequest } from './container-request.js'
-import type { SourceDirs, Verdict } from './verdict.js'
+import {
+  sharedVerifierNetwork,
+  type TaskRequest,
+  taskImage,
+  taskRequest,
+  verifierPlacement,
+} from './container-request.js'
+import type { AgentContainer, SourceDirs, Verdict } from './verdict.js'
 import { buildTemplate, commitBaseline, copyTemplate } from './workspace.js'
 
 /**
@@ -37,9 +43,17 @@ export interface InstanceSource {
   ): Promise<{ prompt: string; baseCommit: string; bridge?: BridgeAttempt }>
   /**
    * Grade the attempt after the harness; `patchFile` holds its deliverable. Never throws. Aborting
-   * `signal` kills the grader at once.
+   * `signal` kills the grader at once. `agent`: the agent's container, kept after the harness exited
+   * (container backend), where a Harbor task's verifier runs by default; the source closes it once it
+   * is no longer needed.
    */
-  verify(instance: string, dirs: SourceDirs, patchFile: string, signal?: AbortSignal): Promise<Verdict>
+  verify(
+    instance: string,
+    dirs: SourceDirs,
+    patchFile: string,
+    signal?: AbortSignal,
+    agent?: AgentContainer,
+  ): Promise<Verdict>
   /** Remove cached starting states. */
   dispose(): Promise<void>
   /**
@@ -156,7 +170,7 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
       await Promise.allSettled([...templates.values()])
       await rm(opts.templatesDir, { recursive: true, force: true })
     },
-    async verify(instance, dirs, patchFile, signal) {
+    async verify(instance, dirs, patchFile, signal, agent) {
       try {
         if (b.verifier.kind === 'task-tests') {
           const task = await taskOf(instance)
@@ -165,6 +179,20 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
             ...taskRequest(task, containerSetting, 'verifier'),
             ...(await workdirOf(task)),
           }
+          const inContainer = opts.sandbox?.kind === 'container'
+          const agentNetwork = agent?.box.provenance?.network ?? 'proxy-only'
+          const placement = inContainer
+            ? verifierPlacement({
+                manifest: b.verifier.isolation ?? 'task',
+                environmentMode: task.harbor.environmentMode,
+                agentAlive: agent?.alive ?? false,
+                agentNetwork,
+                verifierNetwork: verifierReq.network ?? 'none',
+              })
+            : null
+          const shared = placement?.isolation === 'shared' ? agent?.box : undefined
+          // Harbor's separate mode: the agent's container is gone before the verifier's starts.
+          if (!shared) await agent?.box.close()
           const r = await runTaskVerifier(task, dirs.workspace, {
             logFile: path.join(dirs.logsDir, 'verifier.log'),
             signal,
@@ -172,10 +200,14 @@ export function instanceSource(opts: SourceOptions): InstanceSource {
             readOnly: opts.readOnly,
             container: verifierReq,
             contract: verifierContract(b.verifier),
+            ...(shared ? { agent: shared } : {}),
           })
+          await agent?.box.close()
+          const network = shared ? sharedVerifierNetwork(agentNetwork) : verifierReq.network
           return {
-            ...(opts.sandbox?.kind === 'container' && verifierReq.network
-              ? { network: verifierReq.network }
+            ...(inContainer && network ? { network } : {}),
+            ...(placement
+              ? { container: { where: shared ? 'agent' : 'fresh', reason: shared ? null : placement.reason } }
               : {}),
             status: r.status,
             exitCode: r.exitCode,

@@ -1,5 +1,6 @@
 import type { CallSummary } from '../bridge/calls.js'
 import type { ContainerNetwork } from '../records/isolation.js'
+import type { Sandbox } from '../sandbox/contract.js'
 import type { VerifierStatus } from './outcome.js'
 
 /** The verifier's verdict on one attempt. */
@@ -14,6 +15,8 @@ export interface Verdict {
   tools?: CallSummary
   /** Container backend: the verifier container's network. */
   network?: ContainerNetwork
+  /** Container backend: where tests/test.sh ran (the agent's container, or a fresh one and why). */
+  container?: { where: 'agent' | 'fresh'; reason: string | null }
 }
 
 /** The folders of one attempt an instance source works in (all absolute). */
@@ -24,4 +27,11 @@ export interface SourceDirs {
   scratch: string
   /** The attempt's logs folder in the artifact (setup.log, verifier.log are written here). */
   logsDir: string
+}
+
+/** The agent's container kept after the harness exited (container backend), for the verifier. */
+export interface AgentContainer {
+  box: Sandbox
+  /** Whether it still runs (Sandbox.settle): one killed at its limit cannot host the verifier. */
+  alive: boolean
 }

@@ -97,6 +97,12 @@ const GIT_FLAGS = [
   'commit.gpgsign=false',
   '-c',
   'core.hooksPath=/dev/null',
+  // The workspace may be owned by a container's mapped id while the agent's container is kept for the
+  // verifier; and nothing the agent wrote into .git/config may run a program of its choosing.
+  '-c',
+  'safe.directory=*',
+  '-c',
+  'core.fsmonitor=false',
 ]
 
 /**

@@ -62,6 +62,8 @@ export interface SandboxProvenance {
   workdir: string
   network: ContainerNetwork
   resources: ContainerResources
+  /** Whether resources.storage_mb was enforced (absent: no limit was asked for). */
+  storage_enforced?: boolean
 }
 
 /** One sandbox to open for an attempt (all paths absolute). */
@@ -125,6 +127,22 @@ export interface Sandbox {
   provenance?: SandboxProvenance
   /** Kill every process left, give the writable folders back to the action's user. Idempotent. */
   close(): Promise<void>
+  /**
+   * Container backend: the agent has exited. Ends every process in the container but its keep-alive
+   * (the agent's leftovers and the loopback forwarder) and closes the forwarded ports; the container
+   * itself stays, so the verifier can run in it (Harbor's rule), until `close`. False when the
+   * container is gone already (killed at its timeout, out of memory): nothing can run in it.
+   */
+  settle?(): Promise<boolean>
+  /**
+   * Container backend: hand the writable folders to the container's user again, after a job on the
+   * host wrote in them (the deliverable's `git add` leaves host-owned index and objects behind).
+   */
+  reclaim?(): Promise<void>
+  /** Container backend: copy a host folder into the running container at `target` (Harbor's upload). */
+  copyIn?(source: string, target: string): Promise<void>
+  /** Container backend: copy the contents of a folder of the container into a host folder. */
+  copyOut?(source: string, dest: string): Promise<void>
 }
 
 /** A pluggable way of running attempts (chosen once per run: select.ts). */

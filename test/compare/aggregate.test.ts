@@ -266,6 +266,60 @@ describe('aggregate: field cases', () => {
     expect(parsed.stamp.model.observed).toEqual(['gpt-5-mini', 'other-model'])
   })
 
+  it('a block whose cells ran different container images is not compared, and says which images', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(3) } })
+    const atts = pairedOutcomes(plan, { both: 3, bOnly: 0, cOnly: 0, neither: 0 })
+    const env = (id: string) => ({
+      runtime: 'podman',
+      runtime_version: '4.3.1',
+      image_ref: 'localhost/hw-task-x:1',
+      image_id: `sha256:${id.repeat(64)}`,
+      workdir: '/testbed',
+      resources: { cpus: 1, memory_mb: 2048, pids: 1024, storage_mb: null },
+      network: { agent: 'proxy-only' as const, verifier: 'none' as const },
+    })
+    for (const a of atts) a.environment = env('a')
+    // t-002: cell b's image was rebuilt between legs (drift); t-003 same image on both sides.
+    atts.find((a) => a.cell_id === 'b' && a.instance_id === 't-002')!.environment = env('b')
+    const { parsed, out } = await run(plan, writeArtifacts(plan, atts))
+    expect(parsed.blocks.incomplete).toEqual([
+      {
+        instance: 't-002',
+        reasons: [
+          {
+            code: 'image_mismatch',
+            cell: null,
+            trial: null,
+            attempt: null,
+            detail: 'cells ran different images: a aaaaaaaaaaaa, b bbbbbbbbbbbb',
+          },
+        ],
+      },
+    ])
+    expect(parsed.comparisons[0]!.outcome.n).toBe(2)
+    // The header states each environment: image reference and id, resources, network per phase.
+    expect(parsed.stamp.environments).toEqual([
+      {
+        runtime: 'podman 4.3.1',
+        image_ref: 'localhost/hw-task-x:1',
+        image_id: `sha256:${'a'.repeat(64)}`,
+        resources: { cpus: 1, memory_mb: 2048, pids: 1024, storage_mb: null, storage_enforced: null },
+        network: { agent: 'proxy-only', verifier: 'none' },
+        verifier_container: null,
+        attempts: 5,
+      },
+      expect.objectContaining({ image_id: `sha256:${'b'.repeat(64)}`, attempts: 1 }),
+    ])
+    const line =
+      'podman 4.3.1; image localhost/hw-task-x:1 (id aaaaaaaaaaaa); cpus 1, memory 2048 MB, pids 1024, storage not limited; network: agent proxy-only, verifier none; 5 attempts'
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8').replace(/\u200d/g, '')).toContain(
+      `| Environment | ${line} |`,
+    )
+    expect(readFileSync(path.join(out, 'report.html'), 'utf8')).toContain(
+      `<th>Environment</th><td>${line}</td>`,
+    )
+  })
+
   it('retries: the final attempt gives the outcome, every attempt is summed (intent-to-treat)', async () => {
     const plan = await makePlan({
       panel: { source: 'inline', instances: ids(2) },

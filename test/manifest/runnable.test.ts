@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs'
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { readdir } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -72,6 +72,67 @@ describe('pairings a leg cannot run are refused at validation', () => {
         'fills {workspace} for {instance} and writes the prompt to {out}/instruction.md',
     ])
   })
+
+  it('a Python harness in the container backend is refused at its cells[i].harness, saying why', async () => {
+    const text = `${head}benchmark: { family: harbor, revision: r1 }
+panel: { source: tasks, path: ./tasks }
+sandbox:
+  backend: container
+cells:
+  - { id: pi, harness: pi, version: 0.73.1 }
+  - { id: oh, harness: openhands, version: 1.0.0 }
+  - { id: mini, harness: mini-swe-agent, version: 1.0.0 }
+baseline: pi
+`
+    let err: HwError | null = null
+    try {
+      parseManifestText(text, 'c.yml', { runnable: true })
+    } catch (e) {
+      err = e as HwError
+    }
+    expect(err?.code).toBe('manifest_invalid')
+    expect(err?.details).toHaveLength(2)
+    expect(err?.details[0]).toMatch(
+      /^c\.yml:10:\d+ cells\[1\]\.harness: OpenHands \(pip install openhands, a venv on the runner\) cannot run inside a task's container: its venv's interpreter is the runner's Python/,
+    )
+    expect(err?.details[0]).toContain('tested to the process boundary')
+    expect(err?.details[0]).toContain('sandbox.backend namespace+uid')
+    expect(err?.details[1]).toMatch(/^c\.yml:11:\d+ cells\[2\]\.harness: mini-swe-agent /)
+    // The same cells on the runner (namespace backend) are runnable.
+    const onRunner = text.replace('backend: container', 'backend: namespace+uid')
+    expect(parseManifestText(onRunner, 'c.yml', { runnable: true }).cells).toHaveLength(3)
+  })
+
+  it('validate warns on an unpinned image only when a scheduled workflow of the repository runs the manifest', async () => {
+    const repo = mkdtempSync(path.join(tmpdir(), 'hw-sched-'))
+    mkdirSync(path.join(repo, '.git'))
+    mkdirSync(path.join(repo, 'manifests'))
+    mkdirSync(path.join(repo, '.github', 'workflows'), { recursive: true })
+    const file = path.join(repo, 'manifests', 'weekly.yml')
+    writeFileSync(
+      file,
+      `${head}benchmark: { family: builtin, revision: r1 }
+panel: { source: builtin, name: core }
+sandbox:
+  backend: container
+  container: { image: 'docker.io/library/python:3.12' }
+${cells}`,
+    )
+    const warning = 'sandbox.container.image "docker.io/library/python:3.12" is not pinned by digest'
+    const code = await main(['validate', file])
+    expect(io.err).not.toContain(warning)
+    expect(code, io.err).toBe(0)
+    io.err = ''
+    expect(await main(['validate', file, '--scheduled'])).toBe(0)
+    expect(io.err).toContain(`${warning} and --scheduled runs this manifest on a schedule`)
+    io.err = ''
+    writeFileSync(
+      path.join(repo, '.github', 'workflows', 'weekly.yml'),
+      "on:\n  schedule:\n    - cron: '17 6 * * 1'\njobs:\n  hw:\n    uses: o/r/.github/workflows/harness-watch.yml@v1\n    with:\n      manifest: manifests/weekly.yml\n",
+    )
+    expect(await main(['validate', file])).toBe(0)
+    expect(io.err).toContain(`${warning} and .github/workflows/weekly.yml runs this manifest on a schedule`)
+  }, 60_000)
 
   it('an id list with setup and a command verifier is runnable', () => {
     const text = `${head}benchmark:

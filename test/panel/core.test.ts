@@ -49,9 +49,9 @@ describe('built-in panel "core"', () => {
   it('is a balanced set of small, neutral task folders', async () => {
     const tasks = await coreTasks()
     expect(tasks.length).toBeGreaterThanOrEqual(14)
-    const by = (f: (t: Task) => string) => {
+    const by = (f: (t: Task) => string | undefined) => {
       const counts: Record<string, number> = {}
-      for (const t of tasks) counts[f(t)] = (counts[f(t)] ?? 0) + 1
+      for (const t of tasks) counts[f(t) ?? '(none)'] = (counts[f(t) ?? '(none)'] ?? 0) + 1
       return counts
     }
     const langs = by((t) => t.meta.language)
@@ -61,7 +61,7 @@ describe('built-in panel "core"', () => {
     for (const t of tasks) {
       const lang = t.meta.language === 'javascript' ? 'js' : 'py'
       const kind = ({ bugfix: 'fix', feature: 'feature', refactor: 'refactor' } as Record<string, string>)[
-        t.meta.category
+        t.meta.category ?? ''
       ]
       expect(t.id.startsWith(`${lang}-${kind}-`), t.id).toBe(true)
       expect(t.testCommand, t.id).toBe(

@@ -127,14 +127,14 @@ describe('panel verify', () => {
   it('user mistakes exit 2 with the file and field named', async () => {
     const dir = await writePanel({
       ok: taskFiles(),
-      bad: taskFiles({ 'task.toml': taskFiles()['task.toml']?.replace('"easy"', '"simple"') ?? '' }),
+      bad: taskFiles({
+        'task.toml': taskFiles()['task.toml']?.replace('[agent]', '[agent]\nnetwork = "on"') ?? '',
+      }),
     })
     dirs.push(dir)
     let r = await cli(['panel', 'verify', dir])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain(
-      `error: ${path.join(dir, 'bad', 'task.toml')} metadata.difficulty: expected one of "easy", "medium", "hard", got "simple"`,
-    )
+    expect(r.stderr).toContain(`error: ${path.join(dir, 'bad', 'task.toml')} agent: unknown field "network"`)
     r = await cli(['panel', 'verify', dir, '--only', 'ok,nope'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('--only names tasks not in the panel: nope')

@@ -1,5 +1,6 @@
 import { type ChildProcess, spawn } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
+import { statfsSync } from 'node:fs'
 import { mkdtemp, rm, writeFile } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
@@ -18,7 +19,7 @@ import type {
   SandboxProvenance,
   SandboxSpec,
 } from '../contract.js'
-import { type HostForwards, openHostForwards } from '../forward/host.js'
+import { type HostForwards, openHostForwards, removeStaleForwardDirs } from '../forward/host.js'
 import { FORWARDER_READY, loopbackForwarderArgs } from '../forward/loopback.js'
 import { ensureBaseImage } from './base-image.js'
 import { labelFlags, removeLeftovers, removeSync } from './cleanup.js'
@@ -87,6 +88,33 @@ export function containerBackend(
   let runtimeP: Promise<ContainerRuntime> | null = null
   let leftoversP: Promise<string[]> | null = null
   let probed: ProbeOutcome | null = null
+  let storageP: Promise<boolean> | null = null
+  /**
+   * Whether this engine can limit a container's writable layer (`--storage-opt size=`: overlay needs an
+   * XFS backing file system with project quotas; ext4, as here and on GitHub's runners, refuses). Tried
+   * once, with the first image that asks for a limit.
+   */
+  const storageLimit = (rt: ContainerRuntime, imageId: string): Promise<boolean> => {
+    storageP ??= cli(
+      rt.bin,
+      [
+        'run',
+        '--rm',
+        '--network',
+        'none',
+        ...rt.runFlags,
+        '--storage-opt',
+        'size=64m',
+        '--entrypoint',
+        'sh',
+        imageId,
+        '-c',
+        ':',
+      ],
+      { env: rt.env, timeoutMs: 60_000 },
+    ).then((r) => r.exitCode === 0)
+    return storageP
+  }
 
   const runtime = (): Promise<ContainerRuntime> => {
     runtimeP ??= (async () => {
@@ -134,7 +162,11 @@ export function containerBackend(
   }
 
   const leftovers = (): Promise<string[]> => {
-    leftoversP ??= runtime().then((rt) => removeLeftovers(rt))
+    // A crashed run's containers (by label) and its forward socket folders (by owner pid).
+    leftoversP ??= runtime().then(async (rt) => {
+      const [containers] = await Promise.all([removeLeftovers(rt), removeStaleForwardDirs()])
+      return containers
+    })
     return leftoversP
   }
 
@@ -184,7 +216,10 @@ export function containerBackend(
       const rt = await runtime()
       await leftovers()
       const rtSeen = host.idMap === undefined ? rt : { ...rt, idMap: host.idMap }
-      return openContainer(rtSeen, setting, spec, spec.container, await image(spec.container.image), host)
+      const img = await image(spec.container.image)
+      const wantsStorage = mergeResources(setting.resources, spec.container.resources).storage_mb !== null
+      const storage = wantsStorage ? await storageLimit(rt, img.id) : false
+      return openContainer(rtSeen, setting, spec, spec.container, img, host, storage)
     },
   }
 }
@@ -218,6 +253,7 @@ async function openContainer(
   req: ContainerRequest,
   img: ResolvedImage & ImageConfig,
   host: HostIdentity,
+  storage: boolean,
 ): Promise<Sandbox> {
   const workspace = spec.writable[0] ?? null
   const workdir = req.workdir ?? img.workdir
@@ -274,6 +310,7 @@ async function openContainer(
       '--user',
       user,
       ...limitFlags(resources),
+      ...(storage && resources.storage_mb !== null ? ['--storage-opt', `size=${resources.storage_mb}m`] : []),
       ...rt.runFlags,
       ...(rt.name === 'podman' ? ['--pull=never'] : ['--pull', 'never']),
       '--workdir',
@@ -308,6 +345,7 @@ async function openContainer(
     workdir,
     network,
     resources,
+    ...(resources.storage_mb !== null ? { storage_enforced: storage } : {}),
   }
   return {
     kind: 'container',
@@ -318,9 +356,50 @@ async function openContainer(
     exec: (cmd, limits) => {
       const mounted = [...writable, ...spec.readOnly]
       const env = { ...cmd.env, PATH: containerPath(cmd.env.PATH, img.path, mounted) }
-      return execIn(rt, name, { ...cmd, env }, limits, { workspace, workdir, envDir })
+      return execIn(rt, name, { ...cmd, env }, limits, { workspace, workdir, envDir, writable })
     },
     close,
+    async settle() {
+      if (closed) return false
+      // kill(-1) reaches every process the caller may signal but itself and PID 1 (the keep-alive).
+      const k = await cli(
+        rt.bin,
+        ['exec', name, 'sh', '-c', 'kill -KILL -1; sleep 0.2; kill -KILL -1; true'],
+        {
+          env: rt.env,
+          timeoutMs: 30_000,
+        },
+      )
+      await forwards?.close()
+      return k.exitCode === 0 && (await running(rt, name))
+    },
+    async reclaim() {
+      if (!closed) await give(ID_BASE, ID_BASE)
+    },
+    async copyIn(source, target) {
+      const r = await cli(rt.bin, ['cp', source, `${name}:${target}`], {
+        env: rt.env,
+        timeoutMs: 10 * 60_000,
+      })
+      if (r.exitCode !== 0)
+        throw new ContainerFault(
+          'start_failed',
+          `cannot copy ${target} into the container`,
+          lastLines(r.stderr, 3),
+        )
+    },
+    async copyOut(source, dest) {
+      const r = await cli(rt.bin, ['cp', `${name}:${source}/.`, dest], {
+        env: rt.env,
+        timeoutMs: 10 * 60_000,
+      })
+      if (r.exitCode !== 0)
+        throw new ContainerFault(
+          'start_failed',
+          `cannot copy ${source} out of the container`,
+          lastLines(r.stderr, 3),
+        )
+    },
   }
 }
 
@@ -359,7 +438,7 @@ async function execIn(
   name: string,
   cmd: ExecCommand,
   limits: ExecLimits,
-  where: { workspace: string | null; workdir: string; envDir: string },
+  where: { workspace: string | null; workdir: string; envDir: string; writable: string[] },
 ): Promise<ExecResult> {
   const env = cmd.env
   // Values go through a private file, not the command line (other host users can read command lines).
@@ -412,6 +491,13 @@ async function execIn(
       }
     }
   }
+  const full = fullFolders(where.writable)
+  if (full.length > 0) {
+    return {
+      ...r,
+      fault: { kind: 'disk', detail: `no space left on the file system of ${full.join(', ')}` },
+    }
+  }
   const refused = await readPidsRefusals(rt, pid)
   if (refused !== null && refused > before.pids) {
     return {
@@ -420,6 +506,21 @@ async function execIn(
     }
   }
   return r
+}
+
+/** Space under which a file system counts as exhausted (a command that failed there ran out of disk). */
+const DISK_FULL_BYTES = 1024 * 1024
+
+/** The writable folders whose file system is (nearly) full, read by the host: no harness can forge it. */
+export function fullFolders(folders: string[]): string[] {
+  return folders.filter((d) => {
+    try {
+      const s = statfsSync(d)
+      return s.bavail * s.bsize < DISK_FULL_BYTES
+    } catch {
+      return false
+    }
+  })
 }
 
 function alive(pid: number): boolean {

@@ -1,4 +1,4 @@
-import { chmod, mkdtemp, rm } from 'node:fs/promises'
+import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -20,6 +20,38 @@ export interface HostForwards {
   close(): Promise<void>
 }
 
+/** Socket folders are named `hwf-<pid of the run>-<random>`, so a later run can tell a crashed run's. */
+export const FORWARD_PREFIX = 'hwf-'
+
+/**
+ * Remove the socket folders a crashed run left under `parent` (its process on this host is gone; a
+ * live run's are left alone). Returns the folders removed. Never throws.
+ */
+export async function removeStaleForwardDirs(
+  parent = os.tmpdir(),
+  alive: (pid: number) => boolean = pidAlive,
+): Promise<string[]> {
+  const names = await readdir(parent).catch(() => [] as string[])
+  const gone: string[] = []
+  for (const n of names) {
+    const m = /^hwf-(\d+)-[A-Za-z0-9]+$/.exec(n)
+    if (!m || alive(Number(m[1]))) continue
+    const dir = path.join(parent, n)
+    await rm(dir, { recursive: true, force: true }).catch(() => undefined)
+    gone.push(dir)
+  }
+  return gone.sort()
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM'
+  }
+}
+
 /**
  * Socket file name for a forwarded port, the same on both sides (`<port>.sock`).
  */
@@ -39,7 +71,7 @@ export async function openHostForwards(
   ports: readonly number[],
   parent = os.tmpdir(),
 ): Promise<HostForwards> {
-  const dir = await mkdtemp(path.join(parent, 'hwf-'))
+  const dir = await mkdtemp(path.join(parent, `${FORWARD_PREFIX}${process.pid}-`))
   await chmod(dir, 0o755)
   const servers: net.Server[] = []
   const open = new Set<net.Socket>()

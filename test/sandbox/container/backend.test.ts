@@ -1,5 +1,14 @@
-import { spawn } from 'node:child_process'
-import { chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
+import { execFileSync, spawn } from 'node:child_process'
+import {
+  chownSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeFileSync,
+} from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -209,10 +218,13 @@ describe.skipIf(rt === null)('container backend (real engine)', () => {
     // A process that opens a container and is then killed with SIGKILL (no cleanup runs).
     const script = path.join(dir, 'crash.mts')
     const f = folders()
+    // A forwarded port gives the crashed run a forward socket folder too.
+    const proxy = await serve('proxy')
+    const port = portOf(proxy)
     writeFileSync(
       script,
       `import { testBackend } from ${JSON.stringify(path.resolve('test/support/container.ts'))}
-const box = await testBackend().open({ writable: [${JSON.stringify(f.ws)}], readOnly: [], container: { phase: 'agent' } })
+const box = await testBackend().open({ writable: [${JSON.stringify(f.ws)}], readOnly: [], container: { phase: 'agent', ports: [${port}] } })
 console.log('open')
 setInterval(() => {}, 1000)
 `,
@@ -228,12 +240,16 @@ setInterval(() => {}, 1000)
     child.kill('SIGKILL')
     await new Promise((r) => child.once('exit', r))
     expect(await containersNamed(crashedPrefix)).toHaveLength(1)
+    const socketDirs = (pid: number | undefined) =>
+      readdirSync(os.tmpdir()).filter((n) => n.startsWith(`hwf-${pid}-`))
+    expect(socketDirs(child.pid)).toHaveLength(1)
     // One of ours that is still live: not touched.
     const f2 = folders()
     const mine = await testBackend().open({ writable: [f2.ws], readOnly: [], container: { phase: 'agent' } })
     try {
-      // The next start (this backend's first open) removed the crashed run's container.
+      // The next start (this backend's first open) removed the crashed run's container and socket folder.
       expect(await containersNamed(crashedPrefix)).toEqual([])
+      expect(socketDirs(child.pid)).toEqual([])
       // A sweep now leaves the live run's own container alone.
       const removed = await removeLeftovers(rt)
       expect(removed).toEqual([])
@@ -246,6 +262,59 @@ setInterval(() => {}, 1000)
       expect(labels.stdout).toContain(`:${process.pid}`)
     } finally {
       await mine.close()
+      proxy.close()
+    }
+  }, 120_000)
+
+  it("settle ends the agent's processes and closes its forward socket folder; close removes the container", async () => {
+    const f = folders()
+    const proxy = await serve('proxy')
+    const mine = () => readdirSync(os.tmpdir()).filter((n) => n.startsWith(`hwf-${process.pid}-`))
+    const before = mine()
+    const box = await backend.open({
+      writable: [f.ws, f.home],
+      readOnly: [],
+      container: { phase: 'agent', ports: [portOf(proxy)] },
+    })
+    try {
+      expect(mine().length).toBe(before.length + 1)
+      const bg = await run(box, f, 'sh', ['-c', '(sleep 777 &) ; echo started'])
+      expect(bg.stdout).toBe('started\n')
+      expect(await box.settle?.()).toBe(true)
+      expect(mine()).toEqual(before)
+      const ps = await run(box, f, 'sh', ['-c', 'cat /proc/[0-9]*/cmdline | tr "\\0" " "'])
+      expect(ps.stdout).not.toContain('sleep 777')
+      expect(ps.stdout).toContain('sleep 2147483647')
+    } finally {
+      await box.close()
+      proxy.close()
+    }
+    expect(await box.settle?.()).toBe(false)
+    expect(mine()).toEqual(before)
+  }, 120_000)
+
+  it('disk exhaustion is a fault, not a harness result; storage_mb is recorded as not enforced where it cannot be', async () => {
+    if (process.getuid?.() !== 0) return
+    const f = folders()
+    // A 4 MB file system as the workspace: the command fills it.
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=4m', 'hw-disk-test', f.ws])
+    const limited = testBackend({ resources: { cpus: 1, memory_mb: 256, pids: 64, storage_mb: 512 } })
+    const box = await limited.open({ writable: [f.ws, f.home], readOnly: [], container: { phase: 'agent' } })
+    try {
+      // Overlay on ext4 (here, and GitHub's runners) cannot limit the writable layer.
+      expect(box.provenance?.resources.storage_mb).toBe(512)
+      expect(box.provenance?.storage_enforced).toBe(false)
+      const r = await run(box, f, 'sh', ['-c', 'dd if=/dev/zero of=fill bs=1M count=16 2>&1; exit 1'])
+      expect(r.stdout).toContain('No space left on device')
+      expect(r.exitCode).toBe(1)
+      expect(r.fault).toEqual({ kind: 'disk', detail: `no space left on the file system of ${f.ws}` })
+      // A failure with space left is the command's own.
+      const ok = await run(box, f, 'sh', ['-c', 'rm fill; exit 1'])
+      expect(ok.exitCode).toBe(1)
+      expect(ok.fault).toBeUndefined()
+    } finally {
+      await box.close()
+      execFileSync('umount', [f.ws])
     }
   }, 120_000)
 

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs'
 import { describe, expect, it } from 'vitest'
 import { parseManifestText } from '../../../src/manifest/load.js'
+import { scheduledWorkflowsUsing } from '../../../src/manifest/scheduled.js'
 import { loopbackPorts } from '../../../src/run/attempt.js'
 import { phaseNetwork } from '../../../src/run/container-request.js'
 import { mergeResources } from '../../../src/sandbox/container/backend.js'
@@ -203,12 +204,42 @@ describe('network, ports, owners, warnings', () => {
     expect(ownerGone(`${host}:abc`, () => false)).toBe(false)
   })
 
-  it('validate warns on an unpinned task image, not on a pinned one or the Debian base', () => {
+  it('validate warns on an unpinned image only for a scheduled manifest, never a pinned one or the Debian base', () => {
     const s = (image: string) =>
       ({ backend: 'container', allow_unisolated: false, read_only: [], container: { image } }) as never
-    expect(containerWarnings(s('docker.io/library/python:3.12'))[0]).toContain('is not pinned by digest')
-    expect(containerWarnings(s(`python@sha256:${'b'.repeat(64)}`))).toEqual([])
-    expect(containerWarnings(s('localhost/harness-watch-base:bookworm'))).toEqual([])
+    const weekly = ['.github/workflows/weekly.yml']
+    expect(containerWarnings(s('docker.io/library/python:3.12'), weekly)).toEqual([
+      'sandbox.container.image "docker.io/library/python:3.12" is not pinned by digest and .github/workflows/weekly.yml runs this manifest on a schedule: each run may get a different image (pin it as name@sha256:<digest>)',
+    ])
+    expect(containerWarnings(s('docker.io/library/python:3.12'), [])).toEqual([])
+    expect(containerWarnings(s(`python@sha256:${'b'.repeat(64)}`), weekly)).toEqual([])
+    expect(containerWarnings(s('localhost/harness-watch-base:bookworm'), weekly)).toEqual([])
+  })
+
+  it('finds the scheduled workflows that name a manifest, by whole path', () => {
+    const wf = (on: string, manifest: string) =>
+      `name: x\non:\n${on}\njobs:\n  a:\n    uses: o/r/.github/workflows/harness-watch.yml@v1\n    with:\n      manifest: ${manifest}\n`
+    const files = [
+      {
+        file: '.github/workflows/weekly.yml',
+        text: wf("  schedule:\n    - cron: '17 6 * * 1'", 'manifests/demo.yml'),
+      },
+      { file: '.github/workflows/pr.yml', text: wf('  pull_request:', 'manifests/demo.yml') },
+      {
+        file: '.github/workflows/other.yml',
+        text: wf("  schedule:\n    - cron: '1 1 * * 1'", 'manifests/demo.yml.bak'),
+      },
+      {
+        file: '.github/workflows/quoted.yml',
+        text: wf("  schedule:\n    - cron: '1 1 * * 1'", "'./manifests/demo.yml'"),
+      },
+      { file: '.github/workflows/broken.yml', text: 'on: [schedule\n' },
+    ]
+    expect(scheduledWorkflowsUsing(files, 'manifests/demo.yml')).toEqual([
+      '.github/workflows/quoted.yml',
+      '.github/workflows/weekly.yml',
+    ])
+    expect(scheduledWorkflowsUsing(files, 'manifests/other.yml')).toEqual([])
   })
 })
 
