@@ -1,5 +1,6 @@
 import { chmod, mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises'
 import path from 'node:path'
+import { pidAlive } from '../util/pid.js'
 
 /** Slots held by this process (reserved here before anything is awaited, so two claims never meet). */
 const taken = new Set<number>()
@@ -57,7 +58,7 @@ async function claimOnDisk(dir: string, slot: number): Promise<boolean> {
   for (const name of await readdir(dir)) {
     const pid = Number(pattern.exec(name)?.[1] ?? 0)
     if (name === mine || pid === 0) continue
-    if (alive(pid)) free = false
+    if (pidAlive(pid)) free = false
     else await rm(path.join(dir, name), { force: true }) // left by a process that died
   }
   if (free) free = await claimLegacy(dir, slot)
@@ -72,16 +73,7 @@ async function claimOnDisk(dir: string, slot: number): Promise<boolean> {
 async function claimLegacy(dir: string, slot: number): Promise<boolean> {
   const file = path.join(dir, `${slot}.pid`)
   const holder = Number((await readFile(file, 'utf8').catch(() => '')).trim())
-  if (holder && holder !== process.pid && alive(holder)) return false
+  if (holder && holder !== process.pid && pidAlive(holder)) return false
   await writeFile(file, String(process.pid))
   return true
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }

@@ -6,6 +6,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { killGroup, runHarnessProcess } from '../../process/exec.js'
 import { BASE_IMAGE_REF } from '../../util/image-ref.js'
+import { pidAlive } from '../../util/pid.js'
 import type {
   ContainerRequest,
   ContainerResources,
@@ -469,7 +470,7 @@ async function execIn(
       // Stopping a running exec stops the container: it is removed, and everything in it with it. The
       // group sweep after a command ended on its own (its client is gone) leaves the container be.
       kill: (leader, signal) => {
-        if (alive(leader)) removeSync(rt, name)
+        if (pidAlive(leader)) removeSync(rt, name)
         else killGroup(leader, signal)
       },
     },
@@ -521,15 +522,6 @@ export function fullFolders(folders: string[]): string[] {
       return false
     }
   })
-}
-
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch {
-    return false
-  }
 }
 
 async function running(rt: ContainerRuntime, name: string): Promise<boolean> {

@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import os from 'node:os'
+import { pidAlive } from '../../util/pid.js'
 import { type ContainerRuntime, cli } from './runtime.js'
 
 /** Every container this tool starts carries this label… */
@@ -30,15 +31,6 @@ export function ownerGone(tag: string, alive: (pid: number) => boolean = pidAliv
   const pid = Number(tag.slice(i + 1))
   if (host !== os.hostname() || !Number.isInteger(pid) || pid <= 0) return false
   return !alive(pid)
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /**

@@ -2,6 +2,7 @@ import { chmod, mkdtemp, readdir, rm } from 'node:fs/promises'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
+import { pidAlive } from '../../util/pid.js'
 
 /** One host-side listener: connections to `socket` are piped to 127.0.0.1:`port`. */
 export interface HostForward {
@@ -41,15 +42,6 @@ export async function removeStaleForwardDirs(
     gone.push(dir)
   }
   return gone.sort()
-}
-
-function pidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0)
-    return true
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === 'EPERM'
-  }
 }
 
 /**
