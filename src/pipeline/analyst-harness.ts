@@ -62,6 +62,8 @@ export function analystPrompt(feedback: string[]): string {
     'category, supporting_evidence (instance, cell, event_ids, claim), counterevidence, estimated_impact,',
     'affected_instances, predicted_observable_change, single_variable_experiment (variable, current_value,',
     'proposed_value, manifest_patch, metric, expected_direction).',
+    'manifest_patch is YAML `cells:` with the candidate cell: id `<treatment cell id>-candidate` and only the',
+    'fields that change (the rest is copied from the treatment cell into a patch of the manifest file).',
     'Cite only event ids the tools returned, and quote only numbers the tools returned.',
   ]
   if (feedback.length > 0) lines.push('Your previous answer was rejected:', ...feedback.map((f) => `- ${f}`))
