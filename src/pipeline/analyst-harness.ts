@@ -8,7 +8,7 @@ import { adapterFor } from '../harnesses/registry.js'
 import { type HarnessName, isHarnessName } from '../manifest/harness-names.js'
 import { type Cell, cellApi, type Manifest, ManifestSchema } from '../manifest/schema.js'
 import type { Attribution } from '../records/ledger.js'
-import { harnessWatchRoot } from '../run/bridge.js'
+import { harnessWatchReadable } from '../run/bridge.js'
 import { harnessEnv } from '../run/env.js'
 import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
 import { makeAttemptDirs } from '../run/workspace.js'
@@ -195,8 +195,9 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
         const runEnv = harnessEnv({ dirs, runnerEnv: {}, invocationEnv: inv.env, configEnv: {}, passEnv: [] })
         const box = await sandbox.backend.open({
           writable: [dirs.workspace, dirs.home],
-          // The Pi bridge extension loads the MCP SDK from Harness Watch's own folder.
-          readOnly: [installed.root, harnessWatchRoot()],
+          // The Pi bridge extension loads the MCP SDK from Harness Watch's own folder, or from the
+          // bundle's dist/pi-bridge-sdk beside the CLI bundle (hidden in a clone under /tmp otherwise).
+          readOnly: [installed.root, ...harnessWatchReadable()],
         })
         let run: Awaited<ReturnType<typeof box.exec>>
         try {
