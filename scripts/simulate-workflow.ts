@@ -117,7 +117,8 @@ const artifactStore = opt.artifacts ?? mkdtempSync(join(tmpdir(), 'sim-artifacts
 const fileEnv: Record<string, string> = {}
 if (opt.envFile) {
   for (const line of readFileSync(opt.envFile, 'utf8').split(/\r?\n/)) {
-    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
+    // SECRET_<name> may carry a reusable workflow's secret name as written (provider-api-key).
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*|SECRET_[A-Za-z0-9_-]+)\s*=\s*(.*)$/.exec(line)
     if (m && !line.trimStart().startsWith('#')) fileEnv[m[1] as string] = m[2] as string
   }
 }
@@ -528,7 +529,8 @@ async function runStep(
     GITHUB_EVENT_NAME: opt.eventName,
     GITHUB_WORKSPACE: workspace,
     GITHUB_JOB: jobId,
-    ...fileEnv,
+    // A secret is never an environment variable of a step unless the workflow maps it into env:.
+    ...Object.fromEntries(Object.entries(fileEnv).filter(([k]) => !k.startsWith('SECRET_'))),
     ...stepEnv,
     ...files,
   }
