@@ -115,8 +115,10 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
   const adapter = adapterFor(cell.harness)
   const harness = cell.harness as HarnessName
   const args = readOnlyArgs(harness) ?? []
-  const dir = path.join(opts.diagnosisDir, 'analyst')
-  const workRoot = opts.workRoot ?? path.join(dir, 'work')
+  // Absolute: `diagnose out/demo --analyst harness` names a relative folder, and a sandbox takes
+  // absolute paths only.
+  const dir = path.resolve(opts.diagnosisDir, 'analyst')
+  const workRoot = path.resolve(opts.workRoot ?? path.join(dir, 'work'))
   const env = opts.env ?? process.env
   let telemetry: RunTelemetry | null = null
   let installed: InstalledHarness | null = null
