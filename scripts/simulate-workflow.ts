@@ -480,6 +480,9 @@ const githubContext = (workspace: string): Record<string, Json> => ({
   event_name: opt.eventName,
   event: eventPayload,
   ref: fileEnv.GITHUB_REF ?? 'refs/heads/main',
+  // Set for pull_request events (GITHUB_BASE_REF / GITHUB_HEAD_REF in the env file), else empty.
+  base_ref: fileEnv.GITHUB_BASE_REF ?? '',
+  head_ref: fileEnv.GITHUB_HEAD_REF ?? '',
   sha: fileEnv.GITHUB_SHA ?? '0000000000000000000000000000000000000000',
   workspace,
   token: fileEnv.GITHUB_TOKEN ?? '',
