@@ -8,11 +8,10 @@
 import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseIdentity, parseState } from '../../src/github/marker.js'
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.js'
-import { actionCheckout, built, root } from './support.js'
+import { actionCheckout, built, root, simulateWorkflow } from './support.js'
 
 interface SimResult {
   conclusion: 'success' | 'failure'
@@ -48,13 +47,13 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
   })
   afterAll(() => gh.close())
 
-  async function simulate(runId: string, inputs: Record<string, string>): Promise<SimResult> {
-    const r = await execa(
-      process.execPath,
+  async function simulate(
+    runId: string,
+    inputs: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<SimResult> {
+    const r = await simulateWorkflow(
       [
-        '--import',
-        'tsx',
-        path.join(root, 'scripts', 'simulate-workflow.ts'),
         '.github/workflows/harness-watch.yml',
         '--workspace',
         workspace,
@@ -71,7 +70,7 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
         '--json',
         ...Object.entries(inputs).flatMap(([k, v]) => ['--input', `${k}=${v}`]),
       ],
-      { cwd: root, reject: false },
+      signal,
     )
     const last = r.stdout.trim().split('\n').at(-1) ?? ''
     if (!last.startsWith('{')) throw new Error(`simulation crashed:\n${r.stderr.slice(-4000)}`)
@@ -80,8 +79,14 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     return out
   }
 
-  it('run 1: plans 4 legs, confirms the regression on the rerun, creates the tracking issue', async () => {
-    const r = await simulate('101', { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' })
+  it('run 1: plans 4 legs, confirms the regression on the rerun, creates the tracking issue', async ({
+    signal,
+  }) => {
+    const r = await simulate(
+      '101',
+      { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' },
+      signal,
+    )
     expect(r.conclusion).toBe('success')
     expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'true', legs: '4' })
     const legs = r.steps.filter((s) => s.step === 'run').map((s) => s.job)
@@ -120,8 +125,12 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(gh.problems()).toEqual([])
   }, 600_000)
 
-  it('run 2: the same issue is updated (body and a new comment), never duplicated', async () => {
-    const r = await simulate('102', { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' })
+  it('run 2: the same issue is updated (body and a new comment), never duplicated', async ({ signal }) => {
+    const r = await simulate(
+      '102',
+      { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' },
+      signal,
+    )
     expect(r.conclusion).toBe('success')
     expect(r.jobs['confirm-aggregate']?.outputs.status).toBe('confirmed')
     const issues = gh.issues('acme', 'widgets')
@@ -138,14 +147,20 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(gh.problems()).toEqual([])
   }, 600_000)
 
-  it('PR mode: one comment on the pull request (pull-requests job), no tracking issue change', async () => {
+  it('PR mode: one comment on the pull request (pull-requests job), no tracking issue change', async ({
+    signal,
+  }) => {
     const pr = gh.seedIssue('acme', 'widgets', { title: 'Improve head', pr: true })
     const before = gh.writes().length
-    const r = await simulate('103', {
-      manifest: 'test/fixtures/workflow/canary.yml',
-      'pr-number': String(pr.number),
-      'max-parallel': '4',
-    })
+    const r = await simulate(
+      '103',
+      {
+        manifest: 'test/fixtures/workflow/canary.yml',
+        'pr-number': String(pr.number),
+        'max-parallel': '4',
+      },
+      signal,
+    )
     expect(r.conclusion).toBe('success')
     expect(r.jobs['publish-issue']?.result).toBe('skipped')
     expect(r.jobs['publish-comment']?.result).toBe('success')
@@ -158,9 +173,11 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(gh.problems()).toEqual([])
   }, 600_000)
 
-  it('F11: an empty cell selection plans nothing; the fan-out is guarded and nothing is published', async () => {
+  it('F11: an empty cell selection plans nothing; the fan-out is guarded and nothing is published', async ({
+    signal,
+  }) => {
     const before = gh.writes().length
-    const r = await simulate('104', { manifest: 'test/fixtures/workflow/canary.yml', cells: ',' })
+    const r = await simulate('104', { manifest: 'test/fixtures/workflow/canary.yml', cells: ',' }, signal)
     expect(r.conclusion).toBe('success')
     expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'false', legs: '0' })
     for (const j of [
