@@ -664,7 +664,8 @@ async function runJobs(
       vars: {},
       secrets: jobSecrets,
       env: {},
-      runner: { os: 'Linux', arch: 'X64', temp: tmpdir() },
+      // This machine is not a GitHub-hosted runner: steps guarded on runner.environment see that.
+      runner: { os: 'Linux', arch: 'X64', temp: tmpdir(), environment: 'self-hosted' },
     }
     const runIf = job.if ? evaluate(job.if.expression, ctx, { failed: failedNeeds }) : !failedNeeds
     if (!runIf) {

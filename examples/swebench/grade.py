@@ -1,8 +1,10 @@
 #!/usr/bin/env python3
 """Grade one attempt's patch with SWE-bench's own harness, pinned.
 
-Used as `benchmark.verifier.command` in manifests/p0-openhands-vs-opencode.yml (with
-`verifier.reports: true`, so only the report decides):
+Used as `benchmark.verifier.command` in examples/manifests/swebench-official-harness.yml, the legacy
+path (the agent works on the runner host; manifests/p0-swebench-verified.yml runs Harbor's task
+folders inside the instance image instead), with
+`verifier.reports: true`, so only the report decides:
 
     python3 examples/swebench/grade.py --swebench-version 4.0.3 --dataset {out}/../swebench-instance.jsonl \\
         --instance {instance} --predictions {predictions} --run-id {run_id} --report-dir {out}

@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Prepare one SWE-bench instance for a Harness Watch attempt.
 
-Used as `benchmark.setup` in manifests/p0-openhands-vs-opencode.yml:
+Used as `benchmark.setup` in examples/manifests/swebench-official-harness.yml, the legacy
+path (the agent works on the runner host; manifests/p0-swebench-verified.yml runs Harbor's task
+folders inside the instance image instead):
 
     python3 examples/swebench/prepare_instance.py --instance {instance} --workspace {workspace} --out {out} --revision <rev>
 

@@ -3,8 +3,10 @@
  *
  * Usage: npx tsx scripts/bfcl-agreement/grade.ts <imported panel folder> <candidates.jsonl>
  *
- * Each candidate's calls go through the bridge's own dispatcher (its schema validation decides which
- * calls are `invalid_arguments`, as in a real attempt), then the task's graders grade them. A row the
+ * Each candidate's calls carry their arguments as the JSON text a model sends (perturb.py writes them
+ * with Python's json.dumps, so `5.0` stays `5.0`). They go through the bridge's own dispatcher with that
+ * text, as the bridge's transports pass it on (its schema validation decides which calls are
+ * `invalid_arguments`, as in a real attempt), then the task's graders grade them. A row the
  * import skipped counts apart. Prints agreement per category and overall; not part of the test suite.
  */
 import { appendFileSync, readFileSync } from 'node:fs'
@@ -25,7 +27,7 @@ interface Candidate {
   id: string
   category: string
   kind: string
-  calls: Record<string, unknown>[]
+  calls: { name: string; arguments: string }[]
   bfcl: boolean
 }
 
@@ -65,8 +67,13 @@ for (const line of readFileSync(file, 'utf8').split('\n')) {
   }
   const d = new Dispatcher(provider, null, trace)
   for (const call of c.calls) {
-    const [name, args] = Object.entries(call)[0] as [string, unknown]
-    await d.call(name, args)
+    let args: unknown
+    try {
+      args = JSON.parse(call.arguments)
+    } catch {
+      args = call.arguments
+    }
+    await d.call(call.name, args, call.arguments)
   }
   const { grade } = await gradeAll(bt.graders, {
     env: bt.env,

@@ -6,7 +6,9 @@ Usage: python3 perturb.py <berkeley-function-call-leaderboard folder> <out.jsonl
 For every AST, irrelevance and relevance row of BFCL v4 it writes the ground truth as a model would
 send it through function calling (names with "." as "_", Java/JavaScript values as source strings)
 and systematic perturbations of it, each with the verdict of BFCL's `ast_checker` (or of its
-relevance rule). This script is not part of the test suite; it needs a BFCL checkout, nothing else.
+relevance rule). Each call is written as a model's function call reaches a harness: a name and its
+`arguments` as JSON text (Python's json.dumps, so a float stays `5.0`), the form the tool-bridge
+receives. This script is not part of the test suite; it needs a BFCL checkout, nothing else.
 """
 import copy
 import json
@@ -206,6 +208,15 @@ def candidates(entry, truth, lang):
     return out
 
 
+def as_sent(calls):
+    """Calls as a model sends them: [{"name": ..., "arguments": "<JSON text>"}]."""
+    out = []
+    for c in calls:
+        name, args = next(iter(c.items()))
+        out.append({"name": name, "arguments": json.dumps(args)})
+    return out
+
+
 def language(cat):
     if cat == "simple_java":
         return Language.JAVA, "java"
@@ -230,7 +241,7 @@ with open(out_path, "w") as out:
                 call = [{under(f["name"]): {k: "x" for k in req}}]
                 for kind, cand in (("no_call", []), ("one_call", call)):
                     ok = (len(cand) == 0) if "irrelevance" in cat else (len(cand) > 0)
-                    out.write(json.dumps({"id": e["id"], "category": cat, "kind": kind, "calls": cand, "bfcl": ok}) + "\n")
+                    out.write(json.dumps({"id": e["id"], "category": cat, "kind": kind, "calls": as_sent(cand), "bfcl": ok}) + "\n")
                     n += 1
             continue
         answers = {a["id"]: a for a in rows(data / "possible_answer" / path.name)}
@@ -247,6 +258,6 @@ with open(out_path, "w") as out:
                     ok = bool(r["valid"])
                 except Exception as ex:  # BFCL's checker raises on some inputs: a failed check
                     ok = False
-                out.write(json.dumps({"id": e["id"], "category": cat, "kind": kind, "calls": cand, "bfcl": ok}) + "\n")
+                out.write(json.dumps({"id": e["id"], "category": cat, "kind": kind, "calls": as_sent(cand), "bfcl": ok}) + "\n")
                 n += 1
 print(f"{n} candidates written to {out_path}", file=sys.stderr)

@@ -11,6 +11,7 @@ import { resolvePanel } from '../panel/resolve.js'
 import { aggregate, aggregationFailure } from '../pipeline/aggregate.js'
 import { detectStep } from '../pipeline/detect.js'
 import { diagnoseRun, writeReportDiagnosis } from '../pipeline/diagnose.js'
+import { panelTasks, taskNetworkNotes } from '../pipeline/task-network.js'
 import { buildPlan } from '../plan/plan.js'
 import { legTimeoutMinutes, legTimeoutWarning } from '../plan/timeouts.js'
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
@@ -209,6 +210,11 @@ async function plan(inputs: ActionInputs): Promise<void> {
   if (p.shards.note) core.warning(p.shards.note)
   const timeout = legTimeoutWarning(p)
   if (timeout) core.warning(timeout)
+  // A task's network_mode = "public" that the manifest does not give: one annotation per task.
+  if (loaded.manifest.sandbox.backend === 'container') {
+    const tasks = await panelTasks(panel.tasksDir, p.panel.instances)
+    for (const w of taskNetworkNotes(loaded.manifest.sandbox, tasks).warnings) core.warning(w)
+  }
   core.info(
     `planned ${p.legs.length} legs (${p.cells.length} cells × ${p.shards.count} shards); wrote ${planPath}`,
   )

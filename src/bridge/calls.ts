@@ -104,6 +104,11 @@ export function summarizeCalls(file: string): CallSummary {
 export interface TracedCall {
   tool: string
   arguments: unknown
+  /**
+   * The arguments as the JSON text the harness sent, number literals as written (`5.0` stays `5.0`,
+   * which parsed JSON cannot tell from `5`); absent when the transport gave no text.
+   */
+  arguments_text?: string
   status: CallRow['status']
   code?: string
 }

@@ -31,19 +31,21 @@ export class Dispatcher {
     return [...this.specs.values()]
   }
 
-  call(name: string, rawArgs: unknown): Promise<ToolOutcome> {
-    const run = this.queue.then(() => this.callNow(name, rawArgs))
+  /** `argumentsText`: the arguments as the JSON text received, kept in the trace for grading. */
+  call(name: string, rawArgs: unknown, argumentsText?: string): Promise<ToolOutcome> {
+    const run = this.queue.then(() => this.callNow(name, rawArgs, argumentsText))
     this.queue = run.catch(() => undefined)
     return run
   }
 
-  private async callNow(name: string, rawArgs: unknown): Promise<ToolOutcome> {
+  private async callNow(name: string, rawArgs: unknown, argumentsText?: string): Promise<ToolOutcome> {
     const start = performance.now()
     const outcome = await this.outcome(name, rawArgs)
     this.log?.append(callRow(name, rawArgs, outcome.status, outcome.code, performance.now() - start))
     this.trace?.append({
       tool: name,
       arguments: rawArgs ?? null,
+      ...(argumentsText !== undefined ? { arguments_text: argumentsText } : {}),
       status: outcome.status,
       ...(outcome.code ? { code: outcome.code } : {}),
     })

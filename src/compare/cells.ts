@@ -1,5 +1,11 @@
 import type { CellInput, TrialObservation } from '../ingest/observations.js'
-import { type CellSummary, type InstanceRow, METRIC_NAMES, type MetricName } from '../records/comparison.js'
+import {
+  type CellSummary,
+  type InstanceCell,
+  type InstanceRow,
+  METRIC_NAMES,
+  type MetricName,
+} from '../records/comparison.js'
 import type { Coverage } from '../records/ledger.js'
 import { meanPassAtK, meanPassHatK } from '../stats/index.js'
 import type { Block } from './blocks.js'
@@ -194,6 +200,8 @@ export function instanceRows(blocks: Block[], cellIds: string[]): InstanceRow[] 
         coverage: c.coverage,
         ...c.metrics,
       }
+      const atif = c.trials.flatMap((t) => t.atif ?? [])
+      if (atif.length > 0) (cells[id] as InstanceCell).atif = atif
     }
     return { instance: blk.instance, status, cells }
   })

@@ -17,8 +17,24 @@ import {
 } from './schema.js'
 
 /** One attempt as loaded from an artifact (the I/O step fills it; everything below is pure). */
+/** What the dossier reads of an attempt's record (a Harbor trial gives these too). */
+export type AttemptFacts = Pick<
+  AttemptRecord,
+  | 'cell_id'
+  | 'instance_id'
+  | 'trial'
+  | 'attempt'
+  | 'final'
+  | 'harness'
+  | 'harness_version'
+  | 'started_at'
+  | 'outcome'
+  | 'exit'
+  | 'verifier'
+>
+
 export interface LoadedAttempt {
-  record: AttemptRecord
+  record: AttemptFacts
   /** Logs folder relative to the dossier's folder (for links). */
   logsDir: string
   trajectory: NormalizedTrajectory

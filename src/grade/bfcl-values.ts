@@ -6,6 +6,8 @@
  * literal that does not fit the declared type stays a string.
  */
 
+import { isLosslessNumber, parse } from 'lossless-json'
+
 export type PyValue =
   | { t: 'int' | 'float'; v: number }
   | { t: 'bool'; v: boolean }
@@ -31,16 +33,34 @@ export function isNullMark(v: unknown): boolean {
   )
 }
 
-/** A JSON value (with the TOML null mark) as a Python value; a number is an int when integral. */
+/**
+ * A JSON value (with the TOML null mark) as a Python value. A number read from JSON text with its
+ * literal kept (lossless-json's LosslessNumber) has the type Python's `json.loads` gives it: `5` is an
+ * int, `5.0` and `5e0` are floats. A number already parsed is an int when integral (the literal is lost).
+ */
 export function fromJson(v: unknown): PyValue {
   if (v === null || v === undefined || isNullMark(v)) return { t: 'none' }
   if (typeof v === 'boolean') return { t: 'bool', v }
   if (typeof v === 'number') return { t: Number.isInteger(v) ? 'int' : 'float', v }
+  if (isLosslessNumber(v)) return { t: /^-?\d+$/.test(v.value) ? 'int' : 'float', v: Number(v.value) }
   if (typeof v === 'string') return { t: 'str', v }
   if (Array.isArray(v)) return { t: 'list', v: v.map(fromJson) }
   return {
     t: 'dict',
     v: Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k, fromJson(x)])),
+  }
+}
+
+/**
+ * Call arguments read from the JSON text a harness sent, number literals kept (see fromJson); null when
+ * the text is not a JSON object.
+ */
+export function argumentsFromText(text: string): Record<string, unknown> | null {
+  try {
+    const v = parse(text)
+    return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null
+  } catch {
+    return null
   }
 }
 

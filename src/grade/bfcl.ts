@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import type { TracedCall } from '../bridge/calls.js'
 import {
+  argumentsFromText,
   fromJson,
   isNullMark,
   JAVA_TYPES,
@@ -152,11 +153,19 @@ export function gradeBfcl(spec: BfclSpec, ev: Pick<Evidence, 'calls' | 'answer'>
   return m ? failed(m, shown(e.tool)) : pass(`the call to ${shown(e.tool)} matches (${label})`)
 }
 
+/**
+ * A traced call's arguments, from the JSON text the harness sent when the trace kept it (so `5.0`
+ * stays a float, as BFCL's `json.loads` reads it); only the parameters the bridge passed on (it drops
+ * a harness's injected ones) are kept. A trace without text gives the parsed arguments.
+ */
 function asCall(c: TracedCall): Call {
   const a = c.arguments
+  const parsed = a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : {}
+  const fromText = c.arguments_text === undefined ? null : argumentsFromText(c.arguments_text)
+  if (fromText === null) return { tool: c.tool, args: parsed }
   return {
     tool: c.tool,
-    args: a && typeof a === 'object' && !Array.isArray(a) ? (a as Record<string, unknown>) : {},
+    args: Object.fromEntries(Object.entries(fromText).filter(([k]) => Object.hasOwn(parsed, k))),
   }
 }
 

@@ -1,6 +1,7 @@
 import { writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { COMMAND_PLACEHOLDERS, type CommandPlaceholder } from '../manifest/templates.js'
+import type { SelfReport } from '../records/attempt.js'
 import { HwError } from '../util/errors.js'
 import { expandTemplate, shellQuote } from '../util/template.js'
 import type {
@@ -31,7 +32,8 @@ export function renderCommandTemplate(template: string, values: Record<CommandPl
  * The generic adapter (`harness: command`): any program, from the cell's `config.command` template,
  * run as `bash -lc <script>` in the workspace with the isolated environment. The endpoint is also in
  * the environment (HW_BASE_URL, HW_OPENAI_BASE_URL, HW_MODEL, HW_API_KEY, HW_PROMPT_FILE and the usual
- * OPENAI_/ANTHROPIC_ variables) for programs that read it there.
+ * OPENAI_/ANTHROPIC_ variables) for programs that read it there. A program may state its own usage
+ * as a `{"type":"self_report",…}` JSON line on stdout (see commandSelfReport).
  */
 export const commandAdapter: HarnessAdapter = {
   name: 'command',
@@ -99,6 +101,40 @@ export const commandAdapter: HarnessAdapter = {
       const why = run.stderr.trim().split(/\r?\n/).at(-1) ?? ''
       startupError = `command template could not start (exit ${run.exitCode}): ${why}`.trim()
     }
-    return { finalMessage: last, trajectory: events, selfReport: null, startupError }
+    return { finalMessage: last, trajectory: events, selfReport: commandSelfReport(events), startupError }
   },
+}
+
+const SELF_REPORT_FIELDS = [
+  'input_tokens',
+  'output_tokens',
+  'cache_read_tokens',
+  'cache_write_tokens',
+  'cost_usd',
+  'requests',
+  'turns',
+] as const
+
+/**
+ * A command's own usage count, when it prints one as a JSON line on stdout:
+ * `{"type":"self_report","requests":6,"input_tokens":…}` (the last such line; fields as in the
+ * attempt record's `self_report`, each a non-negative number, `requests`/`turns` whole; others null).
+ * A cross-check of the proxy's count only, never the measurement.
+ */
+export function commandSelfReport(events: readonly unknown[]): SelfReport | null {
+  const line = events.findLast(
+    (e): e is Record<string, unknown> =>
+      typeof e === 'object' && e !== null && (e as Record<string, unknown>).type === 'self_report',
+  )
+  if (!line) return null
+  const out = Object.fromEntries(SELF_REPORT_FIELDS.map((k) => [k, null])) as SelfReport
+  let any = false
+  for (const k of SELF_REPORT_FIELDS) {
+    const v = line[k]
+    if (typeof v !== 'number' || !Number.isFinite(v) || v < 0) continue
+    if ((k === 'requests' || k === 'turns') && !Number.isInteger(v)) continue
+    out[k] = v
+    any = true
+  }
+  return any ? out : null
 }

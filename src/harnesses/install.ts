@@ -213,7 +213,12 @@ async function runNpmInstall(
   try {
     const [r] = await runSandboxJob(
       ctx.sandbox,
-      { writable: [root, npmCache], readOnly: [nodeDir, ...(npm.root ? [npm.root] : [])] },
+      {
+        writable: [root, npmCache],
+        readOnly: [nodeDir, ...(npm.root ? [npm.root] : [])],
+        // The system's npm settings (registry, proxy, certificate authority), as npm outside reads them.
+        hostConfig: ['npmrc'],
+      },
       [{ command: npm.command, args, cwd: root, env }],
       { timeoutMs: INSTALL_TIMEOUT_MS, signal: ctx.signal, sweepHome: scratchHome },
     )
@@ -281,7 +286,7 @@ export async function installPip(
     // venv and pip (setup.py and build backends of the whole dependency tree) run in the run's sandbox.
     const [venv, r] = await runSandboxJob(
       ctx.sandbox,
-      { writable: [root], readOnly: pythonRoots(interpreter) },
+      { writable: [root], readOnly: pythonRoots(interpreter), hostConfig: ['pip.conf', 'xdg/pip'] },
       [
         { command: interpreter, args: ['-m', 'venv', path.join(root, 'venv')], cwd: root, env: pyEnv },
         { command: path.join(root, 'venv', 'bin', 'pip'), args: pipArgs, cwd: root, env: pyEnv },

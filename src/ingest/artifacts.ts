@@ -17,7 +17,7 @@ import { sha256, sha256OffThread } from '../util/json.js'
 import { checkInside, type InsideRead, readInside } from '../util/safe-read.js'
 import { fastCheckSource } from './fast-check.js'
 import { forEachJsonl, type InputError, type Numbered, parseJsonFile, parseJsonl } from './jsonl.js'
-import { type Reupload, runAttemptOf, uploadCandidates } from './reupload.js'
+import { type Reupload, runAttemptOf, uploadCandidates, workflowRunOf } from './reupload.js'
 import { type LedgerFileResult, ledgerOffThread } from './worker.js'
 
 /** One planned leg as found on disk. Paths are relative to the artifacts folder (stable across machines). */
@@ -103,6 +103,11 @@ export interface ReadOptions {
    * refused. Null or absent: no upper bound (outside Actions).
    */
   runAttempt?: number | null
+  /**
+   * The workflow run (GITHUB_RUN_ID): a leg whose leg.json states another run (`<run id>-<attempt>`)
+   * is refused. Null or absent: not checked (outside Actions).
+   */
+  workflowRun?: string | null
 }
 
 /** Ledger bytes from which a second thread pays for its start-up. */
@@ -135,7 +140,9 @@ export async function readLegArtifacts(
   // folder name is not read.
   const entries = await readdir(dir).catch(() => [] as string[])
   const picks = await Promise.all(
-    plan.legs.map((leg) => chooseUpload(dir, entries, leg.artifact, opts.runAttempt ?? null)),
+    plan.legs.map((leg) =>
+      chooseUpload(dir, entries, leg.artifact, opts.runAttempt ?? null, opts.workflowRun ?? null),
+    ),
   )
   const chosen = picks.map((p, i) => p.name ?? plan.legs[i]!.artifact)
   out.reuploads = []
@@ -454,6 +461,7 @@ async function chooseUpload(
   entries: readonly string[],
   artifact: string,
   current: number | null,
+  workflowRun: string | null,
 ): Promise<{ name: string | null; attempt: number; replaces: string[]; refused: InputError[] }> {
   const refused: InputError[] = []
   const candidates = uploadCandidates(entries, artifact)
@@ -466,13 +474,24 @@ async function chooseUpload(
       })
       continue
     }
+    const stated = c.attempt > 0 || workflowRun !== null ? await statedRun(dir, c.name) : null
+    // A leg of another workflow run (copied in, or forged) is not read; an unreadable leg.json is
+    // reported where it is validated.
+    if (workflowRun !== null && stated?.runId != null && stated.run !== workflowRun) {
+      refused.push({
+        file: `${c.name}/leg.json`,
+        line: null,
+        message: `its leg.json states run ${JSON.stringify(stated.runId)}, not one of this workflow run ${workflowRun}: refused`,
+      })
+      continue
+    }
     if (c.attempt > 0) {
-      const stated = await statedAttempt(dir, c.name)
-      if (stated !== c.attempt) {
+      const attempt = stated?.attempt ?? null
+      if (attempt !== c.attempt) {
         refused.push({
           file: `${c.name}/leg.json`,
           line: null,
-          message: `the artifact is named for run attempt ${c.attempt}, its leg.json states ${stated === null ? 'no run attempt' : `run attempt ${stated}`}: refused`,
+          message: `the artifact is named for run attempt ${c.attempt}, its leg.json states ${attempt === null ? 'no run attempt' : `run attempt ${attempt}`}: refused`,
         })
         continue
       }
@@ -482,8 +501,15 @@ async function chooseUpload(
   return { name: null, attempt: 0, replaces: [], refused }
 }
 
-/** The run attempt the leg.json of upload `name` states, or null (missing, unreadable, no attempt). */
-async function statedAttempt(dir: string, name: string): Promise<number | null> {
+/**
+ * What the leg.json of upload `name` states of its run: the run id, its workflow run (the `<run id>`
+ * of `<run id>-<attempt>`, else null) and its run attempt (`leg_attempt` when stated, else the run
+ * id's suffix), or null when there is no readable leg.json (a missing leg is reported elsewhere).
+ */
+async function statedRun(
+  dir: string,
+  name: string,
+): Promise<{ runId: string | null; run: string | null; attempt: number | null } | null> {
   const folder = await legFolder(dir, name)
   if (typeof folder !== 'string') return null
   const rel = path.relative(dir, folder).split(path.sep).join('/')
@@ -491,12 +517,17 @@ async function statedAttempt(dir: string, name: string): Promise<number | null> 
   if (r === 'missing' || 'refused' in r) return null
   try {
     const leg = JSON.parse(r.bytes.toString('utf8')) as { run_id?: unknown; leg_attempt?: unknown }
+    const runId = typeof leg.run_id === 'string' ? leg.run_id : null
     // The run identity's own field when the leg states it, else the run id's attempt suffix.
-    if (typeof leg.leg_attempt === 'number' && Number.isInteger(leg.leg_attempt) && leg.leg_attempt >= 1)
-      return leg.leg_attempt
-    return typeof leg.run_id === 'string' ? runAttemptOf(leg.run_id) : null
+    const attempt =
+      typeof leg.leg_attempt === 'number' && Number.isInteger(leg.leg_attempt) && leg.leg_attempt >= 1
+        ? leg.leg_attempt
+        : runId === null
+          ? null
+          : runAttemptOf(runId)
+    return { runId, run: runId === null ? null : workflowRunOf(runId), attempt }
   } catch {
-    return null
+    return { runId: null, run: null, attempt: null }
   }
 }
 

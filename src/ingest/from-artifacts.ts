@@ -592,6 +592,7 @@ function trialObservation(
     classes: attemptClasses(rows, fin, classes),
     tools: sumTools(records),
     userSimulation: sumUserSimulation(records),
+    atif: atifPaths(leg, rows),
   }
 }
 
@@ -635,6 +636,29 @@ function attemptClasses(
   }
   return out
 }
+
+/** A relative path of plain segments (no `..`, no absolute path, no unusual characters): safe to link. */
+const LINKABLE = /^(?!\/)(?:[A-Za-z0-9_+@=-][A-Za-z0-9._+@=-]*)(?:\/[A-Za-z0-9_+@=-][A-Za-z0-9._+@=-]*)*$/
+
+/**
+ * The attempts' ATIF files inside the artifact (undefined when none names one); a record whose paths
+ * would leave it (`..`, an absolute path, unusual characters) links none.
+ */
+function atifPaths(leg: LegArtifact, rows: Numbered<AttemptRecord>[]): string[] | undefined {
+  let out: string[] | undefined
+  for (const { value: a } of rows) {
+    if (!a.atif) continue
+    const slash = leg.attemptsFile.lastIndexOf('/')
+    const legDir = slash < 0 ? '' : leg.attemptsFile.slice(0, slash)
+    const prefix = legDir === '' || legDir === '.' ? '' : `${legDir}/`
+    const p = `${prefix}${a.logs_dir.replace(/\/+$/, '')}/${a.atif}`
+    if (!LINKABLE.test(p) || DOT_SEGMENT.test(p)) continue
+    if (out === undefined) out = [p]
+    else out.push(p)
+  }
+  return out
+}
+const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/
 
 /** The simulated user's requests and spend over a trial's attempts, or null when none held a dialogue. */
 function sumUserSimulation(rows: AttemptRecord[]): TrialObservation['userSimulation'] {

@@ -50,6 +50,11 @@ export interface TrialObservation {
    * unmeasured) over the trial's attempts. Never part of `metrics` (the cell's spend).
    */
   userSimulation?: { dialogues: number; requests: number; spend_usd: number | null } | null
+  /**
+   * Each attempt's ATIF trajectory file, relative to the artifacts folder (`<artifact>/<logs_dir>/
+   * trajectory.atif.json`), in attempt order; only paths that stay inside the artifact.
+   */
+  atif?: string[]
 }
 
 /** One attempt's classification as the comparison keeps it. */

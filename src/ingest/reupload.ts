@@ -38,6 +38,18 @@ export function runAttemptOf(runId: string): number | null {
   return m ? Number(m[1]) : null
 }
 
+/** The workflow run a run id states (`<run id>-<attempt>` on Actions), or null. */
+export function workflowRunOf(runId: string): string | null {
+  const m = /^(\d+)-\d{1,4}$/.exec(runId)
+  return m ? (m[1] as string) : null
+}
+
+/** The current workflow run from GITHUB_RUN_ID, or null outside Actions (not checked). */
+export function currentWorkflowRun(env: NodeJS.ProcessEnv): string | null {
+  const v = env.GITHUB_RUN_ID
+  return v !== undefined && /^\d+$/.test(v) ? v : null
+}
+
 /** The current run attempt from GITHUB_RUN_ATTEMPT, or null outside Actions (no upper bound). */
 export function currentRunAttempt(env: NodeJS.ProcessEnv): number | null {
   const v = env.GITHUB_RUN_ATTEMPT

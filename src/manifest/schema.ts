@@ -239,7 +239,7 @@ export const CellConfigSchema = z.strictObject({
     .string()
     .optional()
     .describe(
-      'harness=command: template with {prompt} {prompt_file} {workspace} {base_url} {openai_base_url} {model} {api_key}',
+      'harness=command: template with {prompt} {prompt_file} {workspace} {base_url} {openai_base_url} {model} {api_key}; a {"type":"self_report","requests":N,…} JSON line on stdout is the command\'s own usage count (a cross-check of the proxy)',
     ),
 })
 

@@ -6,7 +6,7 @@ import { comparisonJson } from '../compare/serialize.js'
 import { readLegArtifacts, readPlan } from '../ingest/artifacts.js'
 import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from '../ingest/from-artifacts.js'
 import type { ComparisonInput } from '../ingest/observations.js'
-import { currentRunAttempt } from '../ingest/reupload.js'
+import { currentRunAttempt, currentWorkflowRun } from '../ingest/reupload.js'
 import type { Comparison } from '../records/comparison.js'
 import { writeReportFiles } from '../report/write.js'
 
@@ -20,6 +20,8 @@ export interface AggregateOptions {
   seed?: number
   /** The workflow's run attempt (default: GITHUB_RUN_ATTEMPT; null: no upper bound on re-uploads). */
   runAttempt?: number | null
+  /** The workflow run (default: GITHUB_RUN_ID; null: legs of any run are read). */
+  workflowRun?: string | null
 }
 
 export interface WrittenReports {
@@ -42,6 +44,7 @@ export async function aggregate(opts: AggregateOptions): Promise<WrittenReports>
   const { plan, sha256 } = await readPlan(opts.plan)
   const read = await readLegArtifacts(plan, opts.artifacts, {
     runAttempt: opts.runAttempt === undefined ? currentRunAttempt(process.env) : opts.runAttempt,
+    workflowRun: opts.workflowRun === undefined ? currentWorkflowRun(process.env) : opts.workflowRun,
   })
   const input = observationsFromArtifacts(plan, read, {
     planFile: path.basename(opts.plan),
@@ -49,16 +52,22 @@ export async function aggregate(opts: AggregateOptions): Promise<WrittenReports>
     resamples: opts.resamples,
     seed: opts.seed,
   })
-  return writeReports(input, opts.out)
+  // ATIF links in the reports resolve from the report to the artifacts folder.
+  const href = path.relative(opts.out, opts.artifacts).split(path.sep).join('/')
+  return writeReports(input, opts.out, path.isAbsolute(href) ? undefined : href)
 }
 
 /** Build the comparison of `input` and write the three files into `out` (shared by aggregate and compare). */
-export async function writeReports(input: ComparisonInput, out: string): Promise<WrittenReports> {
+export async function writeReports(
+  input: ComparisonInput,
+  out: string,
+  artifactsHref?: string,
+): Promise<WrittenReports> {
   const comparison = buildComparison(input)
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
   await writeFile(comparisonPath, comparisonJson(comparison))
-  const { reportPath, htmlPath, markdown } = await writeReportFiles(comparison, out)
+  const { reportPath, htmlPath, markdown } = await writeReportFiles(comparison, out, null, artifactsHref)
   return { comparison, comparisonPath, reportPath, htmlPath, markdown }
 }
 

@@ -7,7 +7,9 @@ import { wireBridge } from '../harnesses/mcp.js'
 import { adapterFor } from '../harnesses/registry.js'
 import { type HarnessName, isHarnessName } from '../manifest/harness-names.js'
 import { type Cell, cellApi, type Manifest, ManifestSchema } from '../manifest/schema.js'
+import type { Isolation } from '../records/isolation.js'
 import type { Attribution } from '../records/ledger.js'
+import { harnessPorts, loopbackPorts } from '../run/attempt.js'
 import { harnessWatchReadable } from '../run/bridge.js'
 import { harnessEnv } from '../run/env.js'
 import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
@@ -200,6 +202,8 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
           // The Pi bridge extension loads the MCP SDK from Harness Watch's own folder, or from the
           // bundle's dist/pi-bridge-sdk beside the CLI bundle (hidden in a clone under /tmp otherwise).
           readOnly: [installed.root, ...harnessWatchReadable()],
+          // Under an isolating backend only the recording proxy and the analyst's tool-bridge are reachable.
+          loopbackPorts: analystPorts(tel.endpoint.origin, session.bridgeUrl, sandbox.backend.kind),
         })
         let run: Awaited<ReturnType<typeof box.exec>>
         try {
@@ -281,4 +285,10 @@ export async function harnessAnalystForRun(
     })
   }
   return analyst
+}
+
+/** The proxy's port and the tool-bridge's (a 127.0.0.1 URL) under an isolating backend; else the host's network. */
+function analystPorts(origin: string, bridgeUrl: string, backend: Isolation): number[] | undefined {
+  const proxy = harnessPorts(origin, backend)
+  return proxy && [...proxy, ...loopbackPorts(bridgeUrl)]
 }

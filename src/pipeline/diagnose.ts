@@ -10,18 +10,19 @@ import { renderAnalystMarkdown, renderDossierMarkdown } from '../diagnose/markdo
 import { type Dossier, type ProposalFile, ProposalFileSchema } from '../diagnose/schema.js'
 import { type DiagnosisSummary, reportDiagnosisSection, withReportDiagnosis } from '../diagnose/summary.js'
 import type { AnalystPort } from '../dialogue/analyst-port.js'
+import { isHarborJob } from '../ingest/published/harbor.js'
 import { type AttemptRecord, AttemptRecordSchema } from '../records/attempt.js'
 import { ComparisonSchema } from '../records/comparison.js'
 import { type LedgerRow, LedgerRowSchema } from '../records/ledger.js'
 import { codeSpan } from '../report/escape.js'
-import { toAtif } from '../trajectory/atif.js'
-import { AtifTrajectorySchema } from '../trajectory/atif-schema.js'
+import { checkedAtif } from '../trajectory/atif.js'
 import { normalizeAtif } from '../trajectory/from/atif.js'
 import { normalizeTrajectory } from '../trajectory/read.js'
 import { HwError } from '../util/errors.js'
 import { strictJson } from '../util/json.js'
 import { quotePath } from '../util/paths.js'
 import { readInside } from '../util/safe-read.js'
+import { loadHarborAttempts } from './diagnose-harbor.js'
 
 export interface DiagnoseOptions {
   /** A run folder (comparison.json, artifacts/); its latest confirm-<n>/ round is used when present. */
@@ -124,12 +125,12 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
       wanted.add(`${c.baseline}\0${d.instance}`)
       wanted.add(`${c.treatment}\0${d.instance}`)
     }
-  const attempts = await loadAttempts(
-    opts.artifacts ?? path.join(roundDir, 'artifacts'),
-    outDir,
-    wanted,
-    notes,
-  )
+  const artifacts = opts.artifacts ?? path.join(roundDir, 'artifacts')
+  // A comparison of published results read from a Harbor job: the job folder holds the attempts.
+  const attempts =
+    comparison.kind === 'published' && (await isHarborJob(artifacts))
+      ? await loadHarborAttempts(artifacts, comparison, outDir, wanted, notes)
+      : await loadAttempts(artifacts, outDir, wanted, notes)
   const dossier = buildDossier({ comparison, decision, attempts, maxInstances: opts.maxInstances, notes })
   await mkdir(outDir, { recursive: true })
   const atifLinks = await writeAtif(outDir, attempts, notes)
@@ -319,7 +320,7 @@ async function writeAtif(
   for (const a of attempts) {
     const r = a.record
     const key = `${r.cell_id}/${r.instance_id}/${r.trial}-${r.attempt}`
-    const doc = toAtif({
+    const { doc, error } = checkedAtif({
       sessionId: key,
       harness: r.harness,
       harnessVersion: r.harness_version ?? null,
@@ -329,11 +330,8 @@ async function writeAtif(
       trajectory: a.trajectory,
       requests: a.requests,
     })
-    const ok = AtifTrajectorySchema.safeParse(doc)
-    if (!ok.success) {
-      notes.push(
-        `${key}: its ATIF document breaks a field rule (${ok.error.issues[0]?.message}); not written`,
-      )
+    if (doc === null) {
+      notes.push(`${key}: its ATIF document breaks a field rule (${error}); not written`)
       continue
     }
     const file = `${key.replace(/[^A-Za-z0-9._-]+/g, '_')}.json`

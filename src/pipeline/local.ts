@@ -230,7 +230,8 @@ async function runRound(
     ),
   )
   if (ctx.signal?.aborted) throw new HwError('aborted', 'stopped: the report was not written')
-  const reports = await aggregate({ plan: planPath, artifacts, out: dir })
+  // Its own legs, of this and earlier local runs (a resume): not checked against a workflow run.
+  const reports = await aggregate({ plan: planPath, artifacts, out: dir, workflowRun: null })
   const detection = await detectStep({ comparison: reports.comparisonPath, plan: planPath, out: dir })
   return { round: plan.round, plan, planPath, legs, reports, detection }
 }

@@ -118,6 +118,12 @@ export const AttemptRecordSchema = z.strictObject({
   self_report: SelfReportSchema.nullable(),
   final_message: z.string().nullable().describe("the harness's final answer, truncated to 2,000 characters"),
   logs_dir: z.string().describe('relative to the leg folder: logs/<instance>/<trial>-<attempt>'),
+  atif: z
+    .string()
+    .optional()
+    .describe(
+      "the attempt's trajectory as ATIF v1.7, relative to logs_dir (trajectory.atif.json); absent when none was written",
+    ),
   plan_sha256: z
     .string()
     .optional()

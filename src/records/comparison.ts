@@ -329,6 +329,10 @@ export const InstanceCellSchema = z.strictObject({
   cache_write_tokens: z.number().nullable(),
   output_tokens: z.number().nullable(),
   wall_s: z.number().nullable(),
+  atif: z
+    .array(z.string())
+    .optional()
+    .describe("each attempt's ATIF v1.7 trajectory file, relative to the artifacts folder"),
 })
 export type InstanceCell = z.infer<typeof InstanceCellSchema>
 

@@ -20,7 +20,15 @@ import { classificationHtml } from './classification.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
 import { REPORT_APP_JS } from './html-app.js'
-import { blocksText, driftLines, METRIC_LABELS, notComparable, telemetryText } from './markdown.js'
+import {
+  atifHref,
+  blocksText,
+  driftLines,
+  METRIC_LABELS,
+  notComparable,
+  plainPath,
+  telemetryText,
+} from './markdown.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardHtml } from './scorecard.js'
 
@@ -40,7 +48,10 @@ const MARK: Record<string, string> = {
  * per-instance outcome grid. Everything quoted from runs is HTML-escaped; the data travels as JSON in
  * a script element with `<` escaped. Pure and deterministic.
  */
-export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView | null } = {}): string {
+export function renderHtmlReport(
+  c: Comparison,
+  opts: { decision?: DecisionView | null; artifactsHref?: string } = {},
+): string {
   const { chart, matrix } = chartSources()
   const title = c.kind === 'published' ? 'published results' : c.experiment_id
   return [
@@ -87,7 +98,7 @@ export function renderHtmlReport(c: Comparison, opts: { decision?: DecisionView 
     '</div>',
     incompleteTable(c),
     ...problemSections(c),
-    instanceTable(c),
+    instanceTable(c, opts.artifactsHref),
     `<section><h2>Scope</h2><p>${e(c.scope_statement)}</p></section>`,
     `<script type="application/json" id="hw-data">${jsonForScript(chartData(c))}</script>`,
     `<script>${chart}</script>`,
@@ -376,7 +387,7 @@ function resourceTables(c: Comparison): string {
   return parts.join('')
 }
 
-function instanceTable(c: Comparison): string {
+function instanceTable(c: Comparison, artifactsHref?: string): string {
   const ids = c.cells.map((x) => x.id)
   const head = [
     '<th>Instance</th><th>Status</th>',
@@ -394,7 +405,7 @@ function instanceTable(c: Comparison): string {
       outcomes.add(x.outcome)
       const trials = x.trials > 1 ? ` ${x.resolved_trials}/${x.trials}` : ''
       return (
-        `<td class="o ${x.outcome}" data-v="${e(x.outcome)}">${MARK[x.outcome] ?? ''}${trials}${x.coverage === 'complete' ? '' : ` <small>telemetry ${e(x.coverage)}</small>`}</td>` +
+        `<td class="o ${x.outcome}" data-v="${e(x.outcome)}">${MARK[x.outcome] ?? ''}${trials}${x.coverage === 'complete' ? '' : ` <small>telemetry ${e(x.coverage)}</small>`}${atifAnchors(x.atif, artifactsHref)}</td>` +
         num(x.spend_usd, fmtValue(x.spend_usd, 'usd')) +
         num(x.proxy_requests, fmtNum(x.proxy_requests, 4)) +
         num(x.wall_s, fmtNum(x.wall_s, 4))
@@ -410,6 +421,20 @@ function instanceTable(c: Comparison): string {
     `<span><span id="shown-count">${c.instances.length}</span> of ${c.instances.length} shown; click a column to sort</span></p>`,
     `<table id="instance-table" class="instances"><thead><tr>${head}</tr></thead><tbody>${body.join('\n')}</tbody></table></section>`,
   ].join('')
+}
+
+/** Links to a cell's ATIF files (checked plain when read); a path that is not is shown, not linked. */
+function atifAnchors(paths: string[] | undefined, prefix?: string): string {
+  if (!paths || paths.length === 0) return ''
+  return paths
+    .map((p, i) => {
+      const label = paths.length > 1 ? `ATIF ${i + 1}` : 'ATIF'
+      const title = `${e(p)} (ATIF v1.7)`
+      return plainPath(p)
+        ? ` <a class="atif" href="${e(atifHref(p, prefix))}" title="${title}">${label}</a>`
+        : ` <small>${label} ${e(p)}</small>`
+    })
+    .join('')
 }
 
 function num(v: number | null, text: string): string {

@@ -40,6 +40,11 @@ export interface MarkdownOptions {
   decision?: DecisionView | null
   /** Open with the verdict in plain sentences (default true; false where a publisher already did). */
   verdict?: boolean
+  /**
+   * The artifacts folder relative to the report (e.g. `artifacts`), so that the per-instance table's
+   * ATIF links resolve from the report; absent: links are relative to the artifacts folder.
+   */
+  artifactsHref?: string
 }
 
 export const METRIC_LABELS: Record<MetricName, string> = {
@@ -94,7 +99,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     { id: 'drivers', text: driverSection(c) },
     incompleteSection(c),
     ...problemsSections(c),
-    instanceSection(c),
+    instanceSection(c, opts.artifactsHref),
   ]
 }
 
@@ -502,13 +507,20 @@ function problemsSections(c: Comparison): Section[] {
   return out
 }
 
-function instanceSection(c: Comparison): Section {
+function instanceSection(c: Comparison, artifactsHref?: string): Section {
   const ids = c.cells.map((x) => x.id)
   // Header and separator from one column list, so they always have the same number of columns.
   const columns = ['Instance', 'Status', ...ids.map(codeSpan)]
+  const withAtif = c.instances.some((r) => Object.values(r.cells).some((x) => (x.atif ?? []).length > 0))
   const head = [
     '<details><summary>Per-instance results</summary>',
     '',
+    ...(withAtif
+      ? [
+          "ATIF: each attempt's trajectory as ATIF v1.7, a file inside its leg's artifact (metrics from the proxy ledger).",
+          '',
+        ]
+      : []),
     `| ${columns.join(' | ')} |`,
     `|${columns.map(() => '---').join('|')}|`,
     '',
@@ -521,11 +533,37 @@ function instanceSection(c: Comparison): Section {
       const spend = x.spend_usd === null ? '' : ` ${fmtValue(x.spend_usd, 'usd')}`
       const reqs = x.proxy_requests === null ? '' : ` · ${fmtNum(x.proxy_requests, 3)} req`
       const cov = x.coverage === 'complete' ? '' : ` · telemetry ${x.coverage}`
-      return `${OUTCOME_MARK[x.outcome] ?? x.outcome}${trials}${spend}${reqs}${cov}`
+      return `${OUTCOME_MARK[x.outcome] ?? x.outcome}${trials}${spend}${reqs}${cov}${atifLinks(x.atif, artifactsHref)}`
     })
     return `| ${[codeSpan(row.instance), row.status.replace('_', ' '), ...cells].join(' | ')} |\n`
   })
   return { id: 'instances', head, rows, tail: '\n</details>\n' }
+}
+
+/**
+ * Links to a cell's ATIF files. The paths were checked plain when read (letters, digits, `._+@=-`, no
+ * `..`); one that is not is shown as code, never linked. `prefix`: the artifacts folder relative to
+ * the report.
+ */
+export function atifLinks(paths: string[] | undefined, prefix?: string): string {
+  if (!paths || paths.length === 0) return ''
+  return paths
+    .map((p, i) => {
+      const label = paths.length > 1 ? `ATIF ${i + 1}` : 'ATIF'
+      return plainPath(p) ? ` · [${label}](${atifHref(p, prefix)})` : ` · ${label} ${codeSpan(p)}`
+    })
+    .join('')
+}
+
+/** A relative path of plain segments, safe as a link target. */
+export function plainPath(p: string): boolean {
+  return /^[A-Za-z0-9._+@=/-]+$/.test(p) && !p.startsWith('/') && !p.split('/').includes('..')
+}
+
+/** The link to an artifact path from the report: the prefix's segments URI-encoded, then the path. */
+export function atifHref(p: string, prefix?: string): string {
+  if (!prefix || prefix === '.') return p
+  return `${prefix.split('/').map(encodeURIComponent).join('/')}/${p}`
 }
 
 function scopeSection(c: Comparison): string {

@@ -20,12 +20,13 @@ export async function writeReportFiles(
   c: Comparison,
   out: string,
   decision: DecisionView | null = null,
+  artifactsHref?: string,
 ): Promise<ReportFiles> {
   await mkdir(out, { recursive: true })
   const reportPath = path.join(out, 'report.md')
   const htmlPath = path.join(out, 'report.html')
-  const markdown = renderMarkdownReport(c, { fullReport: 'report.html', decision })
+  const markdown = renderMarkdownReport(c, { fullReport: 'report.html', decision, artifactsHref })
   await writeFile(reportPath, markdown)
-  await writeFile(htmlPath, renderHtmlReport(c, { decision }))
+  await writeFile(htmlPath, renderHtmlReport(c, { decision, artifactsHref }))
   return { reportPath, htmlPath, markdown }
 }

@@ -8,10 +8,16 @@ import type { WireApi } from '../manifest/harness-names.js'
 import type { Cell } from '../manifest/schema.js'
 import type { HarnessRunResult } from '../process/exec.js'
 import type { AttemptEnvironment, AttemptRecord } from '../records/attempt.js'
+import type { Isolation } from '../records/isolation.js'
 import type { Attribution, LedgerRow } from '../records/ledger.js'
 import { checkLedger } from '../records/ledger-check.js'
 import { ContainerFault } from '../sandbox/container/backend.js'
-import type { ContainerNetwork, ExecResult, SandboxProvenance } from '../sandbox/contract.js'
+import {
+  type ContainerNetwork,
+  type ExecResult,
+  isUnisolated,
+  type SandboxProvenance,
+} from '../sandbox/contract.js'
 import type { SandboxChoice } from '../sandbox/select.js'
 import type {
   AttemptBudget,
@@ -20,7 +26,8 @@ import type {
   TelemetryCapture,
 } from '../telemetry/capture.js'
 import { selfReportDivergence } from '../telemetry/summary.js'
-import { messageOf } from '../util/errors.js'
+import { HwError, messageOf } from '../util/errors.js'
+import { writeAttemptAtif } from './atif-export.js'
 import { bridgeSandboxPaths, bridgeStdioEndpoint } from './bridge.js'
 import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
 import { type DialogueSummary, type HarnessOnce, runDialogueAttempt } from './dialogue.js'
@@ -228,8 +235,9 @@ export async function runAttempt(
           container,
           // A declared read_only checkout is readable, its .git (which may hold a token) is not.
           masked: leg.readOnly.map((p) => path.join(p, '.git')).filter((g) => existsSync(g)),
-          // The only way out, where the backend has a network of its own: the attempt's endpoint.
-          loopbackPorts: loopbackPort(c.endpoint.origin),
+          // An isolating backend gives the harness a network of its own whose only way out is the
+          // attempt's endpoint, the recording proxy on 127.0.0.1, wherever the upstream lives.
+          loopbackPorts: harnessPorts(c.endpoint.origin, leg.sandbox.backend.kind),
         })
         network = box.network
         if (box.provenance) agentBox = box.provenance
@@ -355,6 +363,20 @@ export async function runAttempt(
     if (deliverable.error) flags.push('deliverable_unavailable')
     if (run && run.strays > 0) flags.push('stray_processes_killed')
     const summary = { ...checked, flags: [...new Set([...checked.flags, ...flags])] }
+    // The trajectory also as ATIF v1.7 beside trajectory.jsonl, metrics from the proxy's ledger.
+    const atif = await writeAttemptAtif({
+      logsDir: logs,
+      sessionId: `${leg.cell.id}/${spec.instance}/${spec.trial}-${spec.attempt}`,
+      cell: leg.cell.id,
+      instance: spec.instance,
+      trial: spec.trial,
+      attempt: spec.attempt,
+      harness: leg.cell.harness,
+      harnessVersion: leg.harnessVersion,
+      startedAtMs: startedAt.getTime(),
+      rows: telemetry.rows,
+    })
+    if (atif.file === null) summary.flags.push('atif_not_written')
     const record: AttemptRecord = {
       schema_version: 1,
       experiment_id: leg.experimentId,
@@ -401,6 +423,7 @@ export async function runAttempt(
       self_report: parsed.selfReport,
       final_message: parsed.finalMessage === null ? null : parsed.finalMessage.slice(0, FINAL_MESSAGE_MAX),
       logs_dir: spec.logs.rel,
+      ...(atif.file !== null ? { atif: atif.file } : {}),
       ...(leg.planSha256 ? { plan_sha256: leg.planSha256 } : {}),
       ...(leg.legAttempt ? { leg_attempt: leg.legAttempt } : {}),
       ...(transport ? { transport } : {}),
@@ -514,8 +537,19 @@ function safeJson(v: unknown): string {
   }
 }
 
-/** The port of a `http://127.0.0.1:<port>` endpoint (the recording proxy), as a list; else none. */
-function loopbackPort(origin: string): number[] {
+/**
+ * The loopback ports a harness may reach: under an isolating backend, the port of its
+ * `http://127.0.0.1:<port>` endpoint (the recording proxy, which alone reaches the upstream, local or
+ * remote); never the host's network. An endpoint elsewhere cannot be the only way out: HwError
+ * `endpoint_not_proxied`. Unisolated backends keep the host's network (undefined).
+ */
+export function harnessPorts(origin: string, backend: Isolation): number[] | undefined {
+  if (isUnisolated(backend)) return undefined
   const m = /^http:\/\/127\.0\.0\.1:(\d+)(\/|$)/.exec(origin)
-  return m ? [Number(m[1])] : []
+  if (m) return [Number(m[1])]
+  throw new HwError(
+    'endpoint_not_proxied',
+    `the harness's model endpoint ${origin} is not the recording proxy on 127.0.0.1: under the ${backend} sandbox the proxy is the harness's only way out`,
+    { help: 'keep the recording proxy in front of the upstream (telemetry.litellm keeps it by default)' },
+  )
 }

@@ -75,12 +75,19 @@ export interface SandboxSpec {
    * which may hold a token). Only isolating backends can; others ignore it.
    */
   masked?: string[]
+  /**
+   * Package managers' own configuration under /etc a job beside the harness needs (`npmrc`,
+   * `pip.conf`: registry, proxy and certificate settings), readable besides the sandbox's /etc
+   * allowlist. Installs name them; harness attempts never do.
+   */
+  hostConfig?: string[]
   /** For a container backend: the container to run in. Without it a container backend runs the job beside (aux jobs: installs, git). */
   container?: ContainerRequest
   /**
    * Proxy-only network: the host's 127.0.0.1 ports reachable inside (the recording proxy). A backend
    * with a network of its own forwards these only, and nothing else of the host or outside is
-   * reachable; absent, the sandbox keeps the host's network.
+   * reachable (an empty list: nothing at all); absent, the sandbox keeps the host's network (jobs
+   * beside the harness: installs, git).
    */
   loopbackPorts?: number[]
 }

@@ -1,5 +1,4 @@
-import { existsSync, readdirSync } from 'node:fs'
-import os from 'node:os'
+import { existsSync, readdirSync, statSync } from 'node:fs'
 import path from 'node:path'
 import { killGroup, runHarnessProcess } from '../process/exec.js'
 import type { ExecCommand, ExecLimits, Sandbox, SandboxBackend, SandboxSpec } from './contract.js'
@@ -10,9 +9,21 @@ import { PRIV_ENV, type Privilege, runAsRoot, runAsRootSync } from './privileged
 import { claimSlot, releaseSlot } from './slots.js'
 
 /** Tools recipe (a) needs (util-linux, coreutils, procps, passwd). */
-const TOOLS = ['unshare', 'setpriv', 'timeout', 'useradd', 'pkill', 'chown', 'mount', 'awk', 'ipcrm', 'ip']
+const TOOLS = [
+  'unshare',
+  'setpriv',
+  'timeout',
+  'useradd',
+  'pkill',
+  'chown',
+  'mount',
+  'pivot_root',
+  'awk',
+  'ipcrm',
+  'ip',
+]
 
-/** An empty folder on the host where a namespace parks its bind mounts while /tmp and /home are replaced. */
+/** An empty folder on the host where a namespace builds its new root (a private tmpfs, gone with it). */
 const STASH = '/run/harness-watch-stash'
 
 /** Exit codes of `timeout`: 124 = stopped with SIGTERM at the limit, 137 = SIGKILL after the grace. */
@@ -73,37 +84,79 @@ async function findOrMakeUser(p: Priv, slot: number): Promise<SlotUser> {
   return made
 }
 
-/** Folders hidden behind an empty tmpfs besides /tmp, /var/tmp and /dev/shm: every home. */
 /**
- * Top-level folders a sandbox may read: the system (programs, libraries, configuration, devices,
- * runtime state). Every other top-level folder (/home, /root, /opt, /srv, /mnt, a self-hosted runner's
- * work folder, a checkout) is covered with an empty folder; what the attempt needs (its workspace, the
- * harness install, Node, declared read_only paths) is bound back on top. An allowlist, not a list of
- * places known to hold secrets.
+ * What a sandbox may read of the host besides the folders an attempt exposes (its workspace and home,
+ * the harness install, Node, declared read_only paths): an allowlist, not a list of places known to
+ * hold secrets. Everything else (/opt, /srv, /mnt, /home, /root, /var, /run, a self-hosted runner's
+ * work folder, a checkout, the rest of /etc) does not exist inside.
+ * - System folders, read-only (a top-level symbolic link such as /bin → usr/bin is kept as a link).
  */
-const SYSTEM_ROOTS = new Set([
-  'bin',
-  'dev',
-  'etc',
-  'lib',
-  'lib32',
-  'lib64',
-  'libx32',
-  'proc',
-  'run',
-  'sbin',
-  'sys',
-  'tmp',
-  'usr',
-  'var',
-])
+const SYSTEM_FOLDERS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']
 
-function hiddenRoots(): string[] {
-  // Real folders only: a top-level symlink (/bin → usr/bin) is never covered, its target is.
-  const tops = readdirSync('/', { withFileTypes: true })
-    .filter((e) => e.isDirectory() && !SYSTEM_ROOTS.has(e.name))
-    .map((e) => `/${e.name}`)
-  return [...new Set([...tops, '/home', '/root', os.homedir()])].filter((d) => d !== '/' && existsSync(d))
+/**
+ * - The files and folders of /etc a program needs: name resolution, users and groups (no shadow),
+ *   certificates, alternatives, the dynamic linker's configuration, time zone, locale and terminal
+ *   settings, the OS's identity and Python's site configuration. Never git's or a package manager's
+ *   system configuration (they may hold credentials), never keys.
+ */
+const ETC_ALLOWED = [
+  'hosts',
+  'host.conf',
+  'resolv.conf',
+  'nsswitch.conf',
+  'gai.conf',
+  'services',
+  'protocols',
+  'networks',
+  'hostname',
+  'passwd',
+  'group',
+  'ssl/certs',
+  'ssl/openssl.cnf',
+  'ca-certificates',
+  'ca-certificates.conf',
+  'pki/tls/certs',
+  'pki/ca-trust/extracted',
+  'alternatives',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'localtime',
+  'timezone',
+  'locale.alias',
+  'os-release',
+  'lsb-release',
+  'debian_version',
+  'mime.types',
+  'magic',
+  'magic.mime',
+  'inputrc',
+  'shells',
+  'terminfo',
+]
+
+/**
+ * The /etc allowlist as it is on this host: the fixed names plus Python's own folders (python3,
+ * python3.11…) and `extra` (a job's SandboxSpec.hostConfig; a name with `..` or odd characters is
+ * left out), split into files (a symbolic link by what it points to; a dangling one is left out) and
+ * folders.
+ */
+export function etcAllowlist(
+  extra: readonly string[] = [],
+  etc = '/etc',
+): { files: string[]; dirs: string[] } {
+  const python = readdirSync(etc)
+    .filter((n) => /^python3(\.\d+)?$/.test(n))
+    .sort()
+  const files: string[] = []
+  const dirs: string[] = []
+  for (const name of new Set([...ETC_ALLOWED, ...python, ...extra])) {
+    if (!/^[\w.+-]+(\/[\w.+-]+)*$/.test(name) || name.split('/').includes('..')) continue
+    const st = statSync(path.join(etc, name), { throwIfNoEntry: false })
+    if (st?.isDirectory()) dirs.push(name)
+    else if (st?.isFile()) files.push(name)
+  }
+  return { files, dirs }
 }
 
 function checkPath(p: string): string {
@@ -115,8 +168,9 @@ function checkPath(p: string): string {
 
 /**
  * Recipe (a) of design/sandbox.md: `unshare --pid --fork --kill-child --mount-proc` (run as root, or
- * through `sudo -n`), private mounts with a read-only system, empty /tmp, /var/tmp, /dev/shm and homes,
- * the attempt's folders bound back writable and the tools read-only, and the harness started as the
+ * through `sudo -n`), a new root built from an allowlist (read-only system folders, a minimal /etc,
+ * its own /proc, a minimal /dev, empty private /tmp and /var/tmp; see namespace-script.ts), the
+ * attempt's folders bound writable and the tools read-only, and the harness started as the
  * slot's own system user `hw-s<N>` (setpriv: no capabilities, no new privileges) under `timeout -k`.
  * The harness sees only its namespace's processes; the action's environment and files, the runner's
  * files and other attempts are out of its reach. Needs Linux, util-linux, and root or passwordless sudo.
@@ -150,7 +204,13 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
             '--propagation',
             'private',
             '--',
-          ].concat(['sh', '-c', 'test "$$" = 1 && mount -t tmpfs hw-probe /tmp && ip link set lo up']),
+          ].concat([
+            'sh',
+            '-c',
+            // …and that a new root can be entered (pivot_root refuses an initramfs root).
+            'test "$$" = 1 && mount -t tmpfs hw-probe /tmp && ip link set lo up && mkdir /tmp/r && ' +
+              'mount -t tmpfs hw-probe /tmp/r && cd /tmp/r && pivot_root . .',
+          ]),
           15_000,
         )
       } catch (e) {
@@ -193,12 +253,15 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       const me = { uid: process.getuid?.() ?? 0, gid: process.getgid?.() ?? 0 }
       const u = user
       const fwd = forwards
+      // A network of its own whenever ports are named (none named: no way out at all).
+      const ownNet = spec.loopbackPorts !== undefined
+      const hostConfig = spec.hostConfig ?? []
       return {
         kind: 'namespace+uid',
         root: writable[0] ?? '/',
-        network: fwd ? 'proxy-only' : 'host',
+        network: ownNet ? 'proxy-only' : 'host',
         exec(cmd: ExecCommand, limits: ExecLimits) {
-          return runHarnessProcess(wrap(p, u, expose, masked, cmd, limits, fwd), {
+          return runHarnessProcess(wrap(p, u, expose, masked, hostConfig, cmd, limits, ownNet, fwd), {
             ...limits,
             // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,
@@ -231,8 +294,10 @@ function wrap(
   user: SlotUser,
   expose: { mode: string; dir: string }[],
   masked: string[],
+  hostConfig: readonly string[],
   cmd: ExecCommand,
   limits: ExecLimits,
+  ownNet: boolean,
   forwards: HostForwards | null,
 ): ExecCommand {
   const network: Record<string, string> = forwards
@@ -243,12 +308,16 @@ function wrap(
         HW_SB_FORWARD_JS: LOOPBACK_FORWARDER_JS,
       }
     : {}
+  const etc = etcAllowlist(hostConfig)
   const vars: Record<string, string> = {
     ...network,
+    ...(ownNet ? { HW_SB_NET: '1' } : {}),
     ...PRIV_ENV,
     HW_SB_STASH: STASH,
     HW_SB_EXPOSE: expose.map((e) => `${e.mode}:${e.dir}`).join('\n'),
-    HW_SB_HIDE: hiddenRoots().join('\n'),
+    HW_SB_SYSTEM: SYSTEM_FOLDERS.join(' '),
+    HW_SB_ETC_FILES: etc.files.join(' '),
+    HW_SB_ETC_DIRS: etc.dirs.join(' '),
     HW_SB_MASK: masked.join('\n'),
     HW_SB_UID: String(user.uid),
     HW_SB_GID: String(user.gid),
@@ -265,7 +334,7 @@ function wrap(
     // A private System V IPC namespace: queues, segments and semaphores die with the attempt.
     '--ipc',
     // Proxy-only: a network namespace of its own, whose only way out is the loopback forwarder.
-    ...(forwards ? ['--net'] : []),
+    ...(ownNet ? ['--net'] : []),
     '--fork',
     '--kill-child=SIGKILL',
     '--mount-proc',

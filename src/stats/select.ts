@@ -48,40 +48,67 @@ export function selectedQuantiles(values: Float64Array): ReplicateQuantiles {
     }
   }
   if (hasNaN || n < SELECT_MIN) return sortedQuantiles(sortAscending(values))
-  return {
-    length: n,
-    quantile: (p) => quantileBySelection(values, p),
-    countBelow: (x) => {
-      let below = 0
-      let atOrBelow = 0
-      for (let i = 0; i < n; i++) {
-        const v = values[i]!
-        if (v < x) below++
-        if (v <= x) atOrBelow++
-      }
-      return { below, atOrBelow }
-    },
-  }
+  return new SelectedQuantiles(values)
 }
 
-/** Type 7 quantile of a NaN-free array by selection (reorders it). */
-function quantileBySelection(values: Float64Array, p: number): number {
-  const n = values.length
-  if (n === 0) throw new RangeError('quantile: empty array')
-  const h = (n - 1) * p
-  const lo = Math.floor(h)
-  if (lo >= n - 1) return signedZero(values, n - 1, select(values, n - 1))
-  if (lo < 0) return signedZero(values, 0, select(values, 0))
-  const xlo = signedZero(values, lo, select(values, lo))
-  // After selection every value right of `lo` is ≥ xlo: the next order statistic is their minimum.
-  let xhi = values[lo + 1]!
-  for (let i = lo + 2; i < n; i++) {
-    const v = values[i]!
-    if (v < xhi) xhi = v
+/**
+ * Quantiles by selection, each question narrowed by the answers before it: the indices already in
+ * their sorted place (`fixed`, ascending) bound the segment the next selection has to look at, so
+ * the two ends of an interval and the BCa ends near them cost little more than the first.
+ */
+class SelectedQuantiles implements ReplicateQuantiles {
+  readonly length: number
+  /** Indices k with values[k] in its sorted place: nothing larger left of it, nothing smaller right. */
+  private readonly fixed: number[] = []
+
+  constructor(private readonly values: Float64Array) {
+    this.length = values.length
   }
-  xhi = signedZero(values, lo + 1, xhi)
-  const frac = h - lo
-  return frac === 0 || xlo === xhi ? xlo : xlo + frac * (xhi - xlo)
+
+  quantile(p: number): number {
+    const n = this.length
+    const h = (n - 1) * p
+    const lo = Math.floor(h)
+    if (lo >= n - 1) return this.orderStatistic(n - 1)
+    if (lo < 0) return this.orderStatistic(0)
+    const xlo = this.orderStatistic(lo)
+    const xhi = this.orderStatistic(lo + 1)
+    const frac = h - lo
+    return frac === 0 || xlo === xhi ? xlo : xlo + frac * (xhi - xlo)
+  }
+
+  countBelow(x: number): { below: number; atOrBelow: number } {
+    const values = this.values
+    let below = 0
+    let atOrBelow = 0
+    for (let i = 0; i < values.length; i++) {
+      const v = values[i]!
+      if (v < x) below++
+      if (v <= x) atOrBelow++
+    }
+    return { below, atOrBelow }
+  }
+
+  /** The k-th smallest value (0-based), with the sign the built-in sort gives a zero. */
+  private orderStatistic(k: number): number {
+    const fixed = this.fixed
+    const values = this.values
+    // The fixed neighbours of k: the segment between them holds k's value somewhere.
+    let at = 0
+    while (at < fixed.length && fixed[at]! < k) at++
+    if (fixed[at] !== k) {
+      const left = at > 0 ? fixed[at - 1]! : -1
+      const right = at < fixed.length ? fixed[at]! : this.length
+      if (k === left + 1) {
+        // The segment's minimum belongs at its first index: one pass, no partitioning.
+        let m = k
+        for (let i = k + 1; i < right; i++) if (values[i]! < values[m]!) m = i
+        swap(values, k, m)
+      } else selectRange(values, k, left + 1, right - 1)
+      fixed.splice(at, 0, k)
+    }
+    return signedZero(values, k, values[k]!)
+  }
 }
 
 /**

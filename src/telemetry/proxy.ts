@@ -785,7 +785,16 @@ export class RecordingProxy {
         refuse('unrecordable', 'request_unrecordable')
         return
       }
-      if (this.ledgerError !== null) {
+      // A row that could not be kept on disk is no row: with the ledger unwritable (its file gone or
+      // replaced, its disk full, an earlier write failed) the request is refused before it goes out.
+      const unwritable = this.ledgerError ?? this.ledger?.unwritable() ?? null
+      if (unwritable !== null) {
+        if (this.ledgerError === null) {
+          this.ledgerError = unwritable
+          process.stderr.write(
+            `harness-watch: ${unwritable}: requests are refused from now on (none goes upstream unrecorded)\n`,
+          )
+        }
         refuse('unrecordable', 'ledger_unwritable')
         return
       }

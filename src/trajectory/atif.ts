@@ -1,5 +1,5 @@
 import type { LedgerRow } from '../records/ledger.js'
-import type { AtifStep, AtifTrajectory } from './atif-schema.js'
+import { type AtifStep, type AtifTrajectory, AtifTrajectorySchema } from './atif-schema.js'
 import type { NormalizedTrajectory } from './read.js'
 import type { TrajectoryEvent } from './schema.js'
 
@@ -91,6 +91,20 @@ export function toAtif(src: AtifSource): AtifTrajectory {
     ) as AtifTrajectory['final_metrics'],
     extra: { mapper_version: src.trajectory.mapper_version, raw_events: src.trajectory.raw_count },
   }
+}
+
+/**
+ * `toAtif`, checked against ATIF's field rules: the document, or why it breaks a rule (it is then not
+ * to be written). Pure.
+ */
+export function checkedAtif(
+  src: AtifSource,
+): { doc: AtifTrajectory; error: null } | { doc: null; error: string } {
+  const doc = toAtif(src)
+  const ok = AtifTrajectorySchema.safeParse(doc)
+  if (ok.success) return { doc, error: null }
+  const i = ok.error.issues[0]
+  return { doc: null, error: `${i?.path.join('.') || 'document'}: ${i?.message ?? 'invalid'}` }
 }
 
 function iso(ms: number | null): string | undefined {

@@ -8,7 +8,11 @@ import { runBundle } from '../support/run-bundle.js'
 describe('the bundled action (dist/index.js) run as the runner runs it', () => {
   it('plan sets matrix, has-work, plan-path and legs, and writes the job summary', () => {
     const out = mkdtempSync(path.join(tmpdir(), 'hw-act-'))
-    const r = runBundle({ command: 'plan', manifest: 'manifests/p0-openhands-vs-opencode.yml', out })
+    const r = runBundle({
+      command: 'plan',
+      manifest: 'examples/manifests/swebench-official-harness.yml',
+      out,
+    })
     expect(r.stderr).toBe('')
     expect(r.status).toBe(0)
     expect(r.outputs['has-work']).toBe('true')
@@ -19,9 +23,9 @@ describe('the bundled action (dist/index.js) run as the runner runs it', () => {
     expect(new Set(matrix.include.map((e: { artifact: string }) => e.artifact)).size).toBe(16)
     expect(existsSync(path.join(out, 'plan.json'))).toBe(true)
     expect(JSON.parse(readFileSync(path.join(out, 'plan.json'), 'utf8')).experiment_id).toBe(
-      'p0-openhands-vs-opencode',
+      'swebench-official-harness',
     )
-    expect(r.summary).toContain('Harness Watch plan: p0-openhands-vs-opencode')
+    expect(r.summary).toContain('Harness Watch plan: swebench-official-harness')
   })
 
   it('an empty cell selection gives has-work=false and an empty matrix', () => {

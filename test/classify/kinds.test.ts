@@ -391,10 +391,48 @@ describe('kind 6: a re-uploaded leg replaces an earlier one only by an explicit 
     const leg = plan.legs.find((l) => l.cell === 'b')!
     return { plan, dir, loss, leg }
   }
-  const aggregateAt = async (plan: Plan, dir: string, runAttempt: number | null) => {
+  const aggregateAt = async (
+    plan: Plan,
+    dir: string,
+    runAttempt: number | null,
+    workflowRun: string | null = '777',
+  ) => {
     const out = mkdtempSync(path.join(tmpdir(), 'hw-classify-'))
-    return aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 1000, runAttempt })
+    return aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 1000, runAttempt, workflowRun })
   }
+
+  it('a re-upload whose leg.json states another workflow run (GITHUB_RUN_ID) is refused, the tie stands', async () => {
+    const { plan, dir, loss, leg } = await tieAndForgery()
+    // Named and stamped for attempt 2, but of workflow run 888: a leg copied in from another run.
+    upload(loss, dir, leg.artifact, `${leg.artifact}-a2`, '888-2')
+    const r = await aggregateAt(plan, dir, 2)
+    expect(r.comparison.comparisons[0]!.outcome).toMatchObject({ n: 4, both: 4, diff_pp: 0 })
+    expect(r.comparison.input_errors).toContainEqual({
+      file: `${leg.artifact}-a2/leg.json`,
+      line: null,
+      message: 'its leg.json states run "888-2", not one of this workflow run 777: refused',
+    })
+    expect(r.comparison.reuploads ?? []).toEqual([])
+    // Outside Actions (no GITHUB_RUN_ID) the run is not checked: the same folder reads the re-upload.
+    const free = await aggregateAt(plan, dir, 2, null)
+    expect(free.comparison.comparisons[0]!.outcome).toMatchObject({ n: 4, both: 0, baseline_only: 4 })
+  })
+
+  it('the only upload of a leg from another workflow run is refused: the leg is missing, never read', async () => {
+    const { plan, dir, leg } = await tieAndForgery()
+    const other = mkdtempSync(path.join(tmpdir(), 'hw-reupload-'))
+    for (const l of plan.legs)
+      cpSync(path.join(dir, `${l.artifact}-a1`), path.join(other, `${l.artifact}-a1`), { recursive: true })
+    // leg b's only upload states a run id that is not of the Actions form at all
+    upload(dir, other, `${leg.artifact}-a1`, `${leg.artifact}-a1`, 'local-20261205T000000Z')
+    const r = await aggregateAt(plan, other, 1)
+    expect(r.comparison.missing_legs.map((m) => m.leg)).toEqual([leg.leg])
+    expect(r.comparison.input_errors).toContainEqual({
+      file: `${leg.artifact}-a1/leg.json`,
+      line: null,
+      message: 'its leg.json states run "local-20261205T000000Z", not one of this workflow run 777: refused',
+    })
+  })
 
   it('a forged -a2 in attempt 1 is from the future: refused, the tie stands', async () => {
     const { plan, dir, loss, leg } = await tieAndForgery()

@@ -11,9 +11,9 @@ const io = captureOutput()
 
 describe('harness-watch validate / plan', () => {
   it('validate prints a one-screen summary and exits 0', async () => {
-    const code = await main(['validate', 'manifests/p0-openhands-vs-opencode.yml'])
+    const code = await main(['validate', 'examples/manifests/swebench-official-harness.yml'])
     expect(code).toBe(0)
-    expect(io.out).toContain('manifests/p0-openhands-vs-opencode.yml: valid (schema_version 1')
+    expect(io.out).toContain('examples/manifests/swebench-official-harness.yml: valid (schema_version 1')
     expect(io.out).toContain('panel       40 instances from inline')
     expect(io.out).toContain('openhands        openhands@1.8.3')
     expect(io.out.split('\n').length).toBeLessThan(25)
@@ -31,7 +31,13 @@ describe('harness-watch validate / plan', () => {
 
   it('plan writes plan.json and --matrix prints the matrix JSON', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'hw-plan-'))
-    const code = await main(['plan', 'manifests/p0-openhands-vs-opencode.yml', '--out', dir, '--matrix'])
+    const code = await main([
+      'plan',
+      'examples/manifests/swebench-official-harness.yml',
+      '--out',
+      dir,
+      '--matrix',
+    ])
     expect(code).toBe(0)
     const matrix = JSON.parse(io.out)
     expect(matrix.include).toHaveLength(16)
@@ -39,7 +45,7 @@ describe('harness-watch validate / plan', () => {
       leg: 'openhands-s0',
       cell: 'openhands',
       shard: 0,
-      artifact: 'hw-p0-openhands-vs-opencode-openhands-0',
+      artifact: 'hw-swebench-official-harness-openhands-0',
     })
     const plan = JSON.parse(readFileSync(path.join(dir, 'plan.json'), 'utf8'))
     expect(plan.panel.instances).toHaveLength(40)

@@ -155,3 +155,33 @@ describe('command adapter', () => {
     expect(() => adapterFor('nope')).toThrow(/unknown harness "nope"/)
   })
 })
+
+describe('command: its own usage count', () => {
+  it('the last {"type":"self_report"} line is the self-report; bad values are left out, none is null', async () => {
+    const parse = (stdout: string) =>
+      commandAdapter.parse(
+        { stdout, stderr: '', exitCode: 0, signal: null, home: '/nonexistent' },
+        makeCtx({ workspace: '/nonexistent/w', home: '/nonexistent/h', tmp: '/nonexistent/t' }),
+      )
+    const r = await parse(
+      [
+        '{"type":"self_report","requests":2}',
+        'working…',
+        '{"type":"self_report","requests":6,"input_tokens":120.5,"output_tokens":-1,"turns":1.5,"cost_usd":"0.1"}',
+        'done',
+      ].join('\n'),
+    )
+    expect(r.selfReport).toEqual({
+      input_tokens: 120.5,
+      output_tokens: null,
+      cache_read_tokens: null,
+      cache_write_tokens: null,
+      cost_usd: null,
+      requests: 6,
+      turns: null,
+    })
+    expect(r.finalMessage).toBe('done')
+    expect((await parse('{"type":"self_report","requests":"six"}\n')).selfReport).toBeNull()
+    expect((await parse('{"type":"usage","requests":6}\n')).selfReport).toBeNull()
+  })
+})

@@ -120,8 +120,10 @@ describe('expandTemplate', () => {
     expect(expandTemplate('echo ${HOME} {instance}', { instance: 'i' })).toBe('echo ${HOME} i')
   })
 
-  it('the P0 manifest templates use supported placeholders only', async () => {
-    const loaded = await loadManifest(path.join(packageRoot(), 'manifests', 'p0-openhands-vs-opencode.yml'))
+  it('the legacy SWE-bench manifest templates use supported placeholders only', async () => {
+    const loaded = await loadManifest(
+      path.join(packageRoot(), 'examples', 'manifests', 'swebench-official-harness.yml'),
+    )
     const b = loaded.manifest.benchmark
     expect(b.setup).toBeDefined()
     expect(b.verifier.command).toBeDefined()

@@ -5,6 +5,7 @@ import { type LegProgressEvent, runLeg } from '../../src/run/leg.js'
 import { loadPlan } from '../../src/run/plan-file.js'
 import { formatLegSummary } from '../../src/run/progress.js'
 import type { AttemptTelemetry, TelemetryCapture } from '../../src/telemetry/capture.js'
+import { AtifTrajectorySchema } from '../../src/trajectory/atif-schema.js'
 import { HwError } from '../../src/util/errors.js'
 import {
   manifestAndPlan,
@@ -76,6 +77,7 @@ describe('runLeg: a complete leg over a fixture panel', () => {
           'patch.diff',
           'stderr.txt',
           'stdout.txt',
+          'trajectory.atif.json',
           'trajectory.jsonl',
           'verifier.log',
           ...(a.instance_id === 'txt-greet' ? ['patch.excluded.txt'] : []),
@@ -121,6 +123,12 @@ describe('runLeg: a complete leg over a fixture panel', () => {
       expect(a.exit.class).toBe('clean')
       expect(a.verifier.status).toBe('fail')
       expect(a.deliverable).toEqual({ bytes: 0, sha256: null, files_changed: 0 })
+      // No trajectory and no proxy request: still a valid ATIF document, with no steps and the reason.
+      const doc = JSON.parse(readFileSync(path.join(dir, a.logs_dir, a.atif ?? 'none'), 'utf8'))
+      expect(AtifTrajectorySchema.safeParse(doc).success).toBe(true)
+      expect(doc.steps).toEqual([])
+      expect(doc.final_metrics).toEqual({ total_steps: 0, extra: expect.objectContaining({ requests: 0 }) })
+      expect(doc.notes).toMatch(/the attempt's trajectory holds no events/)
     }
   })
 

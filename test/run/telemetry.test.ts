@@ -6,6 +6,7 @@ import { type RunLegOptions, runLeg } from '../../src/run/leg.js'
 import { formatAttemptLine } from '../../src/run/progress.js'
 import { openRunTelemetry, type RunTelemetry } from '../../src/run/telemetry-setup.js'
 import type { TelemetryCapture } from '../../src/telemetry/capture.js'
+import { AtifTrajectorySchema } from '../../src/trajectory/atif-schema.js'
 import { FakeLiteLLM } from '../telemetry/support/fake-litellm.js'
 import { type Fixture, manifestAndPlan, readAttempts, readLedger, useRunFixture } from './fixture.js'
 
@@ -103,6 +104,39 @@ describe('runLeg with the recording proxy and the scripted model', () => {
     }
     expect(lines[0]).toMatch(
       /^\[1\/1\] chat js-add trial 0 attempt 1: resolved \(clean\) \d+\.\d+s, 3 requests, \$\d+\.\d{4}$/,
+    )
+  })
+
+  it("writes each attempt's trajectory as ATIF v1.7 beside it, final metrics from the proxy's ledger", async () => {
+    const { dir } = await runChat(
+      await planChat('tel-atif', { HW_REQUESTS: '2', HW_THEN: 'fix' }),
+      tel.capture,
+    )
+    const [a] = readAttempts(dir)
+    expect(a?.atif).toBe('trajectory.atif.json')
+    const file = path.join(dir, a!.logs_dir, a!.atif!)
+    const doc = JSON.parse(readFileSync(file, 'utf8'))
+    expect(AtifTrajectorySchema.safeParse(doc).success).toBe(true)
+    expect(doc.schema_version).toBe('ATIF-v1.7')
+    expect(doc.session_id).toBe('chat/js-add/0-1')
+    expect(doc.agent).toMatchObject({ name: 'command', version: '1.0.0' })
+    const rows = readLedger(dir)
+    expect(rows).toHaveLength(2)
+    // One agent step per proxy request, each with the ledger's tokens; the totals are the ledger's sums.
+    expect(doc.steps).toHaveLength(2)
+    expect(doc.steps.map((s: { metrics: { prompt_tokens: number } }) => s.metrics.prompt_tokens)).toEqual(
+      rows.map((r) => r.tokens.input_total),
+    )
+    const sum = (f: (r: (typeof rows)[number]) => number | null) => rows.reduce((t, r) => t + (f(r) ?? 0), 0)
+    expect(doc.final_metrics).toMatchObject({
+      total_prompt_tokens: sum((r) => r.tokens.input_total),
+      total_completion_tokens: sum((r) => r.tokens.output),
+      total_steps: 2,
+      extra: { source: 'proxy ledger', requests: 2 },
+    })
+    expect(doc.final_metrics.total_cost_usd).toBeCloseTo(
+      sum((r) => r.spend_usd),
+      12,
     )
   })
 

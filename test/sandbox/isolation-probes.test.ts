@@ -214,26 +214,71 @@ describe('proxy-only network under namespace+uid', () => {
   }, 60_000)
 })
 
-describe('only what is needed is readable under namespace+uid', () => {
-  it('sentinels under /opt, in a self-hosted runner work folder and in a checkout’s .git/config are not readable', async (ctx) => {
+describe('a network of its own even with no port to forward', () => {
+  it('loopbackPorts [] is a closed network (only lo, no socket of the host), never the host’s', async (ctx) => {
     if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
-    if (process.getuid?.() !== 0) return ctx.skip('planting sentinels under /opt needs root here')
+    const other = await serve('127.0.0.1', 'other')
+    const a = attemptDirs('closed')
+    const box = await BACKENDS['namespace+uid'].open({
+      writable: [a.ws, a.home],
+      readOnly: [],
+      loopbackPorts: [],
+    })
+    try {
+      expect(box.network).toBe('proxy-only')
+      const r = await sh(
+        box,
+        a.ws,
+        a.out,
+        [
+          'ls /sys/class/net 2>/dev/null || ip -o link | cut -d: -f2 | tr -d " "',
+          'tail -n +2 /proc/net/tcp | wc -l',
+          `bash -c 'exec 3<>/dev/tcp/127.0.0.1/${other.port}' 2>/dev/null && echo reached || echo refused`,
+          // The probe works: the same connection to a port of this namespace succeeds.
+          `bash -c 'exec 3<>/dev/tcp/127.0.0.1/9' 2>&1 | grep -q "Connection refused" && echo probe-works`,
+        ].join('\n'),
+      )
+      expect(r.stdout.trim().split('\n')).toEqual(['lo', '0', 'refused', 'probe-works'])
+      expect(other.hits()).toBe(0)
+    } finally {
+      await box.close()
+      await other.close()
+    }
+  }, 60_000)
+})
+
+describe('only what is needed is readable under namespace+uid', () => {
+  it('sentinels under /opt, /var, /run and /etc, in a self-hosted runner work folder and in a checkout’s .git/config are not readable; the system still runs', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    if (process.getuid?.() !== 0)
+      return ctx.skip('planting sentinels under /opt, /var, /run and /etc needs root here')
     const tag = `hw-probe-${process.pid}-${Date.now()}`
     const opt = path.join('/opt', tag)
     // A self-hosted runner's layout: the runner under /opt, its work folder with a checkout and the
-    // checkout's credentials file, everything world-readable.
-    const work = path.join(opt, 'actions-runner', '_work')
+    // checkout's credentials file, its diagnostic logs, everything world-readable.
+    const runner = path.join(opt, 'actions-runner')
+    const work = path.join(runner, '_work')
     const checkout = path.join(work, 'repo', 'repo')
+    const planted = [opt, path.join('/var/lib', tag), path.join('/run', tag)]
+    const etcFile = path.join('/etc', `${tag}.conf`)
     mkdirSync(path.join(checkout, '.git'), { recursive: true })
     mkdirSync(path.join(work, '_temp'), { recursive: true })
+    mkdirSync(path.join(runner, '_diag'), { recursive: true })
+    mkdirSync(planted[1]!, { recursive: true })
+    mkdirSync(planted[2]!, { recursive: true })
     const files = {
       opt: path.join(opt, 'token.txt'),
       gitConfig: path.join(checkout, '.git', 'config'),
       credentials: path.join(work, '_temp', 'git-credentials-0b1c.config'),
+      diag: path.join(runner, '_diag', 'Worker_20261205-000000-utc.log'),
+      runnerCredentials: path.join(runner, '.credentials'),
+      varLib: path.join(planted[1]!, 'state.db'),
+      run: path.join(planted[2]!, 'secret'),
+      etc: etcFile,
     }
     for (const [k, f] of Object.entries(files)) writeFileSync(f, `sentinel-${k}-${tag}\n`, { mode: 0o644 })
     writeFileSync(path.join(checkout, 'README.md'), 'the checkout itself\n', { mode: 0o644 })
-    execFileSync('chmod', ['-R', 'a+rX', opt])
+    for (const d of planted) execFileSync('chmod', ['-R', 'a+rX', d])
     try {
       const a = attemptDirs('allowlist')
       // The checkout is declared read_only (as a task may), with its .git masked as the run does.
@@ -248,22 +293,66 @@ describe('only what is needed is readable under namespace+uid', () => {
         a.out,
         [
           ...Object.values(files).map((f) => `cat ${f} 2>/dev/null || echo unreadable`),
+          `grep -rl sentinel- /opt /var /run /etc /srv /mnt /home /root 2>/dev/null | wc -l`,
           `cat ${checkout}/README.md`,
-          'ls /opt | wc -l',
-          'cat /etc/hostname >/dev/null && echo system-readable',
+          'ls /opt',
+          'echo "var=$(ls -A /var | tr "\\n" " ")run=$(ls -A /run | wc -l)"',
+          'ls /etc | grep -c -E "^(shadow|gitconfig|npmrc|ssh|sudoers)$"',
+          'cat /etc/hostname >/dev/null && getent passwd root | cut -d: -f1',
+          'ls /proc | grep -c "^[0-9]" | awk "{ print (\\$1 < 10) ? \\"own pids\\" : \\"host pids\\" }"',
+          'ls /dev | tr "\\n" " "; echo',
+          `${process.execPath} -e "console.log(require('node:crypto').randomBytes(2).length + require('node:os').userInfo().username.length > 0)"`,
         ].join('\n'),
       )
       await box.close()
-      expect(r.stdout.trim().split('\n')).toEqual([
-        'unreadable',
-        'unreadable',
-        'unreadable',
-        'the checkout itself',
-        '1',
-        'system-readable',
-      ])
+      expect(r.exitCode, readFileSync(path.join(a.out, 'e.txt'), 'utf8')).toBe(0)
+      const lines = r.stdout.trim().split('\n')
+      expect(lines.slice(0, 8)).toEqual(Array(8).fill('unreadable'))
+      expect(lines.slice(8, 11)).toEqual(['0', 'the checkout itself', tag])
+      // /var holds only its private tmp; /run is empty.
+      expect(lines[11]).toBe('var=tmp run=0')
+      expect(lines[12]).toBe('0')
+      expect(lines[13]).toBe('root')
+      expect(lines[14]).toBe('own pids')
+      expect((lines[15] ?? '').trim().split(' ').sort()).toEqual(
+        expect.arrayContaining([
+          'fd',
+          'full',
+          'null',
+          'random',
+          'shm',
+          'stderr',
+          'stdin',
+          'stdout',
+          'urandom',
+          'zero',
+        ]),
+      )
+      expect((lines[15] ?? '').split(' ')).not.toContain('vda')
+      expect(lines[16]).toBe('true')
     } finally {
-      rmSync(opt, { recursive: true, force: true })
+      for (const d of planted) rmSync(d, { recursive: true, force: true })
+      rmSync(etcFile, { force: true })
+    }
+  }, 60_000)
+
+  it('a job beside the harness (an install) may name package-manager settings under /etc; nothing else is added', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    if (process.getuid?.() !== 0) return ctx.skip('planting a file under /etc needs root here')
+    const name = `hw-probe-${process.pid}-${Date.now()}.conf`
+    writeFileSync(path.join('/etc', name), 'registry settings\n', { mode: 0o644 })
+    try {
+      const a = attemptDirs('host-config')
+      const box = await BACKENDS['namespace+uid'].open({
+        writable: [a.ws, a.home],
+        readOnly: [],
+        hostConfig: [name, '../etc/shadow', 'shadow/../../root'],
+      })
+      const r = await sh(box, a.ws, a.out, `cat /etc/${name}; ls /etc | grep -c -E "^(shadow|root)$"`)
+      await box.close()
+      expect(r.stdout.trim().split('\n')).toEqual(['registry settings', '0'])
+    } finally {
+      rmSync(path.join('/etc', name), { force: true })
     }
   }, 60_000)
 })

@@ -1,7 +1,9 @@
-import { mkdtemp, readFile, rm } from 'node:fs/promises'
+import { execFileSync } from 'node:child_process'
+import { writeFileSync } from 'node:fs'
+import { mkdir, mkdtemp, readFile, rename, rm } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import type { ModelRoute } from '../../src/manifest/schema.js'
 import { type Attribution, type LedgerRow, LedgerRowSchema } from '../../src/records/ledger.js'
 import { type LedgerCapture, openLedgerCapture } from '../../src/telemetry/ledger-capture.js'
@@ -152,6 +154,90 @@ describe('fail closed: a request whose row cannot be built is never forwarded', 
       'request_unrecordable',
       'ok',
     ])
+  }, 20_000)
+})
+
+describe('fail closed: a request whose row cannot be written is never forwarded', () => {
+  const startProxy = (ledgerFile: string) =>
+    RecordingProxy.start({
+      upstream: upstream.origin,
+      route: { provider: 'scripted', prices: ROUTE.prices ?? null },
+      ledgerFile,
+      runId: 'run-1',
+      experimentId: 'exp',
+    })
+
+  it('a folder put in the ledger’s place mid-run: later requests are refused as ledger_unwritable, the upstream sees none', async () => {
+    const ledgerFile = path.join(dir, 'replaced.jsonl')
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    const proxy = await startProxy(ledgerFile)
+    try {
+      const attempt = proxy.register({ attribution: attribution('ledger-replaced') })
+      const first = await chat(proxy.origin, attempt.key, '{"model":"test-model","messages":[]}')
+      expect(first.status).toBe(200)
+      await first.arrayBuffer()
+      await rename(ledgerFile, `${ledgerFile}.moved`)
+      await mkdir(ledgerFile)
+      const statuses: number[] = []
+      for (let i = 0; i < 2; i++) {
+        const r = await chat(proxy.origin, attempt.key, '{"model":"test-model","messages":[]}')
+        statuses.push(r.status)
+        expect(await r.json()).toMatchObject({
+          error: { code: 'request_unrecordable', type: 'server_error' },
+        })
+      }
+      expect(statuses).toEqual([500, 500])
+      await attempt.idle(2000)
+      expect(attempt.inflight).toBe(0)
+      expect(upstream.calls).toHaveLength(1)
+      expect(attempt.requests).toBe(1)
+      expect(attempt.rows.map((x) => [x.status, x.error?.class ?? null, x.http_status])).toEqual([
+        ['success', null, 200],
+        ['failure', 'ledger_unwritable', 500],
+        ['failure', 'ledger_unwritable', 500],
+      ])
+      const lines = said.mock.calls.map((c) => String(c[0])).filter((l) => l.includes('ledger'))
+      expect(lines).toEqual([
+        `harness-watch: ledger ${ledgerFile} was replaced (a folder is in its place): requests are refused from now on (none goes upstream unrecorded)\n`,
+      ])
+    } finally {
+      said.mockRestore()
+      await proxy.close()
+    }
+  }, 20_000)
+
+  it('a ledger on a full disk: the first request is refused before it is forwarded', async (ctx) => {
+    if (process.getuid?.() !== 0)
+      return ctx.skip('mounting a small file system for the ledger needs root here')
+    const disk = path.join(dir, 'disk')
+    await mkdir(disk)
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=2m', 'hw-ledger-disk', disk], { stdio: 'ignore' })
+    } catch {
+      return ctx.skip('this machine refused a tmpfs mount')
+    }
+    const said = vi.spyOn(process.stderr, 'write').mockImplementation(() => true)
+    let proxy: RecordingProxy | null = null
+    try {
+      const ledgerFile = path.join(disk, 'ledger.jsonl')
+      proxy = await startProxy(ledgerFile)
+      // Fill the file system: the write that does not fit fails with ENOSPC.
+      expect(() => writeFileSync(path.join(disk, 'filler'), Buffer.alloc(4 * 1024 * 1024))).toThrow(/ENOSPC/)
+      const attempt = proxy.register({ attribution: attribution('ledger-full') })
+      const r = await chat(proxy.origin, attempt.key, '{"model":"test-model","messages":[]}')
+      expect(r.status).toBe(500)
+      expect(await r.json()).toMatchObject({ error: { code: 'request_unrecordable' } })
+      await attempt.idle(2000)
+      expect(upstream.calls).toHaveLength(0)
+      expect(attempt.rows.map((x) => x.error?.class)).toEqual(['ledger_unwritable'])
+      expect(said.mock.calls.map((c) => String(c[0])).join('')).toMatch(
+        new RegExp(`ledger ${ledgerFile}: its file system has \\d+ bytes free`),
+      )
+    } finally {
+      said.mockRestore()
+      await proxy?.close()
+      execFileSync('umount', [disk])
+    }
   }, 20_000)
 })
 

@@ -185,11 +185,11 @@ describe('GitHub’s load-time permission check on reusable-workflow calls', () 
       t.replace('    secrets:\n', '    secrets:\n      provider-api-key: ${{ secrets.OPENAI_API_KEY }}\n'),
     )
     expect((await check(extra, ws)).secretErrors).toEqual([
-      `unused secret: "provider-api-key" is passed by job 'harness-watch' in ${extra} but the manifest never reads PROVIDER_API_KEY; remove it, or name PROVIDER_API_KEY in the manifest (manifests/p0-openhands-vs-opencode.yml)`,
+      `unused secret: "provider-api-key" is passed by job 'harness-watch' in ${extra} but the manifest never reads PROVIDER_API_KEY; remove it, or name PROVIDER_API_KEY in the manifest (manifests/p0-swebench-verified.yml)`,
     ])
     const short = variant('examples/weekly.yml', (t) => t.replace(/ {6}litellm-master-key: .*\n/, ''))
     expect((await check(short, ws)).secretErrors).toEqual([
-      `missing secret: the manifest reads LITELLM_MASTER_KEY; pass the secret "litellm-master-key" under secrets: of job 'harness-watch' in ${short} (manifests/p0-openhands-vs-opencode.yml)`,
+      `missing secret: the manifest reads LITELLM_MASTER_KEY; pass the secret "litellm-master-key" under secrets: of job 'harness-watch' in ${short} (manifests/p0-swebench-verified.yml)`,
     ])
   }, 60_000)
 

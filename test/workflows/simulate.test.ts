@@ -5,11 +5,12 @@
 // spec-validating fake GitHub. The experiment is the fixture of test/fixtures/workflow (two
 // command-harness cells, scripted model): its 56-point regression is confirmed by the rerun, so
 // the first run creates the tracking issue and the second updates it.
-import { cpSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs'
+import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseIdentity, parseState } from '../../src/github/marker.js'
+import { containerEnv } from '../support/container.js'
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.js'
 import { actionCheckout, built, root, simulateWorkflow } from './support.js'
 
@@ -19,6 +20,11 @@ interface SimResult {
   steps: { job: string; step: string; result: string; outputs?: Record<string, string> }[]
   summaries: string[]
 }
+
+// A container leg needs Docker or Podman that can run a container here (the base image is built
+// from Debian's packages on first use); without one that case skips and says why.
+const containers = await containerEnv()
+if (!containers.runtime) console.warn(`skipping the container-leg simulation: ${containers.reason}`)
 
 describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
   let gh: FakeGitHub
@@ -122,6 +128,10 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(issue.body).toContain('Confirmed regression')
     expect(issue.body).toMatch(/−55\.6 pp/)
     expect(r.jobs['publish-issue']?.outputs['issue-number']).toBe('1')
+    // A host-backend manifest: the leg's container step has nothing to prepare.
+    const container = r.steps.filter((s) => s.step === 'container')
+    expect(container).toHaveLength(8)
+    for (const s of container) expect(s).toMatchObject({ result: 'success', outputs: { backend: 'auto' } })
     expect(gh.problems()).toEqual([])
   }, 600_000)
 
@@ -172,6 +182,58 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(gh.writes().slice(before)).toEqual([`POST /repos/acme/widgets/issues/${pr.number}/comments`])
     expect(gh.problems()).toEqual([])
   }, 600_000)
+
+  it.skipIf(!containers.runtime)(
+    'a container-backend leg: the runtime step names the engine, every attempt ran in the base image with only the proxy',
+    async ({ signal }) => {
+      const rt = containers.runtime?.name
+      const r = await simulate(
+        '105',
+        {
+          manifest: 'test/fixtures/workflow/container.yml',
+          'max-parallel': '2',
+        },
+        signal,
+      )
+      expect(r.conclusion).toBe('success')
+      expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'true', legs: '2' })
+      const key = r.jobs.plan?.outputs['call-key']
+      expect(key).toMatch(/^[0-9a-f]{8}$/)
+      const prep = r.steps.filter((s) => s.step === 'container')
+      expect(prep.map((s) => s.job)).toEqual([
+        `run (base-s0, base, 0, hw-canary-container-${key}-base-0)`,
+        `run (head-s0, head, 0, hw-canary-container-${key}-head-0)`,
+      ])
+      for (const s of prep) {
+        expect(s.result).toBe('success')
+        expect(s.outputs).toMatchObject({ backend: 'container', runtime: rt, instances: '9' })
+        expect(s.outputs?.cgroup).toMatch(/^v[12]$/)
+        expect(Number(s.outputs?.['disk-free-gb'])).toBeGreaterThan(0)
+      }
+      // The leg artifacts: every attempt ran in a container of the base image, only the proxy reachable.
+      for (const cell of ['base', 'head']) {
+        const dir = path.join(artifacts, '105', `hw-canary-container-${key}-${cell}-0-a1`)
+        const attempts = readFileSync(path.join(dir, 'attempts.jsonl'), 'utf8')
+          .trim()
+          .split('\n')
+          .map((l) => JSON.parse(l))
+        expect(attempts).toHaveLength(9)
+        for (const a of attempts) {
+          expect(a).toMatchObject({ isolation: 'container', canary: 'passed', network: 'proxy-only' })
+          expect(a.environment).toMatchObject({
+            runtime: rt,
+            image_ref: 'localhost/harness-watch-base:bookworm',
+            network: { agent: 'proxy-only', verifier: 'none' },
+          })
+          expect(a.environment.image_id).toMatch(/^sha256:[0-9a-f]{64}$/)
+        }
+      }
+      // The same nine blocks as the host fixture: head skips the five b* tasks.
+      expect(r.jobs.aggregate?.outputs).toMatchObject({ status: 'breach', breach: 'true' })
+      expect(gh.problems()).toEqual([])
+    },
+    600_000,
+  )
 
   it('F11: an empty cell selection plans nothing; the fan-out is guarded and nothing is published', async ({
     signal,

@@ -16,7 +16,10 @@ export function registerDiagnose(program: Command): void {
       '<run-dir>',
       'a run folder (comparison.json, artifacts/); its latest confirm-<n>/ round is used',
     )
-    .option('--artifacts <dir>', 'the round’s artifacts folder (default: <round>/artifacts)')
+    .option(
+      '--artifacts <dir>',
+      'the round’s artifacts folder (default: <round>/artifacts); for a compared Harbor job, the job folder (trajectories from <trial>/agent/trajectory.json)',
+    )
     .option('--max-instances <n>', 'driving instances per comparison (default 10)')
     .option(
       '--analyst <route>',

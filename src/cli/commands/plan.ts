@@ -4,6 +4,7 @@ import type { Command } from 'commander'
 import { loadManifest } from '../../manifest/load.js'
 import { assertScriptsExist } from '../../manifest/scripts.js'
 import { resolvePanel } from '../../panel/resolve.js'
+import { panelTasks, taskNetworkNotes } from '../../pipeline/task-network.js'
 import { buildPlan } from '../../plan/plan.js'
 import { legTimeoutWarning } from '../../plan/timeouts.js'
 import { HwError } from '../../util/errors.js'
@@ -37,6 +38,11 @@ export function registerPlan(program: Command): void {
       })
       const timeout = legTimeoutWarning(plan)
       if (timeout) process.stderr.write(`warning: ${timeout}\n`)
+      if (loaded.manifest.sandbox.backend === 'container') {
+        const tasks = await panelTasks(panel.tasksDir, plan.panel.instances)
+        for (const w of taskNetworkNotes(loaded.manifest.sandbox, tasks).warnings)
+          process.stderr.write(`warning: ${w}\n`)
+      }
       await mkdir(opts.out, { recursive: true })
       const out = path.join(opts.out, 'plan.json')
       await writeFile(out, strictJson(plan))

@@ -16,6 +16,7 @@ import type { PublishedInstance, PublishedSystem, PublishedTrial } from './forma
 
 const TrialResult = z.looseObject({
   task_name: z.string().min(1),
+  started_at: z.string().nullish(),
   trial_name: z.string().nullish(),
   agent_info: z
     .looseObject({
@@ -55,6 +56,8 @@ export interface HarborTrial {
   costUsd: number | null
   tokens: { input: number | null; cached: number | null; output: number | null }
   exception: string | null
+  /** `started_at` as Harbor wrote it (naive ISO 8601, UTC); null when absent. */
+  startedAt: string | null
 }
 
 /** A trial folder whose result could not be used, with why (listed, never dropped silently). */
@@ -118,6 +121,7 @@ export function trialOf(v: HarborTrialResult, folder: string): HarborTrial {
       output: v.agent_result?.n_output_tokens ?? null,
     },
     exception,
+    startedAt: v.started_at ?? null,
   }
 }
 

@@ -57,7 +57,8 @@ const GEMINI_USAGE = {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
-export async function startUpstream(): Promise<TestUpstream> {
+/** A scripted provider on `host` (127.0.0.1, or this machine's own interface address standing in for a remote one). */
+export async function startUpstream(host = '127.0.0.1'): Promise<TestUpstream> {
   const calls: UpstreamCall[] = []
   const server = http.createServer(async (req, res) => {
     const chunks: Buffer[] = []
@@ -268,10 +269,10 @@ export async function startUpstream(): Promise<TestUpstream> {
     res.writeHead(404, { 'content-type': 'application/json' })
     res.end(JSON.stringify({ error: { message: 'not found' } }))
   })
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()))
+  await new Promise<void>((r) => server.listen(0, host, () => r()))
   const port = (server.address() as AddressInfo).port
   return {
-    origin: `http://127.0.0.1:${port}`,
+    origin: `http://${host}:${port}`,
     calls,
     close: () =>
       new Promise<void>((r) => {

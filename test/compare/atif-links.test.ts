@@ -1,0 +1,46 @@
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { aggregate } from '../../src/pipeline/aggregate.js'
+import { ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from './fixtures.js'
+
+// The run stage names each attempt's ATIF file in its record (relative to logs_dir); the comparison
+// and both reports link it as a path inside the artifacts folder.
+describe("the reports link each attempt's ATIF trajectory", () => {
+  it('markdown and HTML link every attempt that has one; a record whose path leaves the artifact links none', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(2) } })
+    const records = pairedOutcomes(plan, { both: 2, bOnly: 0, cOnly: 0, neither: 0 })
+    for (const r of records) r.atif = 'trajectory.atif.json'
+    const forged = records.find((r) => r.cell_id === 'b' && r.instance_id === 't-002')!
+    forged.logs_dir = '../../outside'
+    const noFile = records.find((r) => r.cell_id === 'b' && r.instance_id === 't-001')!
+    delete noFile.atif
+    const dir = writeArtifacts(plan, records)
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-atif-links-'))
+    const r = await aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 200 })
+    const legA = plan.legs.find((l) => l.cell === 'a')!
+    const want = (i: string) => `${legA.artifact}/logs/${i}/0-1/trajectory.atif.json`
+    const row = (i: string) => r.comparison.instances.find((x) => x.instance === i)!
+    expect(row('t-001').cells.a?.atif).toEqual([want('t-001')])
+    expect(row('t-002').cells.a?.atif).toEqual([want('t-002')])
+    expect(row('t-001').cells.b?.atif).toBeUndefined()
+    expect(row('t-002').cells.b?.atif).toBeUndefined()
+    // Links resolve from the report's folder to the file inside the artifacts folder.
+    const rel = path.relative(out, dir).split(path.sep).join('/')
+    const href = (i: string) => `${rel}/${want(i)}`
+    mkdirSync(path.dirname(path.join(dir, want('t-001'))), { recursive: true })
+    writeFileSync(path.join(dir, want('t-001')), '{}')
+    expect(existsSync(path.resolve(out, href('t-001')))).toBe(true)
+    expect(r.markdown).toContain(`[ATIF](${href('t-001')})`)
+    expect(r.markdown).toContain(`[ATIF](${href('t-002')})`)
+    expect(r.markdown).toMatch(
+      /ATIF: each attempt's trajectory as ATIF v1\.7, a file inside its leg's artifact/,
+    )
+    expect(r.markdown).not.toContain('outside')
+    const html = readFileSync(r.htmlPath, 'utf8')
+    expect(html).toContain(`<a class="atif" href="${href('t-001')}"`)
+    expect(html.match(/<a class="atif"/g)).toHaveLength(2)
+    expect(html).not.toContain('../../outside')
+  })
+})
