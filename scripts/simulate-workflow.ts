@@ -117,7 +117,8 @@ const artifactStore = opt.artifacts ?? mkdtempSync(join(tmpdir(), 'sim-artifacts
 const fileEnv: Record<string, string> = {}
 if (opt.envFile) {
   for (const line of readFileSync(opt.envFile, 'utf8').split(/\r?\n/)) {
-    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*)$/.exec(line)
+    // SECRET_<name> may carry a reusable workflow's secret name as written (provider-api-key).
+    const m = /^\s*([A-Za-z_][A-Za-z0-9_]*|SECRET_[A-Za-z0-9_-]+)\s*=\s*(.*)$/.exec(line)
     if (m && !line.trimStart().startsWith('#')) fileEnv[m[1] as string] = m[2] as string
   }
 }
@@ -479,6 +480,9 @@ const githubContext = (workspace: string): Record<string, Json> => ({
   event_name: opt.eventName,
   event: eventPayload,
   ref: fileEnv.GITHUB_REF ?? 'refs/heads/main',
+  // Set for pull_request events (GITHUB_BASE_REF / GITHUB_HEAD_REF in the env file), else empty.
+  base_ref: fileEnv.GITHUB_BASE_REF ?? '',
+  head_ref: fileEnv.GITHUB_HEAD_REF ?? '',
   sha: fileEnv.GITHUB_SHA ?? '0000000000000000000000000000000000000000',
   workspace,
   token: fileEnv.GITHUB_TOKEN ?? '',
@@ -528,7 +532,8 @@ async function runStep(
     GITHUB_EVENT_NAME: opt.eventName,
     GITHUB_WORKSPACE: workspace,
     GITHUB_JOB: jobId,
-    ...fileEnv,
+    // A secret is never an environment variable of a step unless the workflow maps it into env:.
+    ...Object.fromEntries(Object.entries(fileEnv).filter(([k]) => !k.startsWith('SECRET_'))),
     ...stepEnv,
     ...files,
   }

@@ -1,4 +1,5 @@
 import { codeSpan, escapeMarkdown } from '../report/escape.js'
+import { matchesFile } from './behaviour/context.js'
 import type { MilestoneName } from './behaviour/milestones.js'
 import type { AttemptView, Dossier, ProposalFile } from './schema.js'
 
@@ -61,6 +62,8 @@ export function renderDossierMarkdown(d: Dossier): string {
       const cols = [...inst.baseline, ...inst.treatment]
         .map((id) => d.attempts[id])
         .filter((a): a is AttemptView => !!a)
+      // The files the milestones call relevant: either cell's final patch (diagnose/dossier.ts).
+      const relevant = [...new Set(cols.flatMap((a) => a.patch.files))]
       if (cols.length > 0) {
         out.push(
           `| measure | ${cols.map((a) => `[${escapeMarkdown(a.id)}](#${timelineAnchor(a.id)})`).join(' | ')} |`,
@@ -77,11 +80,13 @@ export function renderDossierMarkdown(d: Dossier): string {
           row(`${label}: s / requests`, (a) => {
             const m = a.measures.milestones[k]
             if (m) return `${n(m.t_ms === null ? null : m.t_ms / 1000, 1)} / ${n(m.requests)}`
-            // An edit milestone is reached only by an edit to a file of the diff; say so beside the
-            // edit count, so "never" is never shown next to edits that did happen.
-            const edits = a.measures.churn.edits
-            if ((k === 'first_material_edit' || k === 'final_edit') && edits > 0)
-              return `none to a file of the diff (${edits} edit${edits === 1 ? '' : 's'} elsewhere)`
+            // An edit milestone is reached only by an edit to a file of the diff that did not fail;
+            // beside edits that happened, say which kind they were, counted from the same timeline.
+            if (
+              (k === 'first_material_edit' || k === 'final_edit') &&
+              a.trajectory.events.some((e) => e.kind === 'edit')
+            )
+              return unmaterialEdits(a, relevant)
             return 'never'
           })
         }
@@ -128,6 +133,25 @@ export function renderDossierMarkdown(d: Dossier): string {
     out.push('')
   }
   return `${out.join('\n')}\n`
+}
+
+/**
+ * Why an attempt whose timeline holds edits reached no material edit, counted from that timeline:
+ * edits that succeeded to files outside the diff (the count the "edits" row shows) and edits that
+ * failed (which that row leaves out): "none material: 1 edit to other files, 2 failed edits".
+ */
+function unmaterialEdits(a: AttemptView, relevant: string[]): string {
+  const edits = a.trajectory.events.filter((e) => e.kind === 'edit')
+  const failed = edits.filter((e) => e.ok === false).length
+  const elsewhere = edits.filter(
+    (e) => e.ok !== false && !e.paths.some((p) => matchesFile(p, relevant)),
+  ).length
+  const plural = (k: number, what: string) => `${k} ${what}${k === 1 ? '' : 's'}`
+  const parts = [
+    ...(elsewhere > 0 ? [`${plural(elsewhere, 'edit')} to other files`] : []),
+    ...(failed > 0 ? [plural(failed, 'failed edit')] : []),
+  ]
+  return `none material: ${parts.join(', ')}`
 }
 
 /**

@@ -7,6 +7,11 @@ export interface DiagnosisSummary {
   proposal: ProposalFile | null
   /** Where the dossier is, for a person (path inside the report artifact). */
   dossierPath: string
+  /**
+   * The proposed experiment as a unified diff of the manifest file (diagnose/manifest-patch.ts) and
+   * where it lies beside the dossier, or why there is none (the fragment is then shown as YAML).
+   */
+  patch?: { path: string; manifest: string; diff: string } | { unavailable: string }
 }
 
 /**
@@ -42,11 +47,21 @@ export function diagnosisMarkdown(s: DiagnosisSummary, reportUrl: string | null)
     )
   }
   const x = a.single_variable_experiment
+  const head = `**Proposed experiment** (one variable: ${escapeMarkdown(x.variable)}, ${escapeMarkdown(x.current_value)} → ${escapeMarkdown(x.proposed_value)}; expect ${escapeMarkdown(x.metric)} to ${x.expected_direction}).`
+  const patch = s.patch
   lines.push(
     '',
-    `**Proposed experiment** (one variable: ${escapeMarkdown(x.variable)}, ${escapeMarkdown(x.current_value)} → ${escapeMarkdown(x.proposed_value)}; expect ${escapeMarkdown(x.metric)} to ${x.expected_direction}). Add this cell to the manifest to run it:`,
-    '',
-    codeBlock(x.manifest_patch, 'yaml'),
+    ...(patch && 'diff' in patch
+      ? [
+          `${head} A patch of ${codeSpan(patch.manifest)} adding the candidate cell (${codeSpan(patch.path)} beside the dossier); apply it from the repository root with ${codeSpan('git apply')} or ${codeSpan('patch -p1')}, then ${codeSpan(`harness-watch validate ${patch.manifest}`)}:`,
+          '',
+          codeBlock(patch.diff, 'diff'),
+        ]
+      : [
+          `${head} Add this cell to the manifest to run it${patch ? ` (no patch file: ${escapeMarkdown(patch.unavailable)})` : ''}:`,
+          '',
+          codeBlock(x.manifest_patch, 'yaml'),
+        ]),
     '',
     `Dossier: ${where}. Analyst ${codeSpan(p.analyst.route)}, its spend counted apart: ${p.analyst.spend_usd === null ? 'unknown' : `$${p.analyst.spend_usd}`}.`,
   )

@@ -10,7 +10,7 @@ import { type Cell, cellApi, type Manifest, ManifestSchema } from '../manifest/s
 import type { Isolation } from '../records/isolation.js'
 import type { Attribution } from '../records/ledger.js'
 import { harnessPorts, loopbackPorts } from '../run/attempt.js'
-import { harnessWatchRoot } from '../run/bridge.js'
+import { harnessWatchReadable } from '../run/bridge.js'
 import { harnessEnv } from '../run/env.js'
 import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
 import { makeAttemptDirs } from '../run/workspace.js'
@@ -64,6 +64,8 @@ export function analystPrompt(feedback: string[]): string {
     'category, supporting_evidence (instance, cell, event_ids, claim), counterevidence, estimated_impact,',
     'affected_instances, predicted_observable_change, single_variable_experiment (variable, current_value,',
     'proposed_value, manifest_patch, metric, expected_direction).',
+    'manifest_patch is YAML `cells:` with the candidate cell: id `<treatment cell id>-candidate` and only the',
+    'fields that change (the rest is copied from the treatment cell into a patch of the manifest file).',
     'Cite only event ids the tools returned, and quote only numbers the tools returned.',
   ]
   if (feedback.length > 0) lines.push('Your previous answer was rejected:', ...feedback.map((f) => `- ${f}`))
@@ -115,8 +117,10 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
   const adapter = adapterFor(cell.harness)
   const harness = cell.harness as HarnessName
   const args = readOnlyArgs(harness) ?? []
-  const dir = path.join(opts.diagnosisDir, 'analyst')
-  const workRoot = opts.workRoot ?? path.join(dir, 'work')
+  // Absolute: `diagnose out/demo --analyst harness` names a relative folder, and a sandbox takes
+  // absolute paths only.
+  const dir = path.resolve(opts.diagnosisDir, 'analyst')
+  const workRoot = path.resolve(opts.workRoot ?? path.join(dir, 'work'))
   const env = opts.env ?? process.env
   let telemetry: RunTelemetry | null = null
   let installed: InstalledHarness | null = null
@@ -195,8 +199,9 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
         const runEnv = harnessEnv({ dirs, runnerEnv: {}, invocationEnv: inv.env, configEnv: {}, passEnv: [] })
         const box = await sandbox.backend.open({
           writable: [dirs.workspace, dirs.home],
-          // The Pi bridge extension loads the MCP SDK from Harness Watch's own folder.
-          readOnly: [installed.root, harnessWatchRoot()],
+          // The Pi bridge extension loads the MCP SDK from Harness Watch's own folder, or from the
+          // bundle's dist/pi-bridge-sdk beside the CLI bundle (hidden in a clone under /tmp otherwise).
+          readOnly: [installed.root, ...harnessWatchReadable()],
           // Under an isolating backend only the recording proxy and the analyst's tool-bridge are reachable.
           loopbackPorts: analystPorts(tel.endpoint.origin, session.bridgeUrl, sandbox.backend.kind),
         })

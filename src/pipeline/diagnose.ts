@@ -1,9 +1,11 @@
+import { createHash } from 'node:crypto'
 import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type Decision, DecisionSchema } from '../detect/schema.js'
 import { readReport, runAnalyst } from '../diagnose/analyst.js'
 import { buildDossier, type LoadedAttempt } from '../diagnose/dossier.js'
 import { dossierHtmlSection, withDossierSection } from '../diagnose/html.js'
+import { manifestPatch } from '../diagnose/manifest-patch.js'
 import { renderAnalystMarkdown, renderDossierMarkdown } from '../diagnose/markdown.js'
 import { type Dossier, type ProposalFile, ProposalFileSchema } from '../diagnose/schema.js'
 import { type DiagnosisSummary, reportDiagnosisSection, withReportDiagnosis } from '../diagnose/summary.js'
@@ -35,7 +37,56 @@ export interface DiagnoseOptions {
    * proposal's `analyst.fallback` says why.
    */
   fallback?: AnalystPort
+  /** The repository root the plan's manifest_file is relative to (default: the current folder). */
+  repoRoot?: string
   log?: (line: string) => void
+}
+
+/** The proposed experiment as a patch of the manifest file, beside the dossier. */
+export const PROPOSAL_PATCH = 'proposal.patch'
+
+/**
+ * diagnosis/proposal.patch: the proposal's candidate cell as a unified diff of the manifest file the
+ * run's plan.json names — found relative to `repoRoot` (the repository root, where the run started)
+ * and only when its sha256 is the one the plan recorded — or why there is none.
+ */
+async function writeProposalPatch(
+  opts: DiagnoseOptions,
+  roundDir: string,
+  outDir: string,
+  proposal: ProposalFile,
+): Promise<DiagnosisSummary['patch']> {
+  const answer = proposal.answer
+  if (!answer) return undefined
+  const root = path.resolve(opts.repoRoot ?? process.cwd())
+  let plan: { manifest_file?: unknown; manifest_sha256?: unknown } | null = null
+  for (const p of [path.join(roundDir, 'plan.json'), path.join(opts.dir, 'plan.json')]) {
+    plan = await readFile(p, 'utf8')
+      .then((t) => JSON.parse(t) as typeof plan)
+      .catch(() => null)
+    if (plan) break
+  }
+  if (!plan || typeof plan.manifest_file !== 'string')
+    return { unavailable: 'no plan.json names the manifest file' }
+  const abs = path.resolve(root, plan.manifest_file)
+  const rel = path.relative(root, abs).split(path.sep).join('/')
+  if (rel.startsWith('../') || path.isAbsolute(rel))
+    return { unavailable: `the manifest ${plan.manifest_file} lies outside ${root}` }
+  const bytes = await readFile(abs).catch(() => null)
+  if (!bytes) return { unavailable: `the manifest ${rel} is not in ${root}` }
+  if (createHash('sha256').update(bytes).digest('hex') !== plan.manifest_sha256)
+    return { unavailable: `${rel} changed since the run (its sha256 is not the plan's)` }
+  const r = manifestPatch({
+    text: bytes.toString('utf8'),
+    file: rel,
+    fragment: answer.single_variable_experiment.manifest_patch,
+  })
+  if (!r.ok) return { unavailable: r.reason }
+  await writeFile(path.join(outDir, PROPOSAL_PATCH), r.diff)
+  opts.log?.(
+    `diagnosis: the proposed experiment as a patch of ${rel} → ${quotePath(path.join(outDir, PROPOSAL_PATCH))}`,
+  )
+  return { path: `diagnosis/${PROPOSAL_PATCH}`, manifest: rel, diff: r.diff }
 }
 
 export interface DiagnoseResult {
@@ -109,7 +160,8 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
       `diagnosis: proposal ${proposal.grounding.status} after ${proposal.grounding.attempts} answer(s) (analyst ${proposal.analyst.route}, spend reported apart) → ${quotePath(path.join(outDir, 'proposal.json'))}`,
     )
   }
-  await writeReportDiagnosis(roundDir, { proposal, dossierPath: 'diagnosis/dossier.md' })
+  const patch = proposal?.answer ? await writeProposalPatch(opts, roundDir, outDir, proposal) : undefined
+  await writeReportDiagnosis(roundDir, { proposal, dossierPath: 'diagnosis/dossier.md', patch })
   return { roundDir, dossierJson, dossierMd, dossier, proposal }
 }
 
@@ -331,5 +383,11 @@ export async function readDiagnosis(roundDir: string): Promise<DiagnosisSummary 
   const text = await readFile(path.join(dir, 'proposal.json'), 'utf8').catch(() => null)
   let proposal: ProposalFile | null = null
   if (text !== null) proposal = safeJson(text, ProposalFileSchema)
-  return { proposal, dossierPath: 'diagnosis/dossier.md' }
+  const diff = await readFile(path.join(dir, PROPOSAL_PATCH), 'utf8').catch(() => null)
+  const manifest = diff === null ? null : (/^--- a\/(\S+)$/m.exec(diff)?.[1] ?? null)
+  return {
+    proposal,
+    dossierPath: 'diagnosis/dossier.md',
+    ...(diff !== null && manifest ? { patch: { path: `diagnosis/${PROPOSAL_PATCH}`, manifest, diff } } : {}),
+  }
 }

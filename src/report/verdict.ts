@@ -52,13 +52,19 @@ interface Pair {
   treatment: string
 }
 
-/** What a signal's state says, as the end of a sentence. */
+const blocks = (k: number) => `${k} block${k === 1 ? '' : 's'}`
+
+/**
+ * What a signal's state says, as the end of a sentence. Once a rerun decided, it names how many blocks
+ * the rerun held (its own n, apart from the first run's n the figure before it is measured on).
+ */
 function stateTail(s: Signal): string {
+  const r = s.rerun
   switch (s.state) {
     case 'confirmed':
-      return 'confirmed on a rerun'
+      return r ? `confirmed on a rerun of ${blocks(r.complete_blocks)}` : 'confirmed on a rerun'
     case 'cleared':
-      return 'cleared on the rerun'
+      return r ? `cleared on a rerun of ${blocks(r.complete_blocks)}` : 'cleared on the rerun'
     case 'unconfirmed':
       return 'not yet confirmed: a rerun decides'
     case 'small_sample':
@@ -66,7 +72,9 @@ function stateTail(s: Signal): string {
     case 'not_confirmable':
       return 'driven only by quarantined or unstable instances, not rerun'
     case 'inconclusive':
-      return 'the rerun could not decide'
+      return r
+        ? `the rerun could not decide (${r.complete_blocks} of ${blocks(r.planned_blocks)} complete)`
+        : 'the rerun could not decide'
   }
 }
 
@@ -82,6 +90,7 @@ function pairSentences(
   d: Decision | null,
   entry: ComparisonEntry | undefined,
   name: (id: string) => string,
+  rerunRound: boolean,
 ): string[] {
   const T = name(p.treatment)
   const B = p.kind === 'self' ? `its previous run` : name(p.baseline)
@@ -94,7 +103,14 @@ function pairSentences(
     const improvement = find(d?.improvements, m)
     const s = regression ?? improvement
     const n = s?.effect.n ?? (m === 'resolved' ? entry?.outcome.n : entry?.metrics[m].n)
-    const tasks = n === undefined ? 'the same tasks' : `the same ${n} task${n === 1 ? '' : 's'}`
+    // A figure taken from a rerun's comparison (no signal for it) covers only the rerun blocks.
+    const fromRerun = !s && rerunRound
+    const tasks =
+      n === undefined
+        ? 'the same tasks'
+        : fromRerun
+          ? `the ${n} rerun task${n === 1 ? '' : 's'}`
+          : `the same ${n} task${n === 1 ? '' : 's'}`
     if (m === 'resolved') {
       const diff = s?.effect.estimate ?? entry?.outcome.diff_pp ?? null
       if (diff === null) {
@@ -112,7 +128,9 @@ function pairSentences(
           `${T} resolved more of ${tasks} than ${B} (${pts}; improvements are reported, never alarmed).`,
         )
       } else if (d) {
-        out.push(`No resolve-rate regression at n = ${n} (${T} − ${B}: ${pts}, within the threshold).`)
+        out.push(
+          `No resolve-rate regression at n = ${n}${fromRerun ? ' rerun blocks' : ''} (${T} − ${B}: ${pts}, within the threshold).`,
+        )
       } else {
         out.push(`${T} − ${B} resolve rate on ${tasks}: ${pts} (no decision in this report).`)
       }
@@ -165,7 +183,7 @@ export function verdictSentences(
       p.kind === 'competitive'
         ? c?.comparisons.find((e) => e.baseline === p.baseline && e.treatment === p.treatment)
         : undefined
-    const lines = pairSentences(p, d, entry, name)
+    const lines = pairSentences(p, d, entry, name, (c?.round ?? 0) > 0)
     if (!several) return lines
     const who =
       p.kind === 'self'

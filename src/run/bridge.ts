@@ -65,12 +65,24 @@ export function bridgeSandboxPaths(
   spec: BridgeSpec,
   moduleFile = fileURLToPath(import.meta.url),
 ): { writable: string[]; readOnly: string[] } {
+  const [root, ...sdk] = harnessWatchReadable(moduleFile)
+  const env = path.dirname(spec.envFile)
+  const extra = [...sdk, ...(path.relative(root as string, env).startsWith('..') ? [env] : [])]
+  return { writable: [spec.stateDir], readOnly: [root as string, ...extra] }
+}
+
+/**
+ * What of this package a sandboxed harness must read to reach the bridge (the Pi extension loads the
+ * MCP SDK client from it): the package folder, then the bundled SDK client's folder when it lies
+ * outside it — run from the CLI bundle, the package folder is dist/cli (it holds its own package.json)
+ * and the bundle is dist/pi-bridge-sdk. A sandbox hides everything under /tmp and /home that it is
+ * not given, so from a clone there both must be named.
+ */
+export function harnessWatchReadable(moduleFile = fileURLToPath(import.meta.url)): string[] {
   const root = harnessWatchRoot(moduleFile)
   const sdk = bundledSdk(moduleFile)
-  const extra = [sdk ? path.dirname(sdk) : null, path.dirname(spec.envFile)].filter(
-    (d): d is string => d !== null && path.relative(root, d).startsWith('..'),
-  )
-  return { writable: [spec.stateDir], readOnly: [root, ...extra] }
+  const sdkDir = sdk ? path.dirname(sdk) : null
+  return sdkDir && path.relative(root, sdkDir).startsWith('..') ? [root, sdkDir] : [root]
 }
 
 /**

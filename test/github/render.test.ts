@@ -60,7 +60,7 @@ describe('rendered bodies: the final decision after confirmation', () => {
     expect(body).toContain('| comparison | metric | rule | first run (95% interval) | rerun | state |')
     // The verdict in plain words comes first; the notation (b′, intervals) only below it.
     const sentences = [
-      '`b` resolved fewer of the same 30 tasks than `a` (−20.0 points) — confirmed on a rerun.',
+      '`b` resolved fewer of the same 30 tasks than `a` (−20.0 points) — confirmed on a rerun of 6 blocks.',
       "`b` spent 1.0× `a`'s dollars on the same 30 tasks, within the 1.5× threshold.",
       "`b` sent 1.0× `a`'s fresh input tokens on the same 30 tasks, within the 1.5× threshold.",
       "`b` made 1.0× `a`'s proxy requests on the same 30 tasks, within the 1.5× threshold.",

@@ -126,6 +126,31 @@ describe('the analyst runs through a harness (Pi) with the dossier tools over MC
     ])
   })
 
+  it('a run folder named relative to the current folder (diagnose out/demo --analyst harness) still answers', {
+    timeout: 120_000,
+  }, async (t) => {
+    if (skip) return t.skip(skip)
+    const dir = path.relative(process.cwd(), await dossierRun())
+    expect(path.isAbsolute(dir)).toBe(false)
+    const analyst = harnessAnalyst({
+      manifest: manifest(),
+      diagnosisDir: path.join(dir, 'diagnosis'),
+      runId: 'r1',
+    })
+    try {
+      await diagnoseRun({ dir, analyst: analyst!, fallback: scriptedAnalyst })
+    } finally {
+      await analyst?.close()
+    }
+    const p = ProposalFileSchema.parse(
+      JSON.parse(readFileSync(path.join(dir, 'diagnosis', 'proposal.json'), 'utf8')),
+    )
+    // Before: "a sandbox path must be absolute" on both tries, and the scripted fallback answered.
+    expect(p.analyst.fallback).toBeUndefined()
+    expect(p.analyst.route).toBe('harness:pi')
+    expect(p.grounding).toMatchObject({ status: 'grounded', attempts: 1 })
+  })
+
   it('a harness that cannot run falls back to the in-process analyst, and proposal.json says why', {
     timeout: 60_000,
   }, async () => {

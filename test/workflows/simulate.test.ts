@@ -8,12 +8,11 @@
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { execa } from 'execa'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { parseIdentity, parseState } from '../../src/github/marker.js'
 import { containerEnv } from '../support/container.js'
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.js'
-import { actionCheckout, built, root } from './support.js'
+import { actionCheckout, built, root, simulateWorkflow } from './support.js'
 
 interface SimResult {
   conclusion: 'success' | 'failure'
@@ -54,13 +53,13 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
   })
   afterAll(() => gh.close())
 
-  async function simulate(runId: string, inputs: Record<string, string>): Promise<SimResult> {
-    const r = await execa(
-      process.execPath,
+  async function simulate(
+    runId: string,
+    inputs: Record<string, string>,
+    signal: AbortSignal,
+  ): Promise<SimResult> {
+    const r = await simulateWorkflow(
       [
-        '--import',
-        'tsx',
-        path.join(root, 'scripts', 'simulate-workflow.ts'),
         '.github/workflows/harness-watch.yml',
         '--workspace',
         workspace,
@@ -77,7 +76,7 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
         '--json',
         ...Object.entries(inputs).flatMap(([k, v]) => ['--input', `${k}=${v}`]),
       ],
-      { cwd: root, reject: false },
+      signal,
     )
     const last = r.stdout.trim().split('\n').at(-1) ?? ''
     if (!last.startsWith('{')) throw new Error(`simulation crashed:\n${r.stderr.slice(-4000)}`)
@@ -86,8 +85,14 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     return out
   }
 
-  it('run 1: plans 4 legs, confirms the regression on the rerun, creates the tracking issue', async () => {
-    const r = await simulate('101', { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' })
+  it('run 1: plans 4 legs, confirms the regression on the rerun, creates the tracking issue', async ({
+    signal,
+  }) => {
+    const r = await simulate(
+      '101',
+      { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' },
+      signal,
+    )
     expect(r.conclusion).toBe('success')
     expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'true', legs: '4' })
     const legs = r.steps.filter((s) => s.step === 'run').map((s) => s.job)
@@ -130,8 +135,12 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(gh.problems()).toEqual([])
   }, 600_000)
 
-  it('run 2: the same issue is updated (body and a new comment), never duplicated', async () => {
-    const r = await simulate('102', { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' })
+  it('run 2: the same issue is updated (body and a new comment), never duplicated', async ({ signal }) => {
+    const r = await simulate(
+      '102',
+      { manifest: 'test/fixtures/workflow/canary.yml', 'max-parallel': '2' },
+      signal,
+    )
     expect(r.conclusion).toBe('success')
     expect(r.jobs['confirm-aggregate']?.outputs.status).toBe('confirmed')
     const issues = gh.issues('acme', 'widgets')
@@ -148,14 +157,20 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(gh.problems()).toEqual([])
   }, 600_000)
 
-  it('PR mode: one comment on the pull request (pull-requests job), no tracking issue change', async () => {
+  it('PR mode: one comment on the pull request (pull-requests job), no tracking issue change', async ({
+    signal,
+  }) => {
     const pr = gh.seedIssue('acme', 'widgets', { title: 'Improve head', pr: true })
     const before = gh.writes().length
-    const r = await simulate('103', {
-      manifest: 'test/fixtures/workflow/canary.yml',
-      'pr-number': String(pr.number),
-      'max-parallel': '4',
-    })
+    const r = await simulate(
+      '103',
+      {
+        manifest: 'test/fixtures/workflow/canary.yml',
+        'pr-number': String(pr.number),
+        'max-parallel': '4',
+      },
+      signal,
+    )
     expect(r.conclusion).toBe('success')
     expect(r.jobs['publish-issue']?.result).toBe('skipped')
     expect(r.jobs['publish-comment']?.result).toBe('success')
@@ -170,12 +185,16 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
 
   it.skipIf(!containers.runtime)(
     'a container-backend leg: the runtime step names the engine, every attempt ran in the base image with only the proxy',
-    async () => {
+    async ({ signal }) => {
       const rt = containers.runtime?.name
-      const r = await simulate('105', {
-        manifest: 'test/fixtures/workflow/container.yml',
-        'max-parallel': '2',
-      })
+      const r = await simulate(
+        '105',
+        {
+          manifest: 'test/fixtures/workflow/container.yml',
+          'max-parallel': '2',
+        },
+        signal,
+      )
       expect(r.conclusion).toBe('success')
       expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'true', legs: '2' })
       const key = r.jobs.plan?.outputs['call-key']
@@ -216,9 +235,11 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     600_000,
   )
 
-  it('F11: an empty cell selection plans nothing; the fan-out is guarded and nothing is published', async () => {
+  it('F11: an empty cell selection plans nothing; the fan-out is guarded and nothing is published', async ({
+    signal,
+  }) => {
     const before = gh.writes().length
-    const r = await simulate('104', { manifest: 'test/fixtures/workflow/canary.yml', cells: ',' })
+    const r = await simulate('104', { manifest: 'test/fixtures/workflow/canary.yml', cells: ',' }, signal)
     expect(r.conclusion).toBe('success')
     expect(r.jobs.plan?.outputs).toMatchObject({ 'has-work': 'false', legs: '0' })
     for (const j of [

@@ -83,3 +83,32 @@ export function startAction(
   })
   return { runner, result }
 }
+
+/**
+ * scripts/simulate-workflow.ts as a process group of its own, bound to the test that started it:
+ * when the test times out or is cancelled (`signal`, vitest's test context), the whole simulation —
+ * its jobs' actions and harnesses — is killed. A simulation is minutes of work whose length follows
+ * the machine's load; one that outlived its test used to go on publishing into the fake GitHub the
+ * next tests of the file share, so one slow run failed three tests.
+ */
+export async function simulateWorkflow(args: string[], signal?: AbortSignal) {
+  const child = execa(
+    process.execPath,
+    ['--import', 'tsx', path.join(root, 'scripts', 'simulate-workflow.ts'), ...args],
+    { cwd: root, reject: false, detached: true },
+  )
+  const kill = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, 'SIGKILL')
+    } catch {
+      // already gone
+    }
+  }
+  if (signal?.aborted) kill()
+  signal?.addEventListener('abort', kill, { once: true })
+  try {
+    return await child
+  } finally {
+    signal?.removeEventListener('abort', kill)
+  }
+}
