@@ -1,7 +1,13 @@
 import { appendFile, mkdir, mkdtemp, readFile, rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
-import type { ContainerRequest, ExecResult, Sandbox, SandboxBackend } from '../sandbox/contract.js'
+import type {
+  ContainerRequest,
+  ExecCommand,
+  ExecResult,
+  Sandbox,
+  SandboxBackend,
+} from '../sandbox/contract.js'
 import { isolates, type JobRun, runSandboxJob } from '../sandbox/job.js'
 import { readBack } from '../sandbox/read-back.js'
 import { messageOf } from '../util/errors.js'
@@ -174,27 +180,7 @@ async function runInContainer(
             ],
           },
         },
-        [
-          {
-            command: 'bash',
-            args: [`${HARBOR_TESTS}/test.sh`],
-            cwd: workspace,
-            env: {
-              PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-              HOME: home,
-              LANG: 'C.UTF-8',
-              LC_ALL: 'C.UTF-8',
-              TERM: 'dumb',
-              TZ: 'UTC',
-              ...task.verifierEnv,
-              ...opts.env,
-              HW_TESTS_DIR: HARBOR_TESTS,
-              HW_WORKSPACE: opts.container?.workdir ?? workspace,
-              HW_REWARD_FILE: `${HARBOR_VERIFIER_LOGS}/reward.txt`,
-              PYTHONDONTWRITEBYTECODE: '1',
-            },
-          },
-        ],
+        [harborTestCommand(task, opts, workspace, home)],
         {
           timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
           logFile: opts.logFile,
@@ -326,34 +312,13 @@ async function runInAgentContainer(
     } catch (e) {
       return ungraded(messageOf(e))
     }
-    const run = await box.exec(
-      {
-        command: 'bash',
-        args: [`${HARBOR_TESTS}/test.sh`],
-        cwd: workspace,
-        env: {
-          PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
-          HOME: home,
-          LANG: 'C.UTF-8',
-          LC_ALL: 'C.UTF-8',
-          TERM: 'dumb',
-          TZ: 'UTC',
-          ...task.verifierEnv,
-          ...opts.env,
-          HW_TESTS_DIR: HARBOR_TESTS,
-          HW_WORKSPACE: opts.container?.workdir ?? workspace,
-          HW_REWARD_FILE: `${HARBOR_VERIFIER_LOGS}/reward.txt`,
-          PYTHONDONTWRITEBYTECODE: '1',
-        },
-      },
-      {
-        timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
-        graceMs: 2000,
-        stdoutFile: out,
-        stderrFile: err,
-        signal: opts.signal,
-      },
-    )
+    const run = await box.exec(harborTestCommand(task, opts, workspace, home), {
+      timeoutMs: (opts.timeoutS ?? task.verifierTimeoutS) * 1000,
+      graceMs: 2000,
+      stdoutFile: out,
+      stderrFile: err,
+      signal: opts.signal,
+    })
     if (opts.logFile) {
       const o = await readFile(out, 'utf8').catch(() => '')
       const e = await readFile(err, 'utf8').catch(() => '')
@@ -369,6 +334,29 @@ async function runInAgentContainer(
     })
   } finally {
     await rm(rewardDir, { recursive: true, force: true })
+  }
+}
+
+/** Harbor's verifier command: `tests/test.sh` in the workspace, with the variables a task's script reads. */
+function harborTestCommand(task: Task, opts: VerifierOptions, workspace: string, home: string): ExecCommand {
+  return {
+    command: 'bash',
+    args: [`${HARBOR_TESTS}/test.sh`],
+    cwd: workspace,
+    env: {
+      PATH: '/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin',
+      HOME: home,
+      LANG: 'C.UTF-8',
+      LC_ALL: 'C.UTF-8',
+      TERM: 'dumb',
+      TZ: 'UTC',
+      ...task.verifierEnv,
+      ...opts.env,
+      HW_TESTS_DIR: HARBOR_TESTS,
+      HW_WORKSPACE: opts.container?.workdir ?? workspace,
+      HW_REWARD_FILE: `${HARBOR_VERIFIER_LOGS}/reward.txt`,
+      PYTHONDONTWRITEBYTECODE: '1',
+    },
   }
 }
 
