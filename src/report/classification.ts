@@ -49,8 +49,9 @@ function shareText(c: Comparison, name: (s: string) => string): string | null {
 
 /** `**Evaluated:** opencode: 4 of 5 evaluated ⚠ · pi: 5 of 5 evaluated` for Markdown, or null. */
 export function evaluatedShareMarkdown(c: Comparison): string | null {
-  // A plain name reads as itself; anything else (a name from a run) is shown verbatim in a code span.
-  const text = shareText(c, (n) => (/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(n) ? n : codeSpan(n)))
+  // A plain name reads as itself, escaped (so `www.…`, `GH-1` or a hex run never becomes a link or a
+  // reference on GitHub); anything else is shown verbatim in a code span.
+  const text = shareText(c, (n) => (/^[A-Za-z0-9][A-Za-z0-9.-]*$/.test(n) ? escapeMarkdown(n) : codeSpan(n)))
   return text === null ? null : `**Evaluated:** ${text}`
 }
 

@@ -92,6 +92,8 @@ async function findOrMakeUser(p: Priv, slot: number): Promise<SlotUser> {
  * - System folders, read-only (a top-level symbolic link such as /bin → usr/bin is kept as a link).
  */
 const SYSTEM_FOLDERS = ['usr', 'bin', 'sbin', 'lib', 'lib32', 'lib64', 'libx32']
+/** Configuration folders under /usr (covered by an empty folder unless a job names host configuration). */
+const USR_CONFIG_FOLDERS = ['/usr/local/etc', '/usr/etc']
 
 /**
  * - The files and folders of /etc a program needs: name resolution, users and groups (no shadow),
@@ -256,12 +258,16 @@ export function namespaceBackend(priv: () => Promise<Privilege>): SandboxBackend
       // A network of its own whenever ports are named (none named: no way out at all).
       const ownNet = spec.loopbackPorts !== undefined
       const hostConfig = spec.hostConfig ?? []
+      // /usr is exposed whole, so the configuration folders inside it (npm's global npmrc and git's
+      // system gitconfig of a Node or git installed under /usr/local, which may hold registry tokens)
+      // are covered, except for a job that names host configuration (installs).
+      const hidden = hostConfig.length > 0 ? masked : [...masked, ...USR_CONFIG_FOLDERS]
       return {
         kind: 'namespace+uid',
         root: writable[0] ?? '/',
         network: ownNet ? 'proxy-only' : 'host',
         exec(cmd: ExecCommand, limits: ExecLimits) {
-          return runHarnessProcess(wrap(p, u, expose, masked, hostConfig, cmd, limits, ownNet, fwd), {
+          return runHarnessProcess(wrap(p, u, expose, hidden, hostConfig, cmd, limits, ownNet, fwd), {
             ...limits,
             // The inner `timeout` stops the harness; this is the backstop if the namespace itself hangs.
             timeoutMs: limits.timeoutMs + limits.graceMs + 5000,

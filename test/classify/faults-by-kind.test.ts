@@ -517,4 +517,16 @@ describe('the report’s first lines give each harness’s evaluated share', () 
     )
     expect(renderHtmlReport(forged)).not.toContain('<img src=x')
   })
+
+  it('a plain name that GitHub would turn into a link or a reference is escaped too', async () => {
+    const { c } = await sharedComparison()
+    const forged = structuredClone(c)
+    forged.cells[0]!.harness = 'www.evil-example.com'
+    forged.cells[1]!.harness = 'GH-1'
+    const line = evaluatedShareMarkdown(forged)!
+    // The autolink and the cross-reference are broken up; the text still reads the same.
+    expect(line).not.toContain('www.evil-example.com')
+    expect(line).not.toMatch(/\bGH-1\b/)
+    expect(line.replace(/\\|\u200d|&#[0-9]+;/g, '')).toContain('evil-example')
+  })
 })

@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process'
 import dgram from 'node:dgram'
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -353,6 +353,35 @@ describe('only what is needed is readable under namespace+uid', () => {
       expect(r.stdout.trim().split('\n')).toEqual(['registry settings', '0'])
     } finally {
       rmSync(path.join('/etc', name), { force: true })
+    }
+  }, 60_000)
+
+  it('the configuration folders inside /usr (npm’s global npmrc, git’s system gitconfig under /usr/local) are hidden from an attempt, kept for an install', async (ctx) => {
+    if (!nsOk) return ctx.skip(`namespace+uid unavailable: ${reason}`)
+    if (process.getuid?.() !== 0) return ctx.skip('planting a file under /usr/local/etc needs root here')
+    const dir = '/usr/local/etc'
+    const made = !existsSync(dir)
+    const file = path.join(dir, `hw-probe-${process.pid}-${Date.now()}.npmrc`)
+    mkdirSync(dir, { recursive: true })
+    writeFileSync(file, '//registry.example/:_authToken=sentinel\n', { mode: 0o644 })
+    try {
+      const seen = async (hostConfig: string[] | undefined) => {
+        const a = attemptDirs('usr-config')
+        const box = await BACKENDS['namespace+uid'].open({
+          writable: [a.ws, a.home],
+          readOnly: [],
+          hostConfig,
+        })
+        const r = await sh(box, a.ws, a.out, `cat ${file} 2>/dev/null || echo unreadable; ls /usr/bin/env`)
+        await box.close()
+        return r.stdout.trim().split('\n')
+      }
+      // An attempt: the folder is an empty one; the rest of /usr is there.
+      expect(await seen(undefined)).toEqual(['unreadable', '/usr/bin/env'])
+      // An install that names host configuration still reads it.
+      expect(await seen(['npmrc'])).toEqual(['//registry.example/:_authToken=sentinel', '/usr/bin/env'])
+    } finally {
+      rmSync(made ? dir : file, { recursive: true, force: true })
     }
   }, 60_000)
 })

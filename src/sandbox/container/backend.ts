@@ -453,7 +453,9 @@ async function execIn(
     ...(cmd.stdin !== undefined ? ['-i'] : []),
     '--env-file',
     file,
-    ...multi.flatMap(([k, v]) => ['-e', `${k}=${v}`]),
+    // A value with a line break cannot go in the file: it is named here and read by the runtime CLI
+    // from its own environment (`-e NAME`), so no value is on the command line.
+    ...multi.flatMap(([k]) => ['-e', k]),
     '--workdir',
     mapCwd(cmd.cwd, where.workspace, where.workdir),
     name,
@@ -463,7 +465,13 @@ async function execIn(
   const pid = await initPid(rt, name)
   const before = { ooms: (await readOomKills(rt, pid)) ?? 0, pids: (await readPidsRefusals(rt, pid)) ?? 0 }
   const r: ExecResult = await runHarnessProcess(
-    { command: rt.bin, args, cwd: '/', env: cliEnv(rt.env), stdin: cmd.stdin },
+    {
+      command: rt.bin,
+      args,
+      cwd: '/',
+      env: { ...cliEnv(rt.env), ...Object.fromEntries(multi) },
+      stdin: cmd.stdin,
+    },
     {
       ...limits,
       sweepHome: undefined,

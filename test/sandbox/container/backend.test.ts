@@ -105,6 +105,37 @@ describe.skipIf(rt === null)('container backend (real engine)', () => {
     expect(readFileSync(path.join(f.ws, 'made.txt'), 'utf8')).toBe('hi\n')
   })
 
+  it('a value with a line break reaches the command, and never the command line of a host process', async () => {
+    const f = folders()
+    const box = await backend.open({ writable: [f.ws, f.home], readOnly: [], container: { phase: 'agent' } })
+    const secret = `first line\nsecond-line-${process.pid}-${Date.now()}`
+    try {
+      const exec = box.exec(
+        {
+          command: 'sh',
+          args: ['-c', 'printf %s "$HW_MULTI"; sleep 2'],
+          cwd: f.ws,
+          env: { HOME: f.home, PATH: '/usr/bin:/bin', HW_MULTI: secret },
+        },
+        { timeoutMs: 30_000, graceMs: 1000, stdoutFile: f.out, stderrFile: f.err },
+      )
+      // While the command runs, no process on this machine carries the value in its arguments.
+      await new Promise((r) => setTimeout(r, 1000))
+      const seen: string[] = []
+      for (const pid of readdirSync('/proc').filter((d) => /^\d+$/.test(d))) {
+        try {
+          if (readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(secret.split('\n')[1]!)) seen.push(pid)
+        } catch {}
+      }
+      const r = await exec
+      expect(r.exitCode).toBe(0)
+      expect(readFileSync(f.out, 'utf8')).toBe(secret)
+      expect(seen).toEqual([])
+    } finally {
+      await box.close()
+    }
+  })
+
   it('proxy-only: the proxy answers; another loopback port, this host address and DNS are refused', async () => {
     const proxy = await serve('proxy says hi')
     const other = await serve('other')
