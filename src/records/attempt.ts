@@ -1,6 +1,6 @@
 import { z } from 'zod'
 import { CanaryResultSchema, ContainerNetworkSchema, IsolationSchema } from './isolation.js'
-import { TelemetrySummarySchema } from './ledger.js'
+import { LegAttemptSchema, TelemetrySummarySchema } from './ledger.js'
 import { LedgerCheckSchema } from './ledger-check.js'
 import { MAX_LEDGER_MS } from './limits.js'
 
@@ -146,12 +146,7 @@ export const AttemptRecordSchema = z.strictObject({
     .string()
     .optional()
     .describe("run identity: sha256 of the plan's canonical JSON (absent in records written before it)"),
-  leg_attempt: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('run identity: the run attempt that ran the leg (GITHUB_RUN_ATTEMPT; 1 locally)'),
+  leg_attempt: LegAttemptSchema,
   transport: z
     .enum(['mcp-stdio', 'mcp-http', 'pi-extension'])
     .optional()
@@ -238,12 +233,7 @@ export const LegRecordSchema = z.strictObject({
   isolation: IsolationSchema.optional().describe('sandbox backend of the leg (absent before sandboxes)'),
   canary: CanaryResultSchema.optional(),
   plan_sha256: z.string().optional().describe("run identity: sha256 of the plan's canonical JSON"),
-  leg_attempt: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('run identity: the run attempt that ran the leg (GITHUB_RUN_ATTEMPT; 1 locally)'),
+  leg_attempt: LegAttemptSchema,
   runs: z
     .array(z.string())
     .optional()

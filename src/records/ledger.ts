@@ -1,6 +1,14 @@
 import { z } from 'zod'
 import { MAX_LEDGER_MS, MAX_LEDGER_USD } from './limits.js'
 
+/** Run identity: the run attempt that ran the leg, stated by attempt records, leg.json and ledger rows. */
+export const LegAttemptSchema = z
+  .number()
+  .int()
+  .positive()
+  .optional()
+  .describe('run identity: the run attempt that ran the leg (GITHUB_RUN_ATTEMPT; 1 locally)')
+
 export const LEDGER_SCHEMA_VERSION = 1
 
 const Count = z.number().int().nonnegative().nullable()
@@ -43,12 +51,7 @@ export const AttributionSchema = z.strictObject({
     .describe(
       "run identity: sha256 of the plan's canonical JSON, as the attempt record and leg.json state it (absent in rows written before it, and in rows a gateway attributes by its own metadata alone)",
     ),
-  leg_attempt: z
-    .number()
-    .int()
-    .positive()
-    .optional()
-    .describe('run identity: the run attempt that ran the leg (GITHUB_RUN_ATTEMPT; 1 locally)'),
+  leg_attempt: LegAttemptSchema,
   role: z
     .enum(['user_simulation', 'analyst'])
     .optional()

@@ -334,30 +334,16 @@ export class RecordingProxy {
     const url = requestTarget(req.url)
     const found = this.findAttempt(keyCandidates(req.headers, url?.searchParams ?? null, null))
     const attempt = found.state
-    const now = performance.now()
     if (attempt) attempt.inflight++
     const exchange: Exchange = { attempt, reserved: 0, settled: false }
     try {
-      const row = this.buildRowOrFallback({
-        path: { api: 'other', callType, model: null, stream: null },
-        startedAt: new Date(),
-        t0: now,
-        t1: now,
-        firstByte: null,
-        chunks: [],
-        contentEncoding: undefined,
-        info: null,
-        attribution: attempt ? attempt.reg.attribution : null,
-        outcome: {
-          httpStatus: status,
-          errorClass,
-          errorCode,
-          observation: null,
-          noCharge: true,
-          local: true,
-        },
-        retried: false,
-      })
+      const row = this.localRow(
+        callType,
+        status,
+        errorClass,
+        errorCode,
+        attempt ? attempt.reg.attribution : null,
+      )
       this.emit(row, exchange)
     } finally {
       this.settle(exchange)
@@ -380,9 +366,21 @@ export class RecordingProxy {
       `HTTP/1.1 ${status} ${http.STATUS_CODES[status]}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`,
     )
     if ((this.busySockets.get(socket) ?? 0) > 0) return
+    const row = this.localRow('unparsed request', status, 'bad_request', err.code ?? null, null)
+    this.emit(row, { attempt: null, reserved: 0, settled: false })
+  }
+
+  /** The row of a request answered here, never forwarded: nothing charged, no model, no body. */
+  private localRow(
+    callType: string,
+    status: number,
+    errorClass: string,
+    errorCode: string | null,
+    attribution: Attribution | null,
+  ): LedgerRow {
     const now = performance.now()
-    const row = this.buildRowOrFallback({
-      path: { api: 'other', callType: 'unparsed request', model: null, stream: null },
+    return this.buildRowOrFallback({
+      path: { api: 'other', callType, model: null, stream: null },
       startedAt: new Date(),
       t0: now,
       t1: now,
@@ -390,18 +388,10 @@ export class RecordingProxy {
       chunks: [],
       contentEncoding: undefined,
       info: null,
-      attribution: null,
-      outcome: {
-        httpStatus: status,
-        errorClass: 'bad_request',
-        errorCode: err.code ?? null,
-        observation: null,
-        noCharge: true,
-        local: true,
-      },
+      attribution,
+      outcome: { httpStatus: status, errorClass, errorCode, observation: null, noCharge: true, local: true },
       retried: false,
     })
-    this.emit(row, { attempt: null, reserved: 0, settled: false })
   }
 
   private handle(req: http.IncomingMessage, res: http.ServerResponse): void {
