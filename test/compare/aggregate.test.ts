@@ -452,6 +452,7 @@ describe('aggregate: determinism and strictness', () => {
       'kind',
       'mde',
       'missing_legs',
+      'multiplicity',
       'notes',
       'round',
       'rules',
