@@ -30,6 +30,7 @@ import {
   plainPath,
   telemetryText,
 } from './markdown.js'
+import { modelsHtmlSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardHtml } from './scorecard.js'
 
@@ -69,6 +70,7 @@ export function renderHtmlReport(
     classificationHtml(c),
     ...(c.scorecard ? [scorecardHtml(c.scorecard)] : []),
     outcomeTable(c),
+    modelsHtmlSection(c),
     resourceTables(c),
     requestShapeTable(c),
     driverTables(c),

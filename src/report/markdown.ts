@@ -29,6 +29,7 @@ import {
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
+import { modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardMarkdown } from './scorecard.js'
 import { confirmedMetrics, verdictSentences } from './verdict.js'
@@ -98,6 +99,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     { id: 'header', text: header(c, h, opts.decision?.decision ?? null, opts.verdict ?? true), keep: true },
     ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
+    ...[modelsMarkdownSection(c)].filter((s) => s !== null),
     ...(c.classification ? [{ id: 'classification', text: classificationMarkdown(c), keep: true }] : []),
     { id: 'resources', text: resourceSection(c) },
     ...(c.scorecard ? [{ id: 'scorecard', text: scorecardMarkdown(c.scorecard, h) }] : []),

@@ -7,6 +7,7 @@ import type { Plan } from '../../src/plan/schema.js'
 import type { AttemptRecord } from '../../src/records/attempt.js'
 import { ComparisonSchema } from '../../src/records/comparison.js'
 import { benjaminiHochberg, holm } from '../../src/stats/index.js'
+import { fmtP } from '../../src/util/format.js'
 import { attempt, ids, makePlan, writeArtifacts, writePlan } from './fixtures.js'
 
 const glm = { id: 'glm-4.6', provider: 'scripted', api: 'chat', prices: { input: 1, output: 2 } }
@@ -120,6 +121,24 @@ describe('compare: several models', () => {
     const expected = holm(fam.tests.map((t) => t.p))
     expect(fam.tests.map((t) => t.p_adjusted)).toEqual(expected.adjusted)
     expect(fam.tests.at(-1)).toMatchObject({ id: 'interaction', p: 0.03125 })
+    const adjusted = fam.tests.at(-1)!.p_adjusted
+    expect(adjusted).toBeGreaterThan(0.05)
+    // Both reports: each comparison within its model, the interaction with its interval, the sentence.
+    // (an "@" is kept from reading as a mention with a zero-width joiner)
+    const md = readFileSync(r.reportPath, 'utf8').replaceAll('\u200d', '')
+    expect(md).toContain('## Harness × model')
+    expect(md).toContain('| glm | pi-glm → oc-glm | 33.3% | 83.3% | +50.0 pp \\[')
+    expect(md).toContain('| sonnet | pi-son → oc-son | 90.9% | 36.4% | −54.5 pp \\[')
+    expect(md).toContain(
+      '| opencode@1.18.33 vs pi@0.73.1 | glm / sonnet | 11 | +54.5 pp | −54.5 pp | +109.1 pp \\[',
+    )
+    expect(md).toContain(
+      `| 0.0313 | ${fmtP(adjusted)} | the gap has opposite signs, not significant after adjustment |`,
+    )
+    expect(md).toContain(`_${fam.statement}_`)
+    const html = readFileSync(r.htmlPath, 'utf8')
+    expect(html).toContain('<h2>Harness × model</h2>')
+    expect(html).toContain('<td>+109.1 pp')
     expect(fam.statement).toMatch(
       new RegExp(
         `^Holm's step-down adjustment across all ${fam.tests.length} tests this report states \\(2 comparisons × resolve rate and resources, 1 harness × model interaction\\)`,
