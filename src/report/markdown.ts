@@ -29,7 +29,7 @@ import {
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
-import { modelsMarkdownSection } from './models.js'
+import { modelRoutesText, modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardMarkdown } from './scorecard.js'
 import { confirmedMetrics, verdictSentences } from './verdict.js'
@@ -157,7 +157,7 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
     )
   }
   lines.push('| | |', '|---|---|')
-  const route = routeText(s.model)
+  const route = modelRoutesText(c) ?? routeText(s.model)
   const model = route ? escapeMarkdown(route) : '—'
   const observed = s.model.observed.length ? `; observed ${s.model.observed.map(codeSpan).join(', ')}` : ''
   lines.push(`| Model route | ${model}${observed} |`)
@@ -167,7 +167,10 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
       ? ` (observed ${cell.versions_observed.map(codeSpan).join(', ')})`
       : ''
     const hash = cell.config_hash ? `, config ${codeSpan(cell.config_hash.slice(0, 12))}` : ''
-    const m = c.kind === 'published' && cell.model_declared ? `, model ${codeSpan(cell.model_declared)}` : ''
+    const m =
+      (c.kind === 'published' || c.models) && cell.model_declared
+        ? `, model ${codeSpan(cell.model_declared)}`
+        : ''
     lines.push(
       `| ${role} ${codeSpan(cell.id)} | ${codeSpan(cell.harness)} ${cell.version_declared ? codeSpan(cell.version_declared) : '—'}${versions}${hash}${m} |`,
     )

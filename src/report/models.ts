@@ -138,3 +138,13 @@ export function modelsHtmlSection(c: Comparison): string {
   parts.push('</section>')
   return parts.join('\n')
 }
+
+/** The header's model line with several models: each route and its model id; null with one model. */
+export function modelRoutesText(c: Comparison): string | null {
+  if (!c.models) return null
+  return `${c.models.groups.length} models: ${c.models.groups
+    .map((g) =>
+      g.route && g.route !== g.model_id ? `${g.route} (${g.model_id ?? '?'})` : (g.model_id ?? '?'),
+    )
+    .join(', ')}`
+}

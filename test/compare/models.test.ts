@@ -127,6 +127,9 @@ describe('compare: several models', () => {
     // (an "@" is kept from reading as a mention with a zero-width joiner)
     const md = readFileSync(r.reportPath, 'utf8').replaceAll('\u200d', '')
     expect(md).toContain('## Harness × model')
+    expect(md).toContain('| Model route | 2 models: glm (glm-4.6), sonnet (claude-sonnet-4-5)')
+    expect(md).toContain('| Treatment `oc-son` | `opencode` `1.18.33`')
+    expect(md).toMatch(/\| Treatment `oc-son` \|[^\n]*, model `claude-sonnet-4-5` \|/)
     expect(md).toContain('| glm | pi-glm → oc-glm | 33.3% | 83.3% | +50.0 pp \\[')
     expect(md).toContain('| sonnet | pi-son → oc-son | 90.9% | 36.4% | −54.5 pp \\[')
     expect(md).toContain(
