@@ -1,6 +1,14 @@
 import { HARNESSES, isHarnessName } from '../manifest/harness-names.js'
 import type { LoadedManifest } from '../manifest/load.js'
-import { cellApi, cellRoute, declaredRoutes, type ModelRoute, treatmentIds } from '../manifest/schema.js'
+import { harnessKey } from '../manifest/models.js'
+import {
+  cellApi,
+  cellRoute,
+  declaredRoutes,
+  isMultiModel,
+  type ModelRoute,
+  treatmentIds,
+} from '../manifest/schema.js'
 import { describeContract, verifierContract } from '../panel/contract.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
 import { quotePath } from '../util/paths.js'
@@ -16,6 +24,9 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, 
     return `${r.id} via ${r.provider} (${r.api} API); ${prices}`
   }
   const routes = declaredRoutes(m)
+  // Several models: each model's baseline is its cell running the baseline's harness configuration.
+  const multi = isMultiModel(m)
+  const base = m.cells.find((c) => c.id === m.baseline)
   const modelLines =
     routes.length === 1 && routes[0]?.name === null
       ? [`model       ${routeLine(routes[0].route)}`]
@@ -31,7 +42,13 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, 
     'cells',
     ...m.cells.map((c) => {
       const role =
-        c.id === m.baseline ? 'baseline' : treatmentIds(m).includes(c.id) ? 'treatment' : 'not compared'
+        c.id === m.baseline
+          ? 'baseline'
+          : multi && c.model !== base?.model && base && harnessKey(c) === harnessKey(base)
+            ? `baseline on ${c.model ?? 'model'}`
+            : treatmentIds(m).includes(c.id)
+              ? 'treatment'
+              : 'not compared'
       const runnable =
         isHarnessName(c.harness) && !HARNESSES[c.harness].runnable ? ' (not runnable on this machine)' : ''
       return `  ${c.id.padEnd(16)} ${`${c.harness}@${c.version}`.padEnd(34)} ${cellApi(c, cellRoute(m, c)).padEnd(9)}${c.model ? ` model ${c.model}` : ''} config ${(loaded.configHashes[c.id] ?? '').slice(0, 12)}  ${role}${runnable}`

@@ -161,7 +161,13 @@ describe('plan: several models', () => {
     const summary = summarizeManifest(loaded, panel, plan)
     expect(summary).toContain('model       glm          glm-4.6 via scripted (chat API)')
     expect(summary).toContain('model       sonnet       claude-sonnet-4-5 via scripted (anthropic API)')
-    expect(summary).toMatch(/oc-sonnet +opencode@1\.18\.33 +anthropic model sonnet config/)
+    expect(summary).toMatch(
+      /oc-sonnet +opencode@1\.18\.33 +anthropic model sonnet config \w{12} {2}treatment$/m,
+    )
+    expect(summary).toMatch(
+      /pi-sonnet +pi@0\.73\.1 +anthropic model sonnet config \w{12} {2}baseline on sonnet$/m,
+    )
+    expect(summary).toMatch(/pi-glm +pi@0\.73\.1 +chat +model glm config \w{12} {2}baseline$/m)
   })
 
   it('a one-model plan keeps its cells as before (no model fields)', async () => {
