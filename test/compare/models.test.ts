@@ -184,4 +184,77 @@ describe('compare: several models', () => {
     expect(r.comparison.comparisons[0]!.denominators.outcome).toBe(12)
     expect(r.comparison.multiplicity!.tests.some((t) => t.id === 'interaction')).toBe(false)
   })
+
+  it('an attempt recorded with another model than its cell declares is a model mismatch on that model only', async () => {
+    const plan = await twoByTwo()
+    const atts = reversal(plan).map((a) => (a.cell_id === 'oc-son' ? { ...a, model: 'glm-4.6' } : a))
+    const r = await aggregate({
+      plan: writePlan(plan),
+      artifacts: writeArtifacts(plan, atts),
+      out: out(),
+      resamples: 500,
+    })
+    const [onGlm, onSon] = r.comparison.comparisons
+    expect(onGlm!.denominators.outcome).toBe(12)
+    expect(onSon!.denominators.outcome).toBe(0)
+    expect(onSon!.not_evaluated).toBeDefined()
+    const reasons = r.comparison.blocks.incomplete
+      .flatMap((b) => b.reasons)
+      .filter((x) => x.code === 'model_mismatch')
+    expect(reasons).toHaveLength(12)
+    expect(reasons[0]).toMatchObject({ cell: 'oc-son', detail: 'model glm-4.6 ≠ declared claude-sonnet-4-5' })
+    expect(r.comparison.models!.interactions[0]!.not_evaluated).toMatch(
+      /no instance is outcome-complete on both/,
+    )
+  })
+
+  it('a harness on one model only, or a model without the baseline harness, is named and not compared', async () => {
+    const threeCells = (cells: Array<Record<string, unknown>>) =>
+      makePlan({
+        model: undefined,
+        models: { glm, sonnet },
+        panel: { source: 'inline', instances: ids(4) },
+        cells,
+        baseline: 'pi-glm',
+      })
+    const pi = { harness: 'pi', version: '0.73.1' }
+    const oc = { harness: 'opencode', version: '1.18.33' }
+    const p1 = await threeCells([
+      { id: 'pi-glm', ...pi, model: 'glm' },
+      { id: 'oc-glm', ...oc, model: 'glm' },
+      { id: 'pi-son', ...pi, model: 'sonnet' },
+    ])
+    const r1 = await aggregate({
+      plan: writePlan(p1),
+      artifacts: writeArtifacts(p1, reversal(p1)),
+      out: out(),
+      resamples: 500,
+    })
+    expect(r1.comparison.comparisons.map((e) => [e.model, e.baseline, e.treatment])).toEqual([
+      ['glm', 'pi-glm', 'oc-glm'],
+    ])
+    expect(r1.comparison.models!.interactions).toEqual([])
+    expect(r1.comparison.models!.notes).toEqual([
+      'oc-glm has no cell with its harness configuration on sonnet: no interaction',
+    ])
+    const p2 = await threeCells([
+      { id: 'pi-glm', ...pi, model: 'glm' },
+      { id: 'oc-glm', ...oc, model: 'glm' },
+      { id: 'oc-son', ...oc, model: 'sonnet' },
+    ])
+    const r2 = await aggregate({
+      plan: writePlan(p2),
+      artifacts: writeArtifacts(p2, reversal(p2)),
+      out: out(),
+      resamples: 500,
+    })
+    expect(r2.comparison.comparisons.map((e) => e.treatment)).toEqual(['oc-glm'])
+    expect(r2.comparison.models!.groups[1]!.baseline).toBeNull()
+    expect(r2.comparison.models!.notes).toEqual([
+      "sonnet: no cell runs the baseline's harness configuration, so no comparison on this model",
+    ])
+    expect(readFileSync(r2.reportPath, 'utf8')).toContain(
+      "sonnet: no cell runs the baseline's harness configuration",
+    )
+  })
 })
