@@ -23,7 +23,7 @@ import type {
 import { type HostForwards, openHostForwards, removeStaleForwardDirs } from '../forward/host.js'
 import { FORWARDER_READY, loopbackForwarderArgs } from '../forward/loopback.js'
 import { ensureBaseImage } from './base-image.js'
-import { labelFlags, removeLeftovers, removeSync } from './cleanup.js'
+import { labelFlags, removeLeftovers, removeSync, rmArgs } from './cleanup.js'
 import { agentIdentity, containerPath, type ImageConfig, parseImageConfig } from './identity.js'
 import { buildTaskImage, ImageError, type ResolvedImage, resolveImage } from './image.js'
 import { limitFlags, readOomKills, readPidsRefusals } from './limits.js'
@@ -276,7 +276,7 @@ async function openContainer(
   const close = async () => {
     if (closed) return
     closed = true
-    await cli(rt.bin, ['rm', '-f', ...(rt.name === 'podman' ? ['-t', '0'] : []), name], {
+    await cli(rt.bin, rmArgs(rt, [name]), {
       env: rt.env,
       timeoutMs: 60_000,
     })

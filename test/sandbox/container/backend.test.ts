@@ -287,10 +287,13 @@ setInterval(() => {}, 1000)
       expect((await containersNamed(`hw-${process.pid}-`)).length).toBe(1)
       const labels = await cli(
         rt.bin,
-        ['ps', '--filter', `label=${LABEL}=1`, '--format', `{{index .Labels "${OWNER_LABEL}"}}`],
+        // `{{.Labels}}`: a map in podman's answer, a comma-joined `key=value` string in docker's.
+        ['ps', '--filter', `label=${LABEL}=1`, '--format', '{{.Labels}}'],
         { env: rt.env },
       )
-      expect(labels.stdout).toContain(`:${process.pid}`)
+      expect(labels.stdout).toMatch(
+        new RegExp(`${OWNER_LABEL.replace(/\./g, '\\.')}[=:][^,\\s]+:${process.pid}\\b`),
+      )
     } finally {
       await mine.close()
       proxy.close()

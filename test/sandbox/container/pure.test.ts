@@ -6,7 +6,7 @@ import { loopbackPorts } from '../../../src/run/attempt.js'
 import { phaseNetwork } from '../../../src/run/container-request.js'
 import { mergeResources } from '../../../src/sandbox/container/backend.js'
 import { baseKey, debLines } from '../../../src/sandbox/container/base-image.js'
-import { ownerGone } from '../../../src/sandbox/container/cleanup.js'
+import { ownerGone, rmArgs } from '../../../src/sandbox/container/cleanup.js'
 import {
   agentIdentity,
   containerPath,
@@ -194,6 +194,11 @@ describe('network, ports, owners, warnings', () => {
     expect(loopbackPorts('http://localhost:80')).toEqual([80])
     expect(loopbackPorts('https://api.example.com')).toEqual([])
     expect(loopbackPorts('not a url')).toEqual([])
+  })
+
+  it("removing a container: podman skips its stop grace with -t 0; docker's rm has no -t and would refuse it", () => {
+    expect(rmArgs({ name: 'podman' }, ['a', 'b'])).toEqual(['rm', '-f', '-t', '0', 'a', 'b'])
+    expect(rmArgs({ name: 'docker' }, ['a'])).toEqual(['rm', '-f', 'a'])
   })
 
   it('an owner is gone only when it is this host and its process is dead', () => {
