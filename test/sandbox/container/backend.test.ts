@@ -366,13 +366,17 @@ setInterval(() => {}, 1000)
     mkdirSync(ctx)
     writeFileSync(
       path.join(ctx, 'Dockerfile'),
-      `FROM ${env.baseRef}\nRUN echo building-step && echo no-such-thing-here >&2 && exit 7\n`,
+      `FROM ${env.baseRef}\nRUN echo building-step-${process.pid} && echo no-such-thing-here >&2 && exit 7\n`,
     )
     const failed = await open({ build: ctx, name: 'bad-task', timeoutS: 120 }).catch((e) => e)
     expect(failed).toBeInstanceOf(ContainerFault)
     expect(failed.kind).toBe('image')
     expect(failed.message).toContain('Dockerfile exited')
     expect(failed.tail).toContain('no-such-thing-here')
+    // The failed step's container is gone too (Docker's classic builder keeps it unless told).
+    const all = await cli(rt!.bin, ['ps', '-a', '--no-trunc', '--format', '{{.Command}}'], { env: rt!.env })
+    expect(all.exitCode).toBe(0)
+    expect(all.stdout).not.toContain(`building-step-${process.pid}`)
     const good = path.join(dir, 'ctx-good')
     mkdirSync(good)
     writeFileSync(
