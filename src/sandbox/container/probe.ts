@@ -16,6 +16,8 @@ export interface EngineInfo {
   rootless: boolean
   /** Docker's user-namespace remapping (`userns-remap`): container root is a subordinate host id. */
   userns: boolean
+  /** The engine's own version (docker: ServerVersion; podman: version.Version); null when not given. */
+  engineVersion: string | null
 }
 
 /** Parse `<bin> info --format json` of docker or podman (pure). Null when it is not that shape. */
@@ -31,11 +33,13 @@ export function parseInfo(name: 'docker' | 'podman', json: string): EngineInfo |
     if (!host) return null
     const oci = host.ociRuntime as { name?: string } | undefined
     const sec = host.security as { rootless?: boolean } | undefined
+    const ver = (v.version as { Version?: unknown } | undefined)?.Version
     return {
       cgroup: host.cgroupVersion === 'v1' ? 'v1' : 'v2',
       ociRuntime: oci?.name ?? 'unknown',
       rootless: sec?.rootless === true,
       userns: false,
+      engineVersion: typeof ver === 'string' && ver !== '' ? ver : null,
     }
   }
   if (typeof v.CgroupVersion !== 'string' && typeof v.DefaultRuntime !== 'string') return null
@@ -45,6 +49,7 @@ export function parseInfo(name: 'docker' | 'podman', json: string): EngineInfo |
     ociRuntime: typeof v.DefaultRuntime === 'string' ? v.DefaultRuntime : 'unknown',
     rootless: opts.some((o) => o.includes('rootless')),
     userns: opts.some((o) => o.includes('name=userns')),
+    engineVersion: typeof v.ServerVersion === 'string' && v.ServerVersion !== '' ? v.ServerVersion : null,
   }
 }
 
@@ -92,6 +97,7 @@ export function probeRunFlags(name: 'docker' | 'podman', settings: ProbeSettings
  */
 export function runtimeFromProbe(p: {
   name: 'docker' | 'podman'
+  /** The CLI's own version (`<bin> version` client side). */
   version: string
   info: EngineInfo
   settings: ProbeSettings
@@ -101,10 +107,13 @@ export function runtimeFromProbe(p: {
   const { name, info, settings } = p
   const runFlags = probeRunFlags(name, settings)
   const ociRuntime = settings.runtime ?? info.ociRuntime
+  // The engine's version is what ran the containers (a remote or older daemon behind a newer client).
+  const version = info.engineVersion ?? p.version
+  const client = info.engineVersion && info.engineVersion !== p.version ? ` (client ${p.version})` : ''
   return {
     name,
     bin: name,
-    version: p.version,
+    version,
     env: p.env,
     runFlags,
     cgroup: info.cgroup,
@@ -112,7 +121,7 @@ export function runtimeFromProbe(p: {
     rootless: info.rootless,
     userns: info.userns,
     idMap: name === 'podman' && !info.rootless,
-    summary: `${name} ${p.version}, cgroup ${info.cgroup}, ${ociRuntime}${info.rootless ? ', rootless' : ''}${p.tried.length ? ` (adjusted: ${p.tried.join('; ')})` : ''}`,
+    summary: `${name} ${version}${client}, cgroup ${info.cgroup}, ${ociRuntime}${info.rootless ? ', rootless' : ''}${p.tried.length ? ` (adjusted: ${p.tried.join('; ')})` : ''}`,
   }
 }
 

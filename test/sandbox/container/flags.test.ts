@@ -56,7 +56,13 @@ describe('a GitHub-hosted runner: rootful Docker, cgroup v2, overlay2', () => {
   const info = parseInfo('docker', githubInfo)
 
   it('reads the answer: cgroup v2, runc, not rootless, no user-namespace remapping', () => {
-    expect(info).toEqual({ cgroup: 'v2', ociRuntime: 'runc', rootless: false, userns: false })
+    expect(info).toEqual({
+      cgroup: 'v2',
+      ociRuntime: 'runc',
+      rootless: false,
+      userns: false,
+      engineVersion: '28.0.4',
+    })
   })
 
   it('runs the agent as the runner user, with no id mapping, no adjustments, and every lock-down flag', () => {
@@ -170,12 +176,15 @@ describe('the other engines the flags depend on', () => {
         DefaultRuntime: 'runc',
         Driver: 'overlay2',
         SecurityOptions: ['name=seccomp,profile=default'],
+        ServerVersion: '20.10.24+dfsg1',
       }),
     )
     const ulimits = ['nofile=20000:20000', 'nproc=20000:20000']
     const { rt, args, user } = argsFor(info as EngineInfo, 'docker', { uid: 0, gid: 0 }, ulimits)
+    // The daemon's version is what ran the containers; a newer client says so beside it.
+    expect(rt.version).toBe('20.10.24+dfsg1')
     expect(rt.summary).toBe(
-      'docker 28.0.4, cgroup v1, runc (adjusted: ulimits nofile=20000:20000 nproc=20000:20000)',
+      'docker 20.10.24+dfsg1 (client 28.0.4), cgroup v1, runc (adjusted: ulimits nofile=20000:20000 nproc=20000:20000)',
     )
     expect(user).toBe('0:0')
     expect(args.filter((_a, i) => args[i - 1] === '--ulimit')).toEqual(ulimits)

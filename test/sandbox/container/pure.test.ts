@@ -62,12 +62,14 @@ describe('probe answers', () => {
   it('reads podman and docker info', () => {
     const podman = JSON.stringify({
       host: { cgroupVersion: 'v1', ociRuntime: { name: 'runc' }, security: { rootless: false } },
+      version: { APIVersion: '4.3.1', Version: '4.3.1' },
     })
     expect(parseInfo('podman', podman)).toEqual({
       cgroup: 'v1',
       ociRuntime: 'runc',
       rootless: false,
       userns: false,
+      engineVersion: '4.3.1',
     })
     const docker = JSON.stringify({
       CgroupVersion: '2',
@@ -79,6 +81,7 @@ describe('probe answers', () => {
       ociRuntime: 'runc',
       rootless: true,
       userns: false,
+      engineVersion: null,
     })
     const remapped = JSON.stringify({
       CgroupVersion: '2',
