@@ -91,6 +91,12 @@ export interface CellInput {
   configHash: string | null
   api: string | null
   modelDeclared: string | null
+  /**
+   * Several-model experiments: the cell's model route name (null = the top-level route) and its harness
+   * configuration key (src/manifest/models.ts). Absent: one model, every cell pairs with every other.
+   */
+  modelRoute?: string | null
+  harnessKey?: string
   /** Trials planned per instance (k). */
   trials: number
 }
@@ -128,7 +134,13 @@ export interface ComparisonInput {
     /** Container backend: the distinct environments of the final attempts. */
     environments?: EnvironmentStamp[]
   }
-  options: { resamples: number; seed: number; level: number }
+  options: {
+    resamples: number
+    seed: number
+    level: number
+    /** Adjustment across every comparison and metric (manifest reporting.multiplicity); default holm. */
+    multiplicity?: 'holm' | 'benjamini-hochberg'
+  }
   notes: string[]
   /** Legs read from a re-upload of a later run attempt in place of earlier uploads. */
   reuploads?: Array<{ leg: string; read: string; run_attempt: number; replaces: string[] }>

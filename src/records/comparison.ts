@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ClassificationSummarySchema } from './classification.js'
+import { ModelsSectionSchema, MultiplicitySchema } from './models.js'
 import { ScorecardSchema } from './scorecard.js'
 
 /**
@@ -215,6 +216,11 @@ export const DriverSchema = z.strictObject({
 export const ComparisonEntrySchema = z.strictObject({
   baseline: z.string(),
   treatment: z.string(),
+  model: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('several-model experiments: the model route both cells drive (null: the top-level route)'),
   denominators: z.strictObject({
     coverage: Count.describe('planned blocks'),
     outcome: Count,
@@ -436,6 +442,10 @@ export const ComparisonSchema = z.strictObject({
     z.strictObject({ file: z.string(), line: z.number().int().positive().nullable(), message: z.string() }),
   ),
   comparisons: z.array(ComparisonEntrySchema),
+  models: ModelsSectionSchema.optional().describe(
+    'several models: per-model groups, harness × model interactions; absent with one model',
+  ),
+  multiplicity: MultiplicitySchema.optional().describe('adjustment across every test the report states'),
   mde: MdeSchema.describe('for the panel: outcome n, discordance pooled over the comparisons (or assumed)'),
   instances: z.array(InstanceRowSchema),
   scope_statement: z.string(),

@@ -30,6 +30,7 @@ import {
   plainPath,
   telemetryText,
 } from './markdown.js'
+import { modelRoutesText, modelsHtmlSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardHtml } from './scorecard.js'
 
@@ -69,6 +70,7 @@ export function renderHtmlReport(
     classificationHtml(c),
     ...(c.scorecard ? [scorecardHtml(c.scorecard)] : []),
     outcomeTable(c),
+    modelsHtmlSection(c),
     resourceTables(c),
     requestShapeTable(c),
     driverTables(c),
@@ -191,12 +193,12 @@ function headerTable(c: Comparison): string {
     ])
   rows.push([
     'Model route',
-    `${routeText(s.model) ?? '—'}${s.model.observed.length ? `; observed ${s.model.observed.join(', ')}` : ''}`,
+    `${modelRoutesText(c) ?? routeText(s.model) ?? '—'}${s.model.observed.length ? `; observed ${s.model.observed.join(', ')}` : ''}`,
   ])
   for (const cell of c.cells) {
     rows.push([
       `${cell.role} ${cell.id}`,
-      `${cell.harness} ${cell.version_declared ?? '—'}${cell.versions_observed.length ? ` (observed ${cell.versions_observed.join(', ')})` : ''}${cell.config_hash ? `, config ${cell.config_hash.slice(0, 12)}` : ''}${cell.model_declared && c.kind === 'published' ? `, model ${cell.model_declared}` : ''}`,
+      `${cell.harness} ${cell.version_declared ?? '—'}${cell.versions_observed.length ? ` (observed ${cell.versions_observed.join(', ')})` : ''}${cell.config_hash ? `, config ${cell.config_hash.slice(0, 12)}` : ''}${cell.model_declared && (c.kind === 'published' || c.models) ? `, model ${cell.model_declared}` : ''}`,
     ])
   }
   const p = s.panel

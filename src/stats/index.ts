@@ -3,6 +3,7 @@
  * The specification and reference values are in shared/design/statistics.md.
  */
 
+export { benjaminiHochberg } from './bh.js'
 export {
   type BootstrapInterval,
   type BootstrapMethod,
@@ -63,6 +64,13 @@ export {
 } from './evalue.js'
 export { halfBinomialCdf, halfBinomialSf, ratioToNumber } from './exact.js'
 export { type HolmResult, holm } from './holm.js'
+export {
+  type InteractionBlock,
+  type InteractionOptions,
+  type InteractionResult,
+  pairedInteraction,
+  signFlipP,
+} from './interaction.js'
 export {
   type McNemarDirection,
   type McNemarResult,

@@ -485,6 +485,7 @@ describe('aggregate: determinism and strictness', () => {
       'kind',
       'mde',
       'missing_legs',
+      'multiplicity',
       'notes',
       'round',
       'rules',
