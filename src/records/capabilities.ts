@@ -78,7 +78,13 @@ export type CellCapabilities = z.infer<typeof CellCapabilitiesSchema>
 /** The comparison's capability section: each cell's capabilities, and the differences in one line each. */
 export const CapabilitiesSectionSchema = z.strictObject({
   cells: z.array(CellCapabilitiesSchema),
-  differences: z.array(z.string()).describe('between cells, then against the previous run'),
+  differences: z.array(z.string()).describe('each cell against the baseline cell'),
+  since_previous: z
+    .array(z.string())
+    .optional()
+    .describe(
+      "each cell against the same cell in the previous run's comparison (set where the report is written with one)",
+    ),
   notes: z.array(z.string()).describe('capabilities.json files that were absent, unreadable or forged'),
 })
 export type CapabilitiesSection = z.infer<typeof CapabilitiesSectionSchema>
