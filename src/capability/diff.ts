@@ -47,9 +47,13 @@ function toolSides(a: CellCapabilities, b: CellCapabilities): { a: Side; b: Side
   const ob = seen(b)
   if (oa && ob)
     return { a: { known: true, value: oa.tools }, b: { known: true, value: ob.tools }, hashes: true }
-  const side = (c: CellCapabilities): Side =>
-    c.configured.tools.value === null ? { known: false } : { known: true, value: c.configured.tools.value }
-  return { a: side(a), b: side(b), hashes: false }
+  const ca = a.configured.tools.value
+  const cb = b.configured.tools.value
+  if (ca !== null && cb !== null)
+    return { a: { known: true, value: ca }, b: { known: true, value: cb }, hashes: false }
+  // Known on one side only (by either source), or by different sources: not comparable, unknown.
+  const any = (o: unknown, c: unknown): Side => (o || c !== null ? { known: true, value: null } : { known: false })
+  return { a: any(oa, ca), b: any(ob, cb), hashes: false }
 }
 
 type Tool = { name: string; schema_sha256: (string | null)[] }
@@ -60,7 +64,7 @@ export function diffCapabilities(a: CellCapabilities, b: CellCapabilities, label
   const unknown: string[] = []
 
   const t = toolSides(a, b)
-  if (t.a.known && t.b.known) {
+  if (t.a.known && t.b.known && t.a.value !== null && t.b.value !== null) {
     if (t.hashes) {
       const ta = t.a.value as Tool[]
       const tb = t.b.value as Tool[]
@@ -84,7 +88,9 @@ export function diffCapabilities(a: CellCapabilities, b: CellCapabilities, label
       if (changed.length > 0)
         changes.push(`${plural(changed.length, 'tool schema')} changed (${nameSet(changed)})`)
     } else changes.push(...setChanges(t.a.value as string[], t.b.value as string[], 'tool'))
-  } else if (t.a.known !== t.b.known) unknown.push('tools')
+  }
+  if (t.a.known !== t.b.known || (t.a.known && t.b.known && (t.a.value === null || t.b.value === null)))
+    unknown.push('tools')
 
   const fact = <K extends keyof ConfiguredCapabilities>(k: K) =>
     [a.configured[k].value, b.configured[k].value] as const
