@@ -29,7 +29,7 @@ export async function readCapabilityFile(
 ): Promise<CapabilityManifest | 'missing' | { ignored: string }> {
   const read = await readInside(root, rel)
   if (read === 'missing') return 'missing'
-  if ('refused' in read) return { ignored: `${rel}: ${read.refused}` }
+  if ('refused' in read) return { ignored: read.refused }
   if (read.bytes.length > MAX_BYTES) return { ignored: `${rel}: over ${MAX_BYTES} bytes, not read` }
   const text = read.bytes.toString('utf8')
   let doc: unknown
