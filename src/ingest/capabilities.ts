@@ -61,14 +61,15 @@ function attemptFile(folder: string, logsDir: string): string | null {
 /**
  * The comparison's capability section from the leg artifacts under `root`: each cell's capabilities
  * over its attempts' capabilities.json files (in `cellOrder`), the differences of each cell from
- * `reference` (the baseline) in one line each, and notes for files that are absent or ignored.
+ * `reference` (the baseline) in one line each, and notes for files that are absent or ignored;
+ * null when no attempt has one (artifacts written before capability manifests).
  */
 export async function readCapabilities(
   read: ReadArtifacts,
   root: string,
   cellOrder: string[],
   reference: string | null,
-): Promise<CapabilitiesSection> {
+): Promise<CapabilitiesSection | null> {
   const byCell = new Map<string, CapabilityManifest[]>()
   const missing = new Map<string, number>()
   const ignored: string[] = []
@@ -84,6 +85,8 @@ export async function readCapabilities(
       else byCell.set(a.cell_id, [...(byCell.get(a.cell_id) ?? []), got])
     }
   }
+  // Artifacts of an earlier version hold no capabilities.json at all: nothing to say, no section.
+  if (byCell.size === 0 && ignored.length === 0) return null
   const cells = cellOrder
     .map((id) => summarizeCell(id, byCell.get(id) ?? []))
     .filter((c): c is NonNullable<typeof c> => c !== null)

@@ -70,11 +70,10 @@ export async function writeReports(
   input: ComparisonInput,
   out: string,
   artifactsHref?: string,
-  capabilities?: CapabilitiesSection,
+  capabilities?: CapabilitiesSection | null,
 ): Promise<WrittenReports> {
   const comparison = buildComparison(input)
-  if (capabilities && (capabilities.cells.length > 0 || capabilities.notes.length > 0))
-    comparison.capabilities = capabilities
+  if (capabilities) comparison.capabilities = capabilities
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
   await writeFile(comparisonPath, comparisonJson(comparison))

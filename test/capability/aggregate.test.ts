@@ -4,10 +4,12 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { allUnknown, known } from '../../src/capability/facts.js'
 import { withPreviousCapabilities } from '../../src/capability/since-previous.js'
+import { diffComparisons } from '../../src/compare/diff.js'
 import { aggregate } from '../../src/pipeline/aggregate.js'
 import type { Plan } from '../../src/plan/schema.js'
 import type { CapabilityManifest } from '../../src/records/capabilities.js'
 import { ComparisonSchema } from '../../src/records/comparison.js'
+import { renderDiffMarkdown } from '../../src/report/diff.js'
 import { renderHtmlReport } from '../../src/report/html.js'
 import { renderMarkdownReport } from '../../src/report/markdown.js'
 import { ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from '../compare/fixtures.js'
@@ -125,7 +127,9 @@ describe('capabilities through aggregate into the report header', () => {
     expect(caps?.notes).toEqual([
       'cell a: 1 attempt(s) without capabilities.json (written by an earlier version, or lost): their capabilities are unknown',
       `ignored ${aLeg}/logs/t-003/0-1/capabilities.json is a symbolic link: not followed out of the folder`,
-      expect.stringMatching(new RegExp(`^ignored ${bLeg}/logs/t-001/0-1/capabilities\\.json:1:24: not valid JSON: .+`)),
+      expect.stringMatching(
+        new RegExp(`^ignored ${bLeg}/logs/t-001/0-1/capabilities\\.json:1:24: not valid JSON: .+`),
+      ),
       `ignored ${bLeg}/logs/t-002/0-1/capabilities.json:2:21: schema_version: Invalid input: expected 1 (got 2)`,
       `ignored ${bLeg}/logs/t-003/0-1/capabilities.json: cell_id names another cell than its attempt record (b)`,
     ])
@@ -135,6 +139,15 @@ describe('capabilities through aggregate into the report header', () => {
     // The header shows the first notes and counts the rest.
     const md = renderMarkdownReport(r.comparison)
     expect(md).toContain('| Capability note | … 2 more in comparison.json capabilities.notes |')
+  })
+
+  it('artifacts without any capabilities.json (an earlier version) give no section and no header row', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(4) } })
+    const artifacts = artifactsWithCapabilities(plan, () => null)
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-cap-agg-'))
+    const r = await aggregate({ plan: writePlan(plan), artifacts, out, resamples: 200 })
+    expect(r.comparison.capabilities).toBeUndefined()
+    expect(r.markdown).not.toContain('Capabilit')
   })
 
   it("the report after a previous run lists each cell's change since then; comparison.json keeps its own", async () => {
@@ -159,6 +172,14 @@ describe('capabilities through aggregate into the report header', () => {
     expect(thisWeek.capabilities?.since_previous).toBeUndefined()
     expect(renderMarkdownReport(shown)).toContain(
       '| Capabilities since the previous run | opencode 1.18.33 → 1.19.0 (cell b): +3 tools (glob, grep, todowrite), compaction on |',
+    )
+    // `harness-watch diff` of the two comparisons states the same line.
+    const d = diffComparisons(lastWeek, thisWeek)
+    expect(d.capabilities).toEqual([
+      'opencode 1.18.33 → 1.19.0 (cell b): +3 tools (glob, grep, todowrite), compaction on',
+    ])
+    expect(renderDiffMarkdown(d)).toContain(
+      '> **Capabilities:** opencode 1.18.33 → 1.19.0 (cell b): +3 tools (glob, grep, todowrite), compaction on',
     )
     // A previous run without capabilities (an earlier version's artifacts): nothing is claimed.
     const { capabilities: _, ...older } = lastWeek
