@@ -52,7 +52,8 @@ function toolSides(a: CellCapabilities, b: CellCapabilities): { a: Side; b: Side
   if (ca !== null && cb !== null)
     return { a: { known: true, value: ca }, b: { known: true, value: cb }, hashes: false }
   // Known on one side only (by either source), or by different sources: not comparable, unknown.
-  const any = (o: unknown, c: unknown): Side => (o || c !== null ? { known: true, value: null } : { known: false })
+  const any = (o: unknown, c: unknown): Side =>
+    o || c !== null ? { known: true, value: null } : { known: false }
   return { a: any(oa, ca), b: any(ob, cb), hashes: false }
 }
 
