@@ -6,6 +6,8 @@ import { CAPABILITY_NAMES } from '../records/capabilities.js'
 export interface CapabilityInput {
   /** The attempt's home, where the adapter wrote the harness's config files. */
   home: string
+  /** The attempt's workspace (project-level settings and skills live there); absent: not read. */
+  workspace?: string
   /** The command's arguments, without the task prompt (text of a task is never read as a flag). */
   args: string[]
   /** The invocation's environment: only named switches are read, never stored. */

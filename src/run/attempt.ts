@@ -220,7 +220,7 @@ export async function runAttempt(
           transport = wired.transport
         }
         inv = turn.adjust(inv)
-        configured ??= await readAttemptCapabilities(leg, inv, tctx.home, turn.prompt)
+        configured ??= await readAttemptCapabilities(leg, inv, tctx.home, turn.prompt, tctx.workspace)
         const env = harnessEnv({
           dirs: d,
           runnerEnv: leg.runnerEnv,

@@ -17,9 +17,11 @@ export function readAttemptCapabilities(
   inv: Invocation,
   home: string,
   prompt: string,
+  workspace?: string,
 ): Promise<ConfiguredCapabilities> {
   return readConfiguredCapabilities(leg.cell.harness, {
     home,
+    workspace,
     args: inv.args.filter((a) => a !== prompt),
     env: inv.env,
     api: leg.api,

@@ -37,6 +37,7 @@ async function prepared(
   if (bridge) inv = (await wireBridge(adapter.name, inv, ctx, BRIDGE)).invocation
   const caps = await readConfiguredCapabilities(adapter.name, {
     home: ctx.home,
+    workspace: ctx.workspace,
     args: inv.args.filter((a) => a !== ctx.prompt),
     env: inv.env,
     api: ctx.api,
@@ -191,7 +192,7 @@ describe('capabilities read from the configuration each adapter writes', () => {
     expect(values(caps)).toEqual({
       tools: null,
       disabled_tools: ['WebFetch', 'WebSearch'],
-      skills: null,
+      skills: [],
       mcp_servers: ['bridge'],
       compaction: null,
       retry: null,
@@ -201,6 +202,38 @@ describe('capabilities read from the configuration each adapter writes', () => {
       request_routes: ['anthropic'],
     })
     expect(caps.mcp_servers.from).toBe('--mcp-config with --strict-mcp-config')
+  })
+
+  it("Claude Code: skills from the cell's files in the config folder and from the workspace, by name only", async () => {
+    await mkdir(path.join(dirs.workspace, '.claude/skills/lint'), { recursive: true })
+    await writeFile(path.join(dirs.workspace, '.claude/skills/lint/SKILL.md'), '---\nname: lint\n---\n')
+    // A folder without SKILL.md is not a skill
+    await mkdir(path.join(dirs.workspace, '.claude/skills/notes'), { recursive: true })
+    const { caps } = await prepared(claudeCodeAdapter, {
+      config: {
+        args: [],
+        env: {},
+        pass_env: [],
+        files: { '.claude/skills/review/SKILL.md': '---\nname: review\n---\nReview the diff.\n' },
+      },
+    })
+    expect(caps.skills).toEqual({
+      value: ['lint', 'review'],
+      from: ".claude/skills and the workspace's .claude/skills",
+    })
+  })
+
+  it("Claude Code: a workspace's skills folder that is a symbolic link is not followed: skills unknown", async () => {
+    const elsewhere = path.join(dirs.base, 'elsewhere')
+    await mkdir(path.join(elsewhere, 'steal'), { recursive: true })
+    await writeFile(path.join(elsewhere, 'steal/SKILL.md'), 'x')
+    await mkdir(path.join(dirs.workspace, '.claude'), { recursive: true })
+    await symlink(elsewhere, path.join(dirs.workspace, '.claude/skills'))
+    const { caps } = await prepared(claudeCodeAdapter)
+    expect(caps.skills).toEqual({
+      value: null,
+      from: '.claude/skills: .claude/skills is a symbolic link, not followed',
+    })
   })
 
   it('Claude Code: a settings.json reached through a symbolic link is not read (unknown, never followed)', async () => {

@@ -1,3 +1,4 @@
+import path from 'node:path'
 import type { ConfiguredCapabilities } from '../../records/capabilities.js'
 import { fileUnknown, readConfigFile } from '../config-file.js'
 import {
@@ -12,12 +13,14 @@ import {
   positiveInt,
   unknown,
 } from '../facts.js'
+import { skillFolders } from '../skills.js'
 
 /**
  * Claude Code: `$CLAUDE_CONFIG_DIR/settings.json` (permissions), its arguments (`--allowedTools`,
  * `--disallowedTools`, `--permission-mode`, `--dangerously-skip-permissions`, `--max-turns`,
  * `--mcp-config` files) and named switches in its environment (`DISABLE_AUTO_COMPACT`,
- * `CLAUDE_CODE_MAX_RETRIES`). Skills and a browser are not read.
+ * `CLAUDE_CODE_MAX_RETRIES`), and the skill folders of the config folder and the workspace. A browser
+ * is not read.
  */
 export async function readClaudeCodeCapabilities(input: CapabilityInput): Promise<ConfiguredCapabilities> {
   const caps = allUnknown('not read from Claude Code settings or arguments')
@@ -91,8 +94,33 @@ export async function readClaudeCodeCapabilities(input: CapabilityInput): Promis
     retries !== undefined && /^\d+$/.test(retries)
       ? known<'retry'>(Number(retries) === 0 ? 'off' : `max ${Number(retries)}`, 'CLAUDE_CODE_MAX_RETRIES')
       : unknown<'retry'>('no CLAUDE_CODE_MAX_RETRIES: the SDK default applies (not read)')
+  caps.skills = await claudeSkills(input, configDir)
   caps.request_routes = known<'request_routes'>(['anthropic'], 'ANTHROPIC_BASE_URL (Messages API)')
   return caps
+}
+
+/**
+ * Skills Claude Code loads: `$CLAUDE_CONFIG_DIR/skills/<name>/SKILL.md` and the workspace's
+ * `.claude/skills/<name>/SKILL.md` (plugins are not installed in an attempt's fresh config folder).
+ */
+async function claudeSkills(
+  input: CapabilityInput,
+  configDir: string,
+): Promise<ConfiguredCapabilities['skills']> {
+  const rel = path.relative(input.home, configDir).split(path.sep).join('/')
+  if (rel.startsWith('..') || path.isAbsolute(rel))
+    return unknown<'skills'>('CLAUDE_CONFIG_DIR outside the home: skills not read')
+  const places: [string, string][] = [[input.home, `${rel}/skills`]]
+  if (input.workspace) places.push([input.workspace, '.claude/skills'])
+  else return unknown<'skills'>('the workspace was not given: project skills not read')
+  const names: string[] = []
+  for (const [root, folder] of places) {
+    const got = await skillFolders(root, folder)
+    if (got === 'absent') continue
+    if ('refused' in got) return unknown<'skills'>(`${folder}: ${got.refused}, not followed`)
+    names.push(...got.names)
+  }
+  return known<'skills'>([...new Set(names)].sort(), `${rel}/skills and the workspace's .claude/skills`)
 }
 
 const truthy = (v: string | undefined) => v !== undefined && /^(1|true|yes)$/i.test(v.trim())
