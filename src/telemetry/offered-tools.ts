@@ -60,7 +60,14 @@ function definitions(api: ObservedApi, b: Obj): { name: string; def: unknown }[]
   for (const t of tools) {
     const o = obj(t)
     const name = o ? toolName(api, o) : null
-    if (o && name) out.push({ name, def: o })
+    if (!o || !name) continue
+    // A Responses namespace (Codex offers an MCP server's tools as one): each tool as `<namespace>.<name>`.
+    if (api === 'responses' && o.type === 'namespace' && Array.isArray(o.tools)) {
+      for (const inner of o.tools) {
+        const n = text(obj(inner)?.name)
+        if (n) out.push({ name: `${name}.${n}`, def: inner })
+      }
+    } else out.push({ name, def: o })
   }
   if (api === 'chat' && Array.isArray(b.functions)) {
     for (const f of b.functions) {

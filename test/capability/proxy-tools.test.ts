@@ -144,6 +144,13 @@ describe('tools the proxy saw offered', () => {
         tools: [{ type: 'function', name: 'shell', parameters: {} }, { type: 'web_search' }],
       })?.map((t) => t.name),
     ).toEqual(['shell', 'web_search'])
+    // Codex's MCP tools arrive as one Responses namespace: each tool by `<namespace>.<name>`
+    const getOrder = { type: 'function', name: 'get_order', strict: false, parameters: { type: 'object' } }
+    expect(
+      offeredTools('responses', {
+        tools: [{ type: 'namespace', name: 'mcp__bridge', description: 'Tools', tools: [getOrder] }],
+      }),
+    ).toEqual([{ name: 'mcp__bridge.get_order', schema_sha256: toolSchemaHash(getOrder) }])
     expect(
       offeredTools('gemini', {
         tools: [{ functionDeclarations: [{ name: 'read_file' }, { name: 'glob' }] }, { googleSearch: {} }],
