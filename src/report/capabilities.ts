@@ -30,3 +30,45 @@ export function capabilityRows(c: Comparison): Array<[string, string]> {
 export function capabilityMarkdownRows(c: Comparison): string[] {
   return capabilityRows(c).map(([k, v]) => `| ${k} | ${escapeMarkdown(v)} |`)
 }
+
+const show = (v: unknown): string =>
+  v === null
+    ? 'unknown'
+    : Array.isArray(v)
+      ? v.length === 0
+        ? 'none'
+        : v.join(', ')
+      : typeof v === 'boolean'
+        ? v
+          ? 'on'
+          : 'off'
+        : String(v)
+
+/**
+ * report.html's "Capabilities" section: one column per cell, one row per capability with where it was
+ * read (or why it is unknown), then the tools the proxy saw offered. Every text through `escape`.
+ */
+export function capabilityTableHtml(c: Comparison, escape: (s: string) => string): string {
+  const caps = c.capabilities
+  if (!caps || caps.cells.length === 0) return ''
+  const head = `<tr><th>Capability</th>${caps.cells.map((x) => `<th>${escape(`${x.cell_id} (${x.harness} ${x.harness_version ?? 'version unknown'})`)}</th>`).join('')}</tr>`
+  const first = caps.cells[0]
+  const names = first ? (Object.keys(first.configured) as (keyof typeof first.configured)[]) : []
+  const rows = names.map(
+    (name) =>
+      `<tr><td>${escape(name.replace(/_/g, ' '))}</td>${caps.cells
+        .map(
+          (x) =>
+            `<td>${escape(show(x.configured[name].value))}<br><small>${escape(x.configured[name].from)}</small></td>`,
+        )
+        .join('')}</tr>`,
+  )
+  const seen = (x: (typeof caps.cells)[number]) =>
+    x.observed === null
+      ? 'unknown (no proxy request recorded)'
+      : `${x.observed.tools.map((t) => t.name).join(', ') || 'none'}${x.observed.tools_named ? '' : ' (not every request named its tools)'} — ${x.observed.requests_with_tools} of ${x.observed.requests} requests offered tools`
+  rows.push(
+    `<tr><td>tools the proxy saw</td>${caps.cells.map((x) => `<td>${escape(seen(x))}</td>`).join('')}</tr>`,
+  )
+  return `<section><h2>Capabilities</h2><table>${head}${rows.join('')}</table></section>`
+}

@@ -16,7 +16,7 @@ import {
   routeText,
 } from '../util/format.js'
 import { chartSources } from './assets.js'
-import { capabilityRows } from './capabilities.js'
+import { capabilityRows, capabilityTableHtml } from './capabilities.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { environmentLines } from './environment.js'
@@ -72,6 +72,7 @@ export function renderHtmlReport(
     outcomeTable(c),
     resourceTables(c),
     requestShapeTable(c),
+    capabilityTableHtml(c, e),
     driverTables(c),
     '<div class="charts">',
     chartBox(

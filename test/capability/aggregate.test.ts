@@ -90,6 +90,14 @@ describe('capabilities through aggregate into the report header', () => {
     const html = renderHtmlReport(r.comparison)
     expect(html).toContain('+2 tools (&lt;img src=x onerror=alert(1)&gt;, @octo-team), compaction on')
     expect(html).not.toContain(HOSTILE)
+    // The Capabilities section: each cell's value with where it was read, and the tools seen.
+    expect(html).toContain('<section><h2>Capabilities</h2>')
+    expect(html).toContain(
+      '<td>compaction</td><td>off<br><small>settings.json</small></td><td>on<br><small>settings.json</small></td>',
+    )
+    expect(html).toContain(
+      '<td>tools the proxy saw</td><td>bash, read — 36 of 40 requests offered tools</td><td>&lt;img src=x onerror=alert(1)&gt;, @octo-team, bash, read — 36 of 40 requests offered tools</td>',
+    )
   })
 
   it('forged, malformed, misplaced or absent capabilities.json files are located notes, never a crash or a guess', async () => {
