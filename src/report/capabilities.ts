@@ -1,5 +1,5 @@
 import type { Comparison } from '../records/comparison.js'
-import { escapeMarkdown } from './escape.js'
+import { escapeHtml, escapeMarkdown } from './escape.js'
 
 /** Most notes about capabilities.json files shown in a header (the rest are in comparison.json). */
 const MAX_NOTES = 3
@@ -46,20 +46,20 @@ const show = (v: unknown): string =>
 
 /**
  * report.html's "Capabilities" section: one column per cell, one row per capability with where it was
- * read (or why it is unknown), then the tools the proxy saw offered. Every text through `escape`.
+ * read (or why it is unknown), then the tools the proxy saw offered. Every text through `escapeHtml`.
  */
-export function capabilityTableHtml(c: Comparison, escape: (s: string) => string): string {
+export function capabilityTableHtml(c: Comparison): string {
   const caps = c.capabilities
   if (!caps || caps.cells.length === 0) return ''
-  const head = `<tr><th>Capability</th>${caps.cells.map((x) => `<th>${escape(`${x.cell_id} (${x.harness} ${x.harness_version ?? 'version unknown'})`)}</th>`).join('')}</tr>`
+  const head = `<tr><th>Capability</th>${caps.cells.map((x) => `<th>${escapeHtml(`${x.cell_id} (${x.harness} ${x.harness_version ?? 'version unknown'})`)}</th>`).join('')}</tr>`
   const first = caps.cells[0]
   const names = first ? (Object.keys(first.configured) as (keyof typeof first.configured)[]) : []
   const rows = names.map(
     (name) =>
-      `<tr><td>${escape(name.replace(/_/g, ' '))}</td>${caps.cells
+      `<tr><td>${escapeHtml(name.replace(/_/g, ' '))}</td>${caps.cells
         .map(
           (x) =>
-            `<td>${escape(show(x.configured[name].value))}<br><small>${escape(x.configured[name].from)}</small></td>`,
+            `<td>${escapeHtml(show(x.configured[name].value))}<br><small>${escapeHtml(x.configured[name].from)}</small></td>`,
         )
         .join('')}</tr>`,
   )
@@ -68,7 +68,7 @@ export function capabilityTableHtml(c: Comparison, escape: (s: string) => string
       ? 'unknown (no proxy request recorded)'
       : `${x.observed.tools.map((t) => t.name).join(', ') || 'none'}${x.observed.tools_named ? '' : ' (not every request named its tools)'} — ${x.observed.requests_with_tools} of ${x.observed.requests} requests offered tools`
   rows.push(
-    `<tr><td>tools the proxy saw</td>${caps.cells.map((x) => `<td>${escape(seen(x))}</td>`).join('')}</tr>`,
+    `<tr><td>tools the proxy saw</td>${caps.cells.map((x) => `<td>${escapeHtml(seen(x))}</td>`).join('')}</tr>`,
   )
   return `<section><h2>Capabilities</h2><table>${head}${rows.join('')}</table></section>`
 }

@@ -72,7 +72,7 @@ export function renderHtmlReport(
     outcomeTable(c),
     resourceTables(c),
     requestShapeTable(c),
-    capabilityTableHtml(c, e),
+    capabilityTableHtml(c),
     driverTables(c),
     '<div class="charts">',
     chartBox(
