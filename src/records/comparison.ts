@@ -1,4 +1,5 @@
 import { z } from 'zod'
+import { CapabilitiesSectionSchema } from './capabilities.js'
 import { ClassificationSummarySchema } from './classification.js'
 import { ModelsSectionSchema, MultiplicitySchema } from './models.js'
 import { ScorecardSchema } from './scorecard.js'
@@ -480,6 +481,9 @@ export const ComparisonSchema = z.strictObject({
     ),
   classification: ClassificationSummarySchema.optional().describe(
     'every attempt’s failure class: separate denominators, telemetry anomalies, findings (experiments only)',
+  ),
+  capabilities: CapabilitiesSectionSchema.optional().describe(
+    "each cell's capabilities (its configuration and the tools the proxy saw) and their differences, one line each (experiments only)",
   ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>

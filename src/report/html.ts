@@ -16,6 +16,7 @@ import {
   routeText,
 } from '../util/format.js'
 import { chartSources } from './assets.js'
+import { capabilityRows, capabilityTableHtml } from './capabilities.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { environmentLines } from './environment.js'
@@ -73,6 +74,7 @@ export function renderHtmlReport(
     modelsHtmlSection(c),
     resourceTables(c),
     requestShapeTable(c),
+    capabilityTableHtml(c),
     driverTables(c),
     '<div class="charts">',
     chartBox(
@@ -211,6 +213,7 @@ function headerTable(c: Comparison): string {
   rows.push(['Telemetry', `${s.telemetry_source ? `${s.telemetry_source}; ` : ''}${telemetryText(c)}`])
   rows.push(['Blocks', blocksText(c)])
   for (const d of driftLines(c, (x) => x)) rows.push(['Config drift', d])
+  rows.push(...capabilityRows(c))
   rows.push([
     'Statistics',
     `seed ${s.seed}, B = ${s.bootstrap_resamples} bootstrap resamples, ${s.confidence_level * 100}% intervals`,

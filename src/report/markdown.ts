@@ -20,6 +20,7 @@ import {
   routeText,
 } from '../util/format.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
+import { capabilityMarkdownRows } from './capabilities.js'
 import {
   classificationMarkdown,
   denominatorsLine,
@@ -180,6 +181,7 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
   if (s.budgets) lines.push(`| Limits and budgets | ${escapeMarkdown(s.budgets)} |`)
   if (s.retries) lines.push(`| Retries | ${escapeMarkdown(s.retries)} |`)
   if (s.isolation && s.isolation.length > 0) lines.push(`| Isolation | ${isolationText(s.isolation)} |`)
+  lines.push(...capabilityMarkdownRows(c))
   for (const env of environmentLines(s.environments ?? []))
     lines.push(`| Environment | ${escapeMarkdown(env)} |`)
   lines.push(`| Trials | k = ${s.trials} |`)
