@@ -20,6 +20,10 @@ const VERSION = 2
 export interface StageTest {
   method: TotalsMethod
   pooledSd: boolean
+  /** Stage weights √(blocks × trials per block) instead of √blocks (trials are fixed before the rerun). */
+  attemptWeights?: boolean
+  /** How the floor scales between stages of different trials per block: × trials (default) or × √trials. */
+  floorScale?: 'trials' | 'sqrt-trials'
 }
 
 /** The test version 2 decides with (chosen by simulation; see the design's comment). */
@@ -177,6 +181,12 @@ function meanTrials(pairs: readonly PairedBlock[]): number {
   return n > 0 && sum > 0 ? sum / n : 1
 }
 
+/** The rerun's trials per block and cell (fixed by the plan before it ran). */
+function plannedTrials(rerun: readonly PairedBlock[]): number {
+  for (const p of rerun) if (p.base?.trials) return p.base.trials
+  return 1
+}
+
 function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
   const { method } = options
   const s = input.signal
@@ -188,8 +198,9 @@ function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest
   // Blocks sum their trials' costs, so the floor compares spreads per trial: a stage of k-trial
   // blocks takes the other stage's s of D per trial times k.
   const pooled = options.pooledSd
-  const k1 = meanTrials(input.first)
-  const k2 = meanTrials(half)
+  const sq = options.floorScale === 'sqrt-trials'
+  const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
+  const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
   const sd1 = pooled ? sdOfD(firstCols.base, firstCols.treat, s.threshold) : null
   const sd2 = pooled ? sdOfD(halfCols.base, halfCols.treat, s.threshold) : null
   const t1 = ratioOfTotalsTest(firstCols.base, firstCols.treat, s.threshold, {
@@ -204,7 +215,9 @@ function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest
   const p1 = t1?.p ?? 1
   const p2 = t2?.p ?? 1
   const planned = [...input.decide].filter((i) => input.sample.has(i) && !input.estimate.has(i)).length
-  const w = weights(firstCols.base.length, planned)
+  const w = options.attemptWeights
+    ? weights(firstCols.base.length * k1, planned * plannedTrials(input.rerun))
+    : weights(firstCols.base.length, planned)
   const combined = inverseNormalCombination([p1, p2], w)
   const adv = discordantCounts(input.outcome)
   const advantageP = mcnemarPOneSided(adv.b, adv.c, 'treatment_better')
