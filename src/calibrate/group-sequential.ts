@@ -284,7 +284,7 @@ export function formatDesigns(d: DesignsComparison): string {
     )
   }
   lines.push(
-    `  used: ${d.chosen} (fewest expected blocks under H1 with at most 10% more than fixed under H0); targets ≥ 20% fewer under H1: ${d.targets.h1_saving_at_least_20pct ? 'met' : 'not met'}, ≤ 10% more under H0: ${d.targets.h0_excess_at_most_10pct ? 'met' : 'not met'}`,
+    `  used: ${d.chosen} (fewest expected blocks under H1 with at most 10% more than fixed under H0); targets ≥ 20% fewer under H1: ${d.targets.h1_saving_at_least_20pct ? 'met' : 'not met'}, ≤ 10% more under H0: ${d.targets.h0_excess_at_most_10pct ? 'met' : 'not met'}${d.chosen === 'group-sequential' ? '; the weekly evidence in decision.json decides with it' : '; the weekly evidence in decision.json decides with group-sequential, which this world does not favour'}`,
   )
   return `${lines.join('\n')}\n`
 }
