@@ -61,8 +61,15 @@ export {
   discordantEValue,
   discordantLikelihoodRatio,
 } from './evalue.js'
-export { type ObfPlan, type ObfPlanInput, obfConstant, obfLook, obfPower, planObf } from './group-sequential.js'
 export { halfBinomialCdf, halfBinomialSf, ratioToNumber } from './exact.js'
+export {
+  type ObfPlan,
+  type ObfPlanInput,
+  obfConstant,
+  obfLook,
+  obfPower,
+  planObf,
+} from './group-sequential.js'
 export { type HolmResult, holm } from './holm.js'
 export {
   type McNemarDirection,

@@ -35,7 +35,10 @@ import { studentTTwoSidedP } from './special.js'
  *      B resamples of the n blocks from a fixed seed, p = (1 + #{t*ᵦ ≥ t}) / (B + 1) with
  *      t*ᵦ = (d̄*ᵦ − d̄)/(s*ᵦ/√n); a resample with no spread has t* = ±∞ by the sign of d̄* − d̄, 0 at d̄;
  *  - `sign-flip`: the randomization test of Σd under sign flips (exact for D symmetric about 0),
- *      B seeded flips, p = (1 + #{Σ±dᵢ ≥ Σd}) / (B + 1).
+ *      B seeded flips, p = (1 + #{Σ±dᵢ ≥ Σd}) / (B + 1);
+ *  - `log-ratio`: the variance-stabilised form (ln(Σt/Σb) − ln θ) / SE against t(n − 1), SE the
+ *      delta-method s of tᵢ/t̄ − bᵢ/b̄ over √n (`sdFloor` carried to that scale as floor/(θ·b̄)).
+ *      Measured as liberal as Student's t where D is left-skewed (two-stage.ts).
  * `sdFloor` replaces s by max(s, floor) in every studentized statistic (the statistic only falls).
  */
 export type TotalsMethod =

@@ -4,18 +4,6 @@ import { compareDesigns, formatDesigns } from '../../src/calibrate/group-sequent
 import { adaptiveAlternative, deficitAlternative } from '../../src/stats/evalue.js'
 import { mcnemarPOneSided } from '../../src/stats/mcnemar.js'
 
-const base = {
-  blocksPerWeek: 40,
-  resolveRate: 0.5,
-  designDeficitPp: 10,
-  alpha: 0.05,
-  powers: [0.8, 0.9, 0.95],
-  horizonWeeks: 52,
-  sims: 1000,
-  seed: 7,
-  costPerBlock: 2,
-}
-
 describe('fixed-size exact McNemar: critical values and power, computed', () => {
   it('the critical b is where the exact one-sided p first reaches α', () => {
     for (const n of [0, 1, 4, 5, 6, 10, 20, 57, 200]) {
