@@ -63,6 +63,14 @@ export {
   discordantLikelihoodRatio,
 } from './evalue.js'
 export { halfBinomialCdf, halfBinomialSf, ratioToNumber } from './exact.js'
+export {
+  type ObfPlan,
+  type ObfPlanInput,
+  obfConstant,
+  obfLook,
+  obfPower,
+  planObf,
+} from './group-sequential.js'
 export { type HolmResult, holm } from './holm.js'
 export {
   type InteractionBlock,
