@@ -51,7 +51,7 @@ const TEXT_WINDOW = 4096
 export const TITLE_ASK =
   /\btitle generator\b|\bthread title\b|\b(generate|write|create|extract|give|suggest|output|produce)\b[^.\n]{0,60}\btitle\b/i
 /** A prompt that asks for a summary. */
-export const SUMMARY_ASK = /\bsummar(y|ies|ize|ise|izing|ising)\b/i
+export const SUMMARY_ASK = /\bsummar(y|ies|ize|izes|ise|ises|izing|ising)\b/i
 /**
  * A prompt that asks to condense the conversation so far (Claude Code's compact, Codex's checkpoint
  * compaction, Gemini CLI's history compression, OpenCode's continuation prompt, OpenHands' condenser).
@@ -314,6 +314,10 @@ export function readRequestParts(api: ObservedApi, raw: Buffer | null, parsed: u
     for (const m of conversation) roles[m.role]++
     const latest = conversation[conversation.length - 1]
     const history = conversation.slice(0, -1)
+    // Sizes first: a value nested too deep stops here, before anything serialises or reads it.
+    const sizes = new Map<unknown, number>(messages.map((m) => [m.value, jsonBytes(m.value)]))
+    const systemBytes = system.reduce((n: number, v) => n + jsonBytes(v), 0)
+    const sizeOf = (v: unknown): number => sizes.get(v) ?? jsonBytes(v)
     const toolBytes = jsonBytes(tools)
     const systemText = allSystem.length > 0 ? JSON.stringify(allSystem) : null
     const toolsText = tools === undefined ? null : JSON.stringify(tools)
@@ -326,8 +330,8 @@ export function readRequestParts(api: ObservedApi, raw: Buffer | null, parsed: u
       bytes += size
       chain.push({ hash: running, bytes })
     }
-    push({ tools: tools ?? null, system }, toolBytes + system.reduce((n: number, s) => n + jsonBytes(s), 0))
-    for (const m of messages) push(m.value, jsonBytes(m.value))
+    push({ tools: tools ?? null, system }, toolBytes + systemBytes)
+    for (const m of messages) push(m.value, sizeOf(m.value))
     const { params, rejected } = requestParams(api, b)
     const names = toolNamesOf(api, b)
     const toolCount =
@@ -348,8 +352,8 @@ export function readRequestParts(api: ObservedApi, raw: Buffer | null, parsed: u
     return {
       parts: {
         tool_schema_bytes: toolBytes,
-        history_bytes: history.reduce((n, m) => n + jsonBytes(m.value), 0),
-        latest_message_bytes: latest ? jsonBytes(latest.value) : 0,
+        history_bytes: history.reduce((n, m) => n + sizeOf(m.value), 0),
+        latest_message_bytes: latest ? sizeOf(latest.value) : 0,
         cache_prefix_bytes: null,
         message_roles: roles,
         system_sha256: systemText === null ? null : shortHash(systemText),

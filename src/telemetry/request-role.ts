@@ -124,7 +124,10 @@ export const ROLE_RULES: readonly Rule[] = [
     id: 'primary.tools_kept',
     role: 'primary',
     test: (f, ctx) =>
-      f.tools > 0 && ctx.primary !== null && missing(ctx.primary.toolNames, f.toolNames) === 0
+      f.tools > 0 &&
+      ctx.primary !== null &&
+      f.systemHash !== ctx.primary.systemHash &&
+      missing(ctx.primary.toolNames, f.toolNames) === 0
         ? "system prompt changed, every one of the primary's tools still offered"
         : null,
   },
