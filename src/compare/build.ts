@@ -13,6 +13,7 @@ import {
   type PairOptions,
   registerPair,
 } from './pair.js'
+import { requestProfile } from './request-profile.js'
 import { buildScorecard } from './scorecard.js'
 
 /** α and power of every test, interval and MDE in a comparison. */
@@ -99,6 +100,13 @@ export function buildComparison(input: ComparisonInput): Comparison {
     for (const m of o.identity.models) observed.add(m)
   }
   const k = Math.max(1, ...input.cells.map((c) => c.trials))
+  const profile = requestProfile(
+    blocks,
+    input.cells.map((c) => c.id),
+    input.baseline,
+    treatments,
+    opts,
+  )
 
   return {
     schema_version: COMPARISON_SCHEMA_VERSION,
@@ -156,6 +164,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
       : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
     ...(classification ? { classification } : {}),
+    ...(profile ? { request_profile: profile } : {}),
   }
 }
 

@@ -532,6 +532,12 @@ const ManifestObject = z.strictObject({
     request_ratio: 1.5,
     min_coverage: 0.8,
   }),
+  request_count: z
+    .enum(['all', 'primary'])
+    .default('all')
+    .describe(
+      "which proxy requests the request metric and its request_ratio rule count: all (default), or primary only — the agent's own requests, leaving out title, summary, compaction, subagent, retry, fallback and unclassified ones (each request's role and deciding rule are in its ledger row)",
+    ),
   classification: ClassificationSchema.default({
     timeout_policy: 'verifier_decides',
     startup_max_s: 60,

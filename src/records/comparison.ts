@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ClassificationSummarySchema } from './classification.js'
+import { RequestProfileSchema } from './request-profile.js'
 import { ScorecardSchema } from './scorecard.js'
 
 /**
@@ -470,6 +471,9 @@ export const ComparisonSchema = z.strictObject({
     ),
   classification: ClassificationSummarySchema.optional().describe(
     'every attempt’s failure class: separate denominators, telemetry anomalies, findings (experiments only)',
+  ),
+  request_profile: RequestProfileSchema.optional().describe(
+    "each cell's proxy requests by role and their parts, with paired ratios; absent when no attempt recorded request roles",
   ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>
