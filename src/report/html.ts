@@ -31,6 +31,7 @@ import {
   telemetryText,
 } from './markdown.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
+import { requestProfileHtml } from './request-profile.js'
 import { scorecardHtml } from './scorecard.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
@@ -71,6 +72,7 @@ export function renderHtmlReport(
     outcomeTable(c),
     resourceTables(c),
     requestShapeTable(c),
+    requestProfileHtml(c),
     driverTables(c),
     '<div class="charts">',
     chartBox(
