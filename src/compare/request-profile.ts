@@ -30,7 +30,7 @@ function trialValue(r: TrialRequests | null | undefined, m: RequestProfileMetric
 
 /** A cell's value in one block: the mean over its trials; null when any trial lacks it or telemetry is not complete. */
 function blockValue(cb: CellBlock | undefined, m: RequestProfileMetric): number | null {
-  if (!cb || !cb.costComplete || cb.trials.length === 0) return null
+  if (!cb?.costComplete || cb.trials.length === 0) return null
   let sum = 0
   for (const t of cb.trials) {
     const v = trialValue(t.requests, m)

@@ -534,9 +534,9 @@ const ManifestObject = z.strictObject({
   }),
   request_count: z
     .enum(['all', 'primary'])
-    .default('all')
+    .optional()
     .describe(
-      "which proxy requests the request metric and its request_ratio rule count: all (default), or primary only — the agent's own requests, leaving out title, summary, compaction, subagent, retry, fallback and unclassified ones (each request's role and deciding rule are in its ledger row)",
+      "which proxy requests the request metric and its request_ratio rule count: all (when absent), or primary only — the agent's own requests, leaving out title, summary, compaction, subagent, retry, fallback and unclassified ones (each request's role and deciding rule are in its ledger row)",
     ),
   classification: ClassificationSchema.default({
     timeout_policy: 'verifier_decides',

@@ -1,4 +1,5 @@
 import { type LedgerRow, REQUEST_ROLES, type TelemetrySummary } from '../records/ledger.js'
+import { MAX_LEDGER_USD } from '../records/limits.js'
 
 type RoleCounts = NonNullable<TelemetrySummary['request_roles']>
 type PartSums = NonNullable<TelemetrySummary['request_parts']>
@@ -9,7 +10,7 @@ const MAX_VALUES = 8
 /**
  * Inference requests and spend by role over an attempt's rows (pure). A row without a recorded role
  * (a spend-log row, or one written before roles were recorded) counts as `unclassified`, never as
- * primary. A role's spend is null when any of its rows is unpriced. Roles without requests are left out.
+ * primary. A role's spend is null when any of its rows is unpriced or the sum is beyond an attempt's limit. Roles without requests are left out.
  */
 export function roleCounts(rows: readonly LedgerRow[]): RoleCounts {
   const by = new Map<string, { requests: number; spend: number | null }>()
@@ -26,7 +27,8 @@ export function roleCounts(rows: readonly LedgerRow[]): RoleCounts {
     return {
       role,
       requests: c.requests,
-      spend_usd: c.spend === null ? null : Math.round(c.spend * 1e10) / 1e10,
+      // Beyond what an attempt may hold the role's spend is not stated (the attempt's reason names the rows).
+      spend_usd: c.spend === null || !(c.spend <= MAX_LEDGER_USD) ? null : Math.round(c.spend * 1e10) / 1e10,
     }
   })
 }
