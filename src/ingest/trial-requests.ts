@@ -22,6 +22,10 @@ export interface TrialRequests {
   params: Record<string, string[]>
 }
 
+/** A parameter name and value as the proxy writes them (short identifiers; numbers and booleans as text). */
+const NAME = /^[a-z_]{1,32}$/
+const WORD = /^[A-Za-z0-9_.:+-]{1,32}$/
+
 /** Roles a trial starts from: every one at zero. */
 function zeroRoles(): NonNullable<TrialRequests['roles']> {
   return Object.fromEntries(REQUEST_ROLES.map((r) => [r, { requests: 0, spend_usd: 0 }])) as NonNullable<
@@ -66,10 +70,12 @@ export function trialRequests(summaries: readonly TelemetrySummary[]): TrialRequ
     if (!p) parts = null
     if (parts && p) {
       for (const k of Object.keys(parts) as (keyof NonNullable<TrialRequests['parts']>)[]) parts[k] += p[k]
-      for (const [name, values] of Object.entries(p.params)) {
+      for (const { name, values } of p.params) {
+        // Read from an artifact: only names and values the proxy could have written are kept.
+        if (!NAME.test(name)) continue
         const list = params[name] ?? []
         params[name] = list
-        for (const v of values) if (!list.includes(v) && list.length < 8) list.push(v)
+        for (const v of values) if (WORD.test(v) && !list.includes(v) && list.length < 8) list.push(v)
       }
     }
   }

@@ -75,7 +75,8 @@ export const REQUEST_ROLES = [
 export const RequestRoleSchema = z.enum(REQUEST_ROLES)
 
 const Bytes = z.number().int().nonnegative().nullable()
-const Word = z.string().max(32)
+/** A word-valued parameter: the proxy keeps only short identifiers (see telemetry/request-parts). */
+const Word = z.string()
 const Num = z.number().int().nonnegative()
 
 /** A request's role and the rule that decided it. */
@@ -98,9 +99,9 @@ export const RequestPartsSchema = z.strictObject({
     "bytes of the prefix (tools, system, messages in order) identical to the attempt's previous request's",
   ),
   message_roles: z.strictObject({ system: Num, user: Num, assistant: Num, tool: Num, other: Num }).nullable(),
-  system_sha256: z.string().max(16).nullable(),
-  tools_sha256: z.string().max(16).nullable(),
-  body_sha256: z.string().max(16).nullable(),
+  system_sha256: z.string().nullable(),
+  tools_sha256: z.string().nullable(),
+  body_sha256: z.string().nullable(),
   params: z
     .strictObject({
       temperature: z.number().optional(),
@@ -279,8 +280,8 @@ export const TelemetrySummarySchema = z.strictObject({
       cache_prefix_bytes: z.number().int().nonnegative(),
       unread: z.number().int().nonnegative().describe('inference requests whose parts could not be read'),
       params: z
-        .record(z.string(), z.array(z.string()))
-        .describe('each allowlisted parameter sent: its distinct values (as text), at most 8'),
+        .array(z.strictObject({ name: z.string(), values: z.array(z.string()) }))
+        .describe('each allowlisted parameter sent, by name: its distinct values (as text), at most 8'),
     })
     .optional()
     .describe("sums of the request parts over the attempt's inference requests"),

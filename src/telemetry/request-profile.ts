@@ -50,8 +50,9 @@ export function partSums(rows: readonly LedgerRow[]): PartSums | null {
     latest_message_bytes: 0,
     cache_prefix_bytes: 0,
     unread: 0,
-    params: {},
+    params: [],
   }
+  const params = new Map<string, string[]>()
   for (const r of inference) {
     const p = r.request_parts
     if (
@@ -73,12 +74,12 @@ export function partSums(rows: readonly LedgerRow[]): PartSums | null {
     out.latest_message_bytes += p.latest_message_bytes
     out.cache_prefix_bytes += p.cache_prefix_bytes ?? 0
     for (const [name, v] of Object.entries(p.params)) {
-      const values = out.params[name] ?? []
-      out.params[name] = values
+      const values = params.get(name) ?? []
+      params.set(name, values)
       const text = String(v)
       if (!values.includes(text) && values.length < MAX_VALUES) values.push(text)
     }
   }
-  for (const values of Object.values(out.params)) values.sort()
+  out.params = [...params.keys()].sort().map((name) => ({ name, values: (params.get(name) ?? []).sort() }))
   return out
 }

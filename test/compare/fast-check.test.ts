@@ -56,9 +56,50 @@ async function samples() {
     attribution: null,
     usage_object: { prompt_tokens: 3 },
   }
+  // Request roles and parts as the proxy writes them.
+  const roled = {
+    ...row,
+    request_role: {
+      role: 'retry',
+      rule: 'retry.same_body_after_error',
+      evidence: 'same body',
+      also: ['primary.same_system'],
+    },
+    request_parts: {
+      tool_schema_bytes: 6000,
+      history_bytes: 120,
+      latest_message_bytes: 40,
+      cache_prefix_bytes: 5000,
+      message_roles: { system: 1, user: 1, assistant: 1, tool: 1, other: 0 },
+      system_sha256: '0123456789abcdef',
+      tools_sha256: null,
+      body_sha256: 'fedcba9876543210',
+      params: { temperature: 0.2, stream: true, reasoning_effort: 'high' },
+      params_rejected: ['top_p'],
+      reason: null,
+    },
+  }
+  const profiled = attempt(plan, {
+    cell: 'a',
+    instance: 't-002',
+    telemetry: {
+      request_roles: [{ role: 'primary', requests: 3, spend_usd: 0.01 }],
+      request_parts: {
+        requests: 3,
+        bytes: 9000,
+        tool_schema_bytes: 6000,
+        system_bytes: 1000,
+        history_bytes: 1500,
+        latest_message_bytes: 200,
+        cache_prefix_bytes: 4000,
+        unread: 0,
+        params: [{ name: 'stream', values: ['true'] }],
+      },
+    },
+  })
   return [
-    { schema: AttemptRecordSchema, values: [a, withOptional] },
-    { schema: LedgerRowSchema, values: [row, failed] },
+    { schema: AttemptRecordSchema, values: [a, withOptional, profiled] },
+    { schema: LedgerRowSchema, values: [row, failed, roled] },
     { schema: LegRecordSchema, values: [legRecord(plan, plan.legs[0]!.leg, 1)] },
   ] as const
 }

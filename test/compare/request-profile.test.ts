@@ -40,7 +40,10 @@ function parts(n: number, history: number, prefix: number): NonNullable<Telemetr
     latest_message_bytes: n * 400,
     cache_prefix_bytes: n * prefix,
     unread: 0,
-    params: { temperature: ['0'], stream: ['true'] },
+    params: [
+      { name: 'stream', values: ['true'] },
+      { name: 'temperature', values: ['0'] },
+    ],
   }
 }
 

@@ -124,7 +124,7 @@ describe('the recording proxy records each request’s role, rule and parts', ()
       ])
       expect(summary.request_parts?.requests).toBe(6)
       expect(summary.request_parts?.unread).toBe(1)
-      expect(summary.request_parts?.params.stream).toEqual(['true'])
+      expect(summary.request_parts?.params.find((x) => x.name === 'stream')?.values).toEqual(['true'])
 
       // The ledger on disk: valid rows, no body, no key, no prompt text.
       const text = await readFile(ledgerFile, 'utf8')
