@@ -576,6 +576,13 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       message: `sandbox backend "${m.sandbox.backend}" runs harnesses as the action's own user (they could read its secrets): set allow_unisolated: true to accept that`,
     })
   }
+  if (m.request_count === 'primary' && m.telemetry.source !== 'ledger') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['request_count'],
+      message: `request_count "primary" needs each request's role, which the recording proxy decides: set telemetry.source: ledger, or count all requests`,
+    })
+  }
   for (const id of Object.keys(m.model.scripted?.cells ?? {})) {
     if (m.cells.some((c) => c.id === id)) continue
     ctx.addIssue({

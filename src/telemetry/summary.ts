@@ -255,13 +255,16 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
     aux_requests: shaped.length === 0 ? null : shaped.filter((r) => r.request_shape?.tools === 0).length,
     budget_exceeded: budgetExceeded,
     flags: [...flags].sort(),
-    ...requestProfile(rows, missing),
+    ...(ctx.source === 'ledger' ? requestProfile(rows, missing) : {}),
     unpriced_rows: unpriced,
     spend_mismatch_rows: rows.filter((r) => r.flags.includes('spend_mismatch')).length,
   }
 }
 
-/** Roles and parts of the attempt's requests, when there are rows to describe (absent otherwise). */
+/**
+ * Roles and parts of the attempt's requests, when there are rows to describe (absent otherwise, and
+ * for spend-log rows: roles are decided at the recording proxy, from the request body).
+ */
 function requestProfile(
   rows: readonly LedgerRow[],
   missing: boolean,
