@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto'
 import type { LedgerRow } from '../records/ledger.js'
 import type { ObservedApi } from './observe.js'
-import { jsonBytes, Unsummarizable } from './request-shape.js'
+import { MAX_SUMMARY_DEPTH, MAX_SUMMARY_NODES, Unsummarizable } from './request-shape.js'
 
 /** The request parts a ledger row keeps: sizes, hashes and allowlisted parameter values only. */
 export type RequestParts = NonNullable<LedgerRow['request_parts']>
@@ -276,6 +276,23 @@ function split(api: ObservedApi, b: Obj): { system: unknown[]; messages: Msg[]; 
   }
 }
 
+/**
+ * Throws {@link Unsummarizable} when `v` nests deeper than {@link MAX_SUMMARY_DEPTH} or holds more
+ * than {@link MAX_SUMMARY_NODES} objects and arrays; walks them with an explicit stack (no recursion
+ * on request content), never reading a string.
+ */
+function checkDepth(v: unknown): void {
+  const stack: [unknown, number][] = [[v, 0]]
+  let nodes = 0
+  while (stack.length > 0) {
+    const [x, depth] = stack.pop() as [unknown, number]
+    if (x === null || typeof x !== 'object') continue
+    if (++nodes > MAX_SUMMARY_NODES) throw new Unsummarizable('too many values')
+    if (depth >= MAX_SUMMARY_DEPTH) throw new Unsummarizable('nested too deep')
+    for (const item of Array.isArray(x) ? x : Object.values(x)) stack.push([item, depth + 1])
+  }
+}
+
 /** Parts of a request whose body could not be read: every figure null, with the reason. */
 export function unreadParts(reason: string, body: Buffer | null): RequestParts {
   return {
@@ -314,24 +331,38 @@ export function readRequestParts(api: ObservedApi, raw: Buffer | null, parsed: u
     for (const m of conversation) roles[m.role]++
     const latest = conversation[conversation.length - 1]
     const history = conversation.slice(0, -1)
-    // Sizes first: a value nested too deep stops here, before anything serialises or reads it.
-    const sizes = new Map<unknown, number>(messages.map((m) => [m.value, jsonBytes(m.value)]))
-    const systemBytes = system.reduce((n: number, v) => n + jsonBytes(v), 0)
-    const sizeOf = (v: unknown): number => sizes.get(v) ?? jsonBytes(v)
-    const toolBytes = jsonBytes(tools)
-    const systemText = allSystem.length > 0 ? JSON.stringify(allSystem) : null
-    const toolsText = tools === undefined ? null : JSON.stringify(tools)
-    // The prefix a provider can cache: tools and top-level system first, then every message in order.
-    const chain: RequestFeatures['chain'] = []
-    let running = ''
-    let bytes = 0
-    const push = (v: unknown, size: number): void => {
-      running = sha(`${running}:${JSON.stringify(v) ?? ''}`)
-      bytes += size
-      chain.push({ hash: running, bytes })
+    // Depth first: a value nested too deep stops here, before anything serialises or reads it.
+    checkDepth([system, messages.map((m) => m.value), tools])
+    // Each part is serialised and encoded once: its bytes are the UTF-8 length of its JSON.
+    const encoded = new Map<unknown, Buffer>()
+    const enc = (v: unknown): Buffer => {
+      let buf = encoded.get(v)
+      if (!buf) {
+        buf = v === undefined ? Buffer.alloc(0) : Buffer.from(JSON.stringify(v))
+        encoded.set(v, buf)
+      }
+      return buf
     }
-    push({ tools: tools ?? null, system }, toolBytes + systemBytes)
-    for (const m of messages) push(m.value, sizeOf(m.value))
+    const sizeOf = (v: unknown): number => enc(v).length
+    const toolsBuf = tools === undefined ? null : enc(tools)
+    const toolBytes = toolsBuf?.length ?? 0
+    const systemText = allSystem.length > 0 ? JSON.stringify(allSystem) : null
+    // The prefix a provider can cache: tools and top-level system first, then every message in order;
+    // one running hash over the parts, read after each (no part is hashed twice).
+    const chain: RequestFeatures['chain'] = []
+    const running = createHash('sha256')
+    let bytes = 0
+    const push = (parts: Buffer[]): void => {
+      for (const buf of parts) {
+        running.update(buf)
+        bytes += buf.length
+      }
+      running.update('\u0000')
+      chain.push({ hash: running.copy().digest('hex'), bytes })
+    }
+    push([toolsBuf ?? Buffer.alloc(0), ...system.map(enc)])
+    for (const m of messages) push([enc(m.value)])
+    const bodyHash = sha(raw)
     const { params, rejected } = requestParams(api, b)
     const names = toolNamesOf(api, b)
     const toolCount =
@@ -357,8 +388,8 @@ export function readRequestParts(api: ObservedApi, raw: Buffer | null, parsed: u
         cache_prefix_bytes: null,
         message_roles: roles,
         system_sha256: systemText === null ? null : shortHash(systemText),
-        tools_sha256: toolsText === null ? null : shortHash(toolsText),
-        body_sha256: shortHash(raw),
+        tools_sha256: toolsBuf === null ? null : shortHash(toolsBuf),
+        body_sha256: bodyHash.slice(0, 16),
         params,
         params_rejected: rejected,
         reason: null,
@@ -369,7 +400,7 @@ export function readRequestParts(api: ObservedApi, raw: Buffer | null, parsed: u
         tools: toolCount,
         toolNames: new Set(names),
         systemHash: systemText === null ? null : shortHash(systemText),
-        bodyHash: sha(raw),
+        bodyHash,
         conversation: conversation.length,
         asks: {
           title: ask(TITLE_ASK, noTools),

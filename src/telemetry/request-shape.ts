@@ -128,7 +128,7 @@ export class Unsummarizable extends Error {}
  * {@link MAX_SUMMARY_NODES} values, else {@link Unsummarizable}. Strings JSON writes verbatim are
  * counted without being serialised.
  */
-export function jsonBytes(v: unknown): number {
+function jsonBytes(v: unknown): number {
   if (v === undefined) return 0
   let bytes = 0
   let nodes = 0
