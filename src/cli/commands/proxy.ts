@@ -68,6 +68,7 @@ export function registerProxy(program: Command): void {
           provider: manifest.model.provider,
           prices: manifest.model.prices ?? null,
           cacheSemantics: manifest.model.cache_semantics,
+          model: manifest.model.id,
         }
         experimentId = manifest.experiment.id
       }
