@@ -51,7 +51,7 @@ function parts(n: number, history: number, prefix: number): NonNullable<Telemetr
 // call, one retry per primary request and 4 compaction calls: about 2.3× the requests, the same
 // primary work. b also carries 1.5× a's history bytes per request and caches less of its prefix.
 const primaryOf = (i: number) => 10 + i
-function specs(plan: Awaited<ReturnType<typeof makePlan>>) {
+function specs(plan: Awaited<ReturnType<typeof makePlan>>, forged = false) {
   return plan.panel.instances.flatMap((instance, i) => {
     const p = primaryOf(i)
     const aN = p + 1
@@ -75,19 +75,27 @@ function specs(plan: Awaited<ReturnType<typeof makePlan>>) {
         telemetry: {
           ...TOKENS,
           request_roles: roles({ primary: p, title: 1, compaction: 4, retry: p }),
-          request_parts: parts(bN, 12_000, 10_000),
+          request_parts: forged
+            ? {
+                ...parts(bN, 12_000, 10_000),
+                params: [
+                  { name: 'temperature', values: ['0', '<img src=x onerror=alert(1)>', 'x'.repeat(5000)] },
+                  { name: 'evil name<b>', values: ['1'] },
+                ],
+              }
+            : parts(bN, 12_000, 10_000),
         },
       }),
     ]
   })
 }
 
-async function run(over: Record<string, unknown>) {
+async function run(over: Record<string, unknown>, forged = false) {
   const plan = await makePlan({ panel: { source: 'inline', instances: ids(N) }, ...over })
   const out = mkdtempSync(path.join(tmpdir(), 'hw-reqprof-'))
   const r = await aggregate({
     plan: writePlan(plan),
-    artifacts: writeArtifacts(plan, specs(plan)),
+    artifacts: writeArtifacts(plan, specs(plan, forged)),
     out,
     resamples: 2000,
   })
@@ -176,6 +184,16 @@ describe('request profile per cell, with paired ratios', () => {
     const dPrimary = detect({ current: ref(primary), policy, quarantine: [] })
     expect(dPrimary.signals).toEqual([])
     expect(dPrimary.status).toBe('ok')
+  })
+
+  it('keeps from an artifact only parameter names and values the proxy could have written', async () => {
+    const { c, markdown, html } = await run({}, true)
+    expect(c.request_profile!.cells.find((x) => x.id === 'b')!.params).toEqual({ temperature: ['0'] })
+    for (const text of [markdown, html, JSON.stringify(c)]) {
+      expect(text).not.toContain('<img')
+      expect(text).not.toContain('evil name')
+      expect(text).not.toContain('x'.repeat(100))
+    }
   })
 
   it('shows the roles, spend and ratios in both reports', async () => {
