@@ -25,6 +25,7 @@ import {
   type PairOptions,
   registerPair,
 } from './pair.js'
+import { type ProfilePair, requestProfile } from './request-profile.js'
 import { buildScorecard } from './scorecard.js'
 
 /** α and power of every test, interval and MDE in a comparison. */
@@ -80,11 +81,13 @@ export function buildComparison(input: ComparisonInput): Comparison {
   let comparisons: ComparisonEntry[]
   let mde: Mde
   let models: ModelsSection | undefined
+  const profilePairs: ProfilePair[] = []
   if (!groups) {
     const treatments = input.treatments.filter(
       (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
     )
     const r = evaluate(blocks, input.baseline, treatments, opts, classification)
+    for (const t of treatments) profilePairs.push({ baseline: input.baseline, treatment: t, blocks })
     cells = input.cells.map((c) => cellSummary(c, r.blocks))
     comparisons = r.comparisons
     mde = r.mde
@@ -101,6 +104,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
       for (const c of g.cells) summaries.set(c.id, cellSummary(c, gBlocks))
       if (!g.baseline) continue
       const r = evaluate(gBlocks, g.baseline, g.treatments, opts, classification)
+      for (const t of g.treatments) profilePairs.push({ baseline: g.baseline, treatment: t, blocks: gBlocks })
       first ??= r.mde
       comparisons.push(...r.comparisons.map((e) => ({ ...e, model: g.route })))
     }
@@ -130,6 +134,12 @@ export function buildComparison(input: ComparisonInput): Comparison {
     for (const m of o.identity.models) observed.add(m)
   }
   const k = Math.max(1, ...input.cells.map((c) => c.trials))
+  const profile = requestProfile(
+    blocks,
+    input.cells.map((c) => c.id),
+    profilePairs,
+    opts,
+  )
 
   return {
     schema_version: COMPARISON_SCHEMA_VERSION,
@@ -193,6 +203,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
       : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
     ...(classification ? { classification } : {}),
+    ...(profile ? { request_profile: profile } : {}),
   }
 }
 

@@ -51,6 +51,20 @@ export async function readCapabilityFile(
   return parsed.data
 }
 
+/** Runs `tasks` with at most `width` in flight; the results in the tasks' order. */
+async function inOrder<T>(tasks: (() => Promise<T>)[], width: number): Promise<T[]> {
+  const out: T[] = new Array(tasks.length)
+  let next = 0
+  const lane = async (): Promise<void> => {
+    while (next < tasks.length) {
+      const i = next++
+      out[i] = await (tasks[i] as () => Promise<T>)()
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(width, tasks.length) }, lane))
+  return out
+}
+
 /** A record's logs folder joined with the leg's folder, or null when it would leave the artifact. */
 function attemptFile(folder: string, logsDir: string): string | null {
   const rel = path.posix.join(folder.split(path.sep).join('/'), logsDir, CAPABILITIES_FILE)
@@ -73,18 +87,36 @@ export async function readCapabilities(
   const byCell = new Map<string, CapabilityManifest[]>()
   const missing = new Map<string, number>()
   const ignored: string[] = []
+  const jobs: { cell: string; read: () => Promise<CapabilityManifest | 'missing' | { ignored: string }> }[] =
+    []
   for (const leg of read.legs) {
     for (const { value: a } of leg.attempts) {
       const rel = attemptFile(leg.folder, a.logs_dir)
-      const got =
-        rel === null
-          ? { ignored: `${a.logs_dir}: leaves the artifact, not read` }
-          : await readCapabilityFile(root, rel, a.cell_id)
-      if (got === 'missing') missing.set(a.cell_id, (missing.get(a.cell_id) ?? 0) + 1)
-      else if ('ignored' in got) ignored.push(got.ignored)
-      else byCell.set(a.cell_id, [...(byCell.get(a.cell_id) ?? []), got])
+      const where = `${path.basename(leg.folder)} ${a.cell_id} ${a.instance_id} trial ${a.trial} attempt ${a.attempt}`
+      jobs.push({
+        cell: a.cell_id,
+        read: () =>
+          rel === null
+            ? Promise.resolve({ ignored: `${where}: its logs folder leaves the artifact, not read` })
+            : readCapabilityFile(root, rel, a.cell_id),
+      })
     }
   }
+  // Read a few files at a time (a large run has tens of thousands), results kept in attempt order.
+  const results = await inOrder(
+    jobs.map((j) => j.read),
+    16,
+  )
+  results.forEach((got, i) => {
+    const cell = (jobs[i] as (typeof jobs)[number]).cell
+    if (got === 'missing') missing.set(cell, (missing.get(cell) ?? 0) + 1)
+    else if ('ignored' in got) ignored.push(got.ignored)
+    else {
+      const list = byCell.get(cell)
+      if (list) list.push(got)
+      else byCell.set(cell, [got])
+    }
+  })
   // Artifacts of an earlier version hold no capabilities.json at all: nothing to say, no section.
   if (byCell.size === 0 && ignored.length === 0) return null
   const cells = cellOrder

@@ -6,7 +6,19 @@ export type FastCheck = (value: unknown) => boolean
 // The parts of a zod 4 definition read here (zod's `_zod.def`, the same tree zod's own JIT reads).
 interface Def {
   type: string
-  checks?: Array<{ _zod: { def: { check: string; format?: string; value?: unknown; inclusive?: boolean } } }>
+  checks?: Array<{
+    _zod: {
+      def: {
+        check: string
+        format?: string
+        value?: unknown
+        inclusive?: boolean
+        maximum?: unknown
+        minimum?: unknown
+        pattern?: unknown
+      }
+    }
+  }>
   innerType?: Schema
   element?: Schema
   shape?: Record<string, Schema>
@@ -35,10 +47,11 @@ const cache = new WeakMap<object, Compiled | null>()
  * Contract: `check(v) === true` ⇒ `schema.safeParse(v)` succeeds with a value equal to `v` (same
  * fields and values; key order may differ). When it returns false the caller asks zod, which stays
  * the authority for the message and for values it accepts in another form. Covers the subset of zod
- * our artifact schemas use — strict objects, strings, finite numbers with the safe-integer format and
- * lower and upper bounds, booleans, literals, enums, nullable, optional keys, arrays, records of unknown,
- * unknown. Returns null (no fast path) for any other type or check: refinements, transforms, defaults,
- * length limits, non-strict objects…
+ * our artifact schemas use — strict objects, strings (with length limits and flag-free regular
+ * expressions), finite numbers with the safe-integer format and lower and upper bounds, booleans,
+ * literals, enums, nullable, optional keys, arrays (with length limits), records of unknown, unknown.
+ * Returns null (no fast path) for any other type or check: refinements, transforms, defaults,
+ * non-strict objects…
  */
 export function fastCheck(schema: z.ZodType): FastCheck | null {
   return compiled(schema)?.check ?? null
@@ -79,6 +92,15 @@ function generate(schema: Schema): Compiled {
     functions.push(`function ${name}(v) {\n${body}\n}`)
     return name
   }
+  // Regular expressions are written into the source (one each, made once), so it stays plain text.
+  const regexes: string[] = []
+  const regex = (r: RegExp): string => {
+    if (r.global || r.sticky) throw new Unsupported('regex with state')
+    regexes.push(
+      `const r${regexes.length} = new RegExp(${JSON.stringify(r.source)}, ${JSON.stringify(r.flags)})`,
+    )
+    return `r${regexes.length - 1}`
+  }
   const literal = (value: unknown): string => {
     if (typeof value === 'string' || typeof value === 'boolean' || value === null)
       return JSON.stringify(value)
@@ -92,8 +114,7 @@ function generate(schema: Schema): Compiled {
     const def = s._zod.def
     switch (def.type) {
       case 'string':
-        noChecks(def)
-        return `typeof ${x} === 'string'`
+        return stringExpr(def, x, regex)
       case 'boolean':
         noChecks(def)
         return `typeof ${x} === 'boolean'`
@@ -113,10 +134,10 @@ function generate(schema: Schema): Compiled {
         noChecks(def)
         return `(${x} === null || ${expr(need(def.innerType), x)})`
       case 'array': {
-        noChecks(def)
+        const limits = lengthChecks(def, 'v').join(' && ')
         const element = expr(need(def.element), 'x')
         const name = fn(
-          `  if (!Array.isArray(v)) return false\n  for (let i = 0; i < v.length; i++) {\n    const x = v[i]\n    if (!(${element})) return false\n  }\n  return true`,
+          `  if (!Array.isArray(v)) return false\n${limits ? `  if (!(${limits})) return false\n` : ''}  for (let i = 0; i < v.length; i++) {\n    const x = v[i]\n    if (!(${element})) return false\n  }\n  return true`,
         )
         return `${name}(${x})`
       }
@@ -170,7 +191,7 @@ function generate(schema: Schema): Compiled {
   }
 
   const root = expr(schema, 'x')
-  const source = `${functions.join('\n')}\nreturn function check(x) {\n  return ${root}\n}`
+  const source = `${[...regexes, ...functions].join('\n')}\nreturn function check(x) {\n  return ${root}\n}`
   return { check: new Function('c', source)(constants) as FastCheck, source, constants }
 }
 
@@ -181,6 +202,51 @@ function need(s: Schema | undefined): Schema {
 
 function noChecks(def: Def): void {
   if (def.checks && def.checks.length > 0) throw new Unsupported(`${def.type} with checks`)
+}
+
+/** Strings with zod's length limits (see lengthLimits) and flag-free regular expressions. */
+function stringExpr(def: Def, x: string, regex: (r: RegExp) => string): string {
+  const parts = [`typeof ${x} === 'string'`]
+  for (const c of def.checks ?? []) {
+    const d = c._zod.def
+    if (d.check === 'string_format' && d.format === 'regex' && d.pattern instanceof RegExp)
+      parts.push(`${regex(d.pattern)}.test(${x})`)
+    else if (d.check !== 'max_length' && d.check !== 'min_length')
+      throw new Unsupported(`string check ${d.check}`)
+  }
+  // Length limits are joined with &&: each expression is true when the limit holds.
+  return `(${[...parts.slice(0, 1), ...lengthLimits(def, x, true), ...parts.slice(1)].join(' && ')})`
+}
+
+/**
+ * Length limits as conditions that hold only when zod's does. Arrays: `x.length`. Strings: zod counts
+ * code points where UTF-16 units leave it in doubt, and a code point is one or two units, so
+ * `length <= max` suffices; `length >= min` suffices with no surrogate in the string or at twice the
+ * floor. A string these leave undecided is judged by zod (the contract allows a false here).
+ */
+function lengthLimits(def: Def, x: string, string = false): string[] {
+  const out: string[] = []
+  for (const c of def.checks ?? []) {
+    const d = c._zod.def
+    if (d.check === 'max_length' && Number.isSafeInteger(d.maximum)) out.push(`${x}.length <= ${d.maximum}`)
+    else if (d.check === 'min_length' && Number.isSafeInteger(d.minimum))
+      out.push(
+        string
+          ? `${x}.length >= ${d.minimum} && (${x}.length >= ${2 * (d.minimum as number)} || !/[\\uD800-\\uDFFF]/.test(${x}))`
+          : `${x}.length >= ${d.minimum}`,
+      )
+    else if (d.check === 'max_length' || d.check === 'min_length') throw new Unsupported('length limit')
+  }
+  return out
+}
+
+/** Array length limits as one condition each; any check other than a length limit is unsupported. */
+function lengthChecks(def: Def, x: string): string[] {
+  for (const c of def.checks ?? []) {
+    const check = c._zod.def.check
+    if (check !== 'max_length' && check !== 'min_length') throw new Unsupported(`array check ${check}`)
+  }
+  return lengthLimits(def, x)
 }
 
 /** Finite numbers (JSON holds no others) with zod's safe-integer format and lower bounds. */

@@ -11,6 +11,7 @@ import { issuesSummary } from '../util/zod-message.js'
 import { attemptKey, type LegArtifact, type ReadArtifacts } from './artifacts.js'
 import type { InputError, Numbered } from './jsonl.js'
 import type { CellInput, ComparisonInput, FinalOutcome, LegDrift, TrialObservation } from './observations.js'
+import { primaryRequests, trialRequests } from './trial-requests.js'
 
 export interface ArtifactOptions {
   /** Bootstrap replicates; default manifest.reporting.bootstrap_resamples (10,000). */
@@ -215,7 +216,8 @@ export function observationsFromArtifacts(
     if (!cell) continue
     for (const trials of byInstance.values()) {
       for (const g of trials) {
-        if (g) observations.push(trialObservation(g.rows, cell, g.leg, classes, g.extra, inputErrors))
+        if (g)
+          observations.push(trialObservation(g.rows, cell, g.leg, manifest, classes, g.extra, inputErrors))
       }
     }
   }
@@ -266,7 +268,7 @@ export function observationsFromArtifacts(
       level: opts.level ?? 0.95,
       ...(m?.reporting.multiplicity ? { multiplicity: m.reporting.multiplicity } : {}),
     },
-    notes: [...runIdNote(read.legs), ...(read.replaced ?? [])],
+    notes: [...runIdNote(read.legs), ...(read.replaced ?? []), ...requestCountNote(m, observations)],
     reuploads: read.reuploads ?? [],
     drift,
     classFindings: classes.findings,
@@ -448,10 +450,20 @@ function checkRow(a: AttemptRecord, plan: Plan, leg: LegArtifact, legInstances: 
   return null
 }
 
+/** The note of a primary-only request count: what it counts, and the trials it could not count. */
+function requestCountNote(m: Manifest | null, observations: readonly TrialObservation[]): string[] {
+  if (m?.request_count !== 'primary') return []
+  const unroled = observations.filter((o) => o.requests?.roles === null).length
+  return [
+    `proxy requests count primary requests only (manifest request_count: primary): title, summary, compaction, subagent, retry, fallback and unclassified requests are left out of the request metric and its rule${unroled > 0 ? `; ${unroled} trial(s) recorded no request roles, so their request figures are not stated` : ''}`,
+  ]
+}
+
 function trialObservation(
   rows: Numbered<AttemptRecord>[],
   cell: CellInput,
   leg: LegArtifact,
+  manifest: Manifest | null,
   classes: Classification,
   carried: BlockReason[],
   inputErrors: InputError[],
@@ -551,7 +563,8 @@ function trialObservation(
     // trial's sums become null (a lower bound with its reason), never a silently summed number.
     const unusable = anomalous || (ac?.partial_usage ?? false)
     sums.spend_usd = addOrNull(sums.spend_usd, unusable ? null : t.spend_usd)
-    sums.proxy_requests = addOrNull(sums.proxy_requests, unusable ? null : t.proxy_requests)
+    const counted = manifest?.request_count === 'primary' ? primaryRequests(t) : t.proxy_requests
+    sums.proxy_requests = addOrNull(sums.proxy_requests, unusable ? null : counted)
     sums.input_tokens = addOrNull(sums.input_tokens, unusable ? null : t.input_tokens)
     sums.input_fresh_tokens = addOrNull(sums.input_fresh_tokens, unusable ? null : t.input_fresh_tokens)
     sums.cache_read_tokens = addOrNull(sums.cache_read_tokens, unusable ? null : t.cache_read_tokens)
@@ -611,6 +624,7 @@ function trialObservation(
     coverageDetail,
     attemptCoverage,
     metrics: sums,
+    requests: trialRequests(rows.map((r) => r.value.telemetry)),
     shape: {
       firstRequestBytes: fin.telemetry.first_request_bytes,
       firstRequestTools: fin.telemetry.first_request_tools,

@@ -2,6 +2,7 @@ import type { AnomalyKind, ClassFinding, OutcomeClass, TelemetryClass } from '..
 import type { BlockReason, EnvironmentStamp, MetricName } from '../records/comparison.js'
 import type { Coverage } from '../records/ledger.js'
 import type { InputError } from './jsonl.js'
+import type { TrialRequests } from './trial-requests.js'
 
 /**
  * The one shape both front doors reduce their input to before any statistic: experiment artifacts
@@ -28,6 +29,8 @@ export interface TrialObservation {
   attemptCoverage: Record<Coverage, number>
   /** Sums over every attempt of the trial; null when any attempt did not report the value. */
   metrics: Record<MetricName, number | null>
+  /** The trial's proxy requests by role and their parts, over every attempt (absent: not read). */
+  requests?: TrialRequests | null
   /** Request shape of the trial's final attempt (sizes and counts at the proxy). */
   shape: {
     firstRequestBytes: number | null

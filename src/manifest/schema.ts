@@ -549,6 +549,12 @@ const ManifestObject = z.strictObject({
     request_ratio: 1.5,
     min_coverage: 0.8,
   }),
+  request_count: z
+    .enum(['all', 'primary'])
+    .optional()
+    .describe(
+      "which proxy requests the request metric and its request_ratio rule count: all (when absent), or primary only — the agent's own requests, leaving out title, summary, compaction, subagent, retry, fallback and unclassified ones (each request's role and deciding rule are in its ledger row)",
+    ),
   classification: ClassificationSchema.default({
     timeout_policy: 'verifier_decides',
     startup_max_s: 60,
@@ -585,6 +591,13 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       code: 'custom',
       path: ['sandbox', 'allow_unisolated'],
       message: `sandbox backend "${m.sandbox.backend}" runs harnesses as the action's own user (they could read its secrets): set allow_unisolated: true to accept that`,
+    })
+  }
+  if (m.request_count === 'primary' && m.telemetry.source !== 'ledger') {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['request_count'],
+      message: `request_count "primary" needs each request's role, which the recording proxy decides: set telemetry.source: ledger, or count all requests`,
     })
   }
   const cellIds = new Map<string, number>()

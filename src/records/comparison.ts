@@ -2,6 +2,7 @@ import { z } from 'zod'
 import { CapabilitiesSectionSchema } from './capabilities.js'
 import { ClassificationSummarySchema } from './classification.js'
 import { ModelsSectionSchema, MultiplicitySchema } from './models.js'
+import { RequestProfileSchema } from './request-profile.js'
 import { ScorecardSchema } from './scorecard.js'
 
 /**
@@ -484,6 +485,9 @@ export const ComparisonSchema = z.strictObject({
   ),
   capabilities: CapabilitiesSectionSchema.optional().describe(
     "each cell's capabilities (its configuration and the tools the proxy saw) and their differences, one line each (experiments only)",
+  ),
+  request_profile: RequestProfileSchema.optional().describe(
+    "each cell's proxy requests by role and their parts, with paired ratios; absent when no attempt recorded request roles",
   ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>

@@ -74,6 +74,73 @@ export const AttributionSchema = z.strictObject({
 })
 export type Attribution = z.infer<typeof AttributionSchema>
 
+/** Roles of a proxy request (see the role rules in telemetry/request-role). */
+export const REQUEST_ROLES = [
+  'primary',
+  'title',
+  'summary',
+  'compaction',
+  'subagent',
+  'retry',
+  'fallback',
+  'unclassified',
+] as const
+export const RequestRoleSchema = z.enum(REQUEST_ROLES)
+
+const Bytes = z.number().int().nonnegative().nullable()
+/** A word-valued parameter: the proxy keeps only short identifiers (see telemetry/request-parts). */
+const Word = z.string()
+const Num = z.number().int().nonnegative()
+
+/** A request's role and the rule that decided it. */
+export const RequestRoleRecordSchema = z.strictObject({
+  role: RequestRoleSchema,
+  rule: z.string().describe('id of the rule that decided the role (the first that matched)'),
+  evidence: z.string().describe('what in the request decided it, in words'),
+  also: z.array(z.string()).describe('other rules that matched too (the first one won)'),
+})
+
+/**
+ * The parts of a request: sizes, short hashes (16 hex digits of SHA-256) and allowlisted parameter
+ * values, never content. A figure is null when the body could not be read (`reason` says why).
+ */
+export const RequestPartsSchema = z.strictObject({
+  tool_schema_bytes: Bytes.describe('bytes of the tool definitions as JSON'),
+  history_bytes: Bytes.describe('bytes of every conversation message but the latest'),
+  latest_message_bytes: Bytes,
+  cache_prefix_bytes: Bytes.describe(
+    "bytes of the prefix (tools, system, messages in order) identical to the attempt's previous request's",
+  ),
+  message_roles: z.strictObject({ system: Num, user: Num, assistant: Num, tool: Num, other: Num }).nullable(),
+  system_sha256: z.string().nullable(),
+  tools_sha256: z.string().nullable(),
+  body_sha256: z.string().nullable(),
+  params: z
+    .strictObject({
+      temperature: z.number().optional(),
+      top_p: z.number().optional(),
+      top_k: z.number().int().optional(),
+      max_output_tokens: z.number().int().optional(),
+      reasoning_effort: Word.optional(),
+      thinking: Word.optional(),
+      thinking_budget: z.number().int().optional(),
+      stream: z.boolean().optional(),
+      tool_choice: Word.optional(),
+      parallel_tool_calls: z.boolean().optional(),
+      seed: z.number().int().optional(),
+      n: z.number().int().optional(),
+      frequency_penalty: z.number().optional(),
+      presence_penalty: z.number().optional(),
+      service_tier: Word.optional(),
+      verbosity: Word.optional(),
+      truncation: Word.optional(),
+      store: z.boolean().optional(),
+    })
+    .describe('allowlisted request parameters, each of its type (a value of another type is rejected)'),
+  params_rejected: z.array(z.string()).describe('allowlisted parameters whose value broke its type'),
+  reason: z.string().nullable().describe('why the figures are null'),
+})
+
 /**
  * One ledger row = one provider request seen at the proxy (a "proxy request"). An allowlisted
  * projection: never request/response bodies, headers or keys. `request_shape` holds only sizes and
@@ -121,6 +188,12 @@ export const LedgerRowSchema = z.strictObject({
       system_bytes: z.number().int().nonnegative().nullable(),
     })
     .nullable(),
+  request_role: RequestRoleRecordSchema.optional().describe(
+    "the proxy request's role (primary, title, summary, compaction, subagent, retry, fallback, unclassified) and the rule that decided it; absent in rows written before roles were recorded",
+  ),
+  request_parts: RequestPartsSchema.optional().describe(
+    'sizes, hashes and allowlisted parameters of the request; absent in rows written before they were recorded',
+  ),
   tokens: TokensSchema,
   cache_semantics: z.enum(['inclusive', 'exclusive', 'unknown']),
   spend_usd: z
@@ -206,6 +279,32 @@ export const TelemetrySummarySchema = z.strictObject({
     .describe('requests without tools (title/summary calls)'),
   budget_exceeded: z.boolean(),
   flags: z.array(z.string()),
+  request_roles: z
+    .array(
+      z.strictObject({
+        role: RequestRoleSchema,
+        requests: z.number().int().nonnegative(),
+        spend_usd: z.number().nonnegative().max(MAX_LEDGER_USD).nullable(),
+      }),
+    )
+    .optional()
+    .describe('inference requests and spend by role (rows without a recorded role count as unclassified)'),
+  request_parts: z
+    .strictObject({
+      requests: z.number().int().nonnegative().describe('requests whose parts were read'),
+      bytes: z.number().int().nonnegative(),
+      tool_schema_bytes: z.number().int().nonnegative(),
+      system_bytes: z.number().int().nonnegative(),
+      history_bytes: z.number().int().nonnegative(),
+      latest_message_bytes: z.number().int().nonnegative(),
+      cache_prefix_bytes: z.number().int().nonnegative(),
+      unread: z.number().int().nonnegative().describe('inference requests whose parts could not be read'),
+      params: z
+        .array(z.strictObject({ name: z.string(), values: z.array(z.string()) }))
+        .describe('each allowlisted parameter sent, by name: its distinct values (as text), at most 8'),
+    })
+    .optional()
+    .describe("sums of the request parts over the attempt's inference requests"),
   unpriced_rows: z
     .number()
     .int()

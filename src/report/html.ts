@@ -33,6 +33,7 @@ import {
 } from './markdown.js'
 import { modelRoutesText, modelsHtmlSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
+import { requestProfileHtml } from './request-profile.js'
 import { scorecardHtml } from './scorecard.js'
 
 const OUTCOMES = ['resolved', 'unresolved', 'infra_error', 'ungraded', 'missing'] as const
@@ -75,6 +76,7 @@ export function renderHtmlReport(
     resourceTables(c),
     requestShapeTable(c),
     capabilityTableHtml(c),
+    requestProfileHtml(c),
     driverTables(c),
     '<div class="charts">',
     chartBox(

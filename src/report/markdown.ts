@@ -32,6 +32,7 @@ import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
 import { modelRoutesText, modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
+import { requestProfileMarkdown } from './request-profile.js'
 import { scorecardMarkdown } from './scorecard.js'
 import { confirmedMetrics, verdictSentences } from './verdict.js'
 
@@ -104,7 +105,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     ...(c.classification ? [{ id: 'classification', text: classificationMarkdown(c), keep: true }] : []),
     { id: 'resources', text: resourceSection(c) },
     ...(c.scorecard ? [{ id: 'scorecard', text: scorecardMarkdown(c.scorecard, h) }] : []),
-    { id: 'request-shape', text: requestShapeSection(c) },
+    { id: 'request-shape', text: requestShapeSection(c) + requestProfileMarkdown(c) },
     { id: 'drivers', text: driverSection(c) },
     incompleteSection(c),
     ...problemsSections(c),

@@ -45,6 +45,7 @@ export async function openLedgerCapture(opts: LedgerCaptureOptions): Promise<Led
       provider: opts.route.provider,
       prices: opts.route.prices ?? null,
       cacheSemantics: opts.route.cache_semantics,
+      model: opts.route.id,
     },
     ledgerFile: opts.ledgerFile,
     runId: opts.runId,

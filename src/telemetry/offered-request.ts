@@ -16,8 +16,13 @@ export function withOfferedTools(
   contentEncoding: string | undefined,
 ): RequestInfo {
   if ((info.shape.tools ?? 0) === 0) return info
-  const tools = offeredTools(path.api, decodeJsonBody(body, contentEncoding))
-  return { ...info, offeredTools: tools } as WithTools
+  return withParsedOfferedTools(info, path, decodeJsonBody(body, contentEncoding))
+}
+
+/** {@link withOfferedTools} for a body already parsed (`parsed`: its JSON value, undefined when unread). */
+export function withParsedOfferedTools(info: RequestInfo, path: PathInfo, parsed: unknown): RequestInfo {
+  if ((info.shape.tools ?? 0) === 0) return info
+  return { ...info, offeredTools: offeredTools(path.api, parsed) } as WithTools
 }
 
 /** The row's `tools_offered` field, when the request offered any. */

@@ -12,14 +12,17 @@ import type { AttemptBudget } from './capture.js'
 import { LedgerWriter } from './ledger-writer.js'
 import { hasTokens, NULL_TOKENS, normalizeUsage, projectUsage } from './normalize.js'
 import { observeResponse, type ResponseObservation, type ResponseObserver } from './observe.js'
-import { offeredToolsField, withOfferedTools } from './offered-request.js'
+import { offeredToolsField, withOfferedTools, withParsedOfferedTools } from './offered-request.js'
 import { chooseProxySpend, type Prices } from './prices.js'
 import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
+import { type RequestParts, readRequestParts, unreadParts } from './request-parts.js'
+import { type Admitted, type RequestRoleRecord, RoleTracker, UNREAD_RULE } from './request-role.js'
 import {
   classifyPath,
   DEFAULT_MAX_BODY_BYTES,
   decodeBody,
   decodeSafe,
+  inspectParsed,
   inspectRequest,
   type PathInfo,
   REQUEST_UNSUMMARIZED_FLAG,
@@ -35,6 +38,8 @@ export interface ProxyRoute {
   prices?: Prices | null
   /** The manifest's `model.cache_semantics`, when declared. */
   cacheSemantics?: CacheSemantics
+  /** The route's model id: a request naming another model is recorded as a fallback. */
+  model?: string | null
 }
 
 export interface RecordingProxyOptions {
@@ -122,13 +127,18 @@ class AttemptState implements ProxyAttempt {
   /** Spend reserved by forwarded requests whose rows are not in yet (see {@link reserveUsd}). */
   reservedUsd = 0
   readonly aborters = new Set<() => void>()
+  /** The attempt's requests as the role rules and the cache-prefix measure see them. */
+  readonly roles: RoleTracker
   private waiters: (() => void)[] = []
 
   constructor(
     readonly key: string,
     readonly reg: AttemptRegistration,
     private readonly owner: RecordingProxy,
-  ) {}
+    routeModel: string | null,
+  ) {
+    this.roles = new RoleTracker(routeModel)
+  }
 
   settled(): void {
     if (this.inflight > 0) return
@@ -194,6 +204,8 @@ export const ANSWERED_BY_PROXY = 'answered_by_proxy'
  */
 export class RecordingProxy {
   readonly unattributedRows: LedgerRow[] = []
+  /** Role trackers of requests outside a registered attempt, by their path attribution ('' = none). */
+  private readonly looseRoles = new Map<string, RoleTracker>()
   private readonly attempts = new Map<string, AttemptState>()
   private readonly ledger: LedgerWriter | null
   private readonly upstreamUrl: URL
@@ -257,7 +269,7 @@ export class RecordingProxy {
   /** Register an attempt under a fresh random key. */
   register(reg: AttemptRegistration): ProxyAttempt {
     const key = newAttemptKey()
-    const state = new AttemptState(key, reg, this)
+    const state = new AttemptState(key, reg, this, this.opts.route.model ?? null)
     this.attempts.set(key, state)
     return state
   }
@@ -446,6 +458,9 @@ export class RecordingProxy {
     let info: RequestInfo | null = null
     /** Spend reserved for this request while it is in flight. */
     let reserved = 0
+    /** The request's role and parts, once its body is read. */
+    let admitted: Admitted | null = null
+    let parts: RequestParts | null = null
     /** Sent once more after a stale kept-alive socket failed. */
     let retried = false
     let firstByte: number | null = null
@@ -476,6 +491,7 @@ export class RecordingProxy {
           // An answer that cannot be read is recorded without usage (flagged `usage_absent`).
         }
         const o = outcome(observation)
+        if (admitted) this.rolesOf(attempt, attribution).settle(admitted, o.errorClass !== null, Date.now())
         const x: RowInput = {
           path,
           startedAt,
@@ -488,6 +504,8 @@ export class RecordingProxy {
           attribution,
           outcome: o,
           retried,
+          role: admitted?.role ?? null,
+          parts,
         }
         this.emit(this.buildRowOrFallback(x), exchange)
       })()
@@ -755,7 +773,9 @@ export class RecordingProxy {
       // Fail closed: the request's row is built once before it goes anywhere; a request whose row
       // cannot be built (or whose ledger cannot be written) is refused, never forwarded unrecorded.
       try {
-        info = this.summarize(path, body, header(req, 'content-encoding'))
+        const read = this.read(path, body, decoded, header(req, 'content-encoding'))
+        info = read.info
+        parts = read.parts
         this.buildRow({
           path,
           startedAt,
@@ -768,7 +788,14 @@ export class RecordingProxy {
           attribution,
           outcome: TRIAL_OUTCOME,
           retried: false,
+          role: null,
+          parts,
         })
+        if (path.api !== 'other') {
+          const features = read.features && { ...read.features, model: info.model }
+          admitted = this.rolesOf(attempt, attribution).admit(features, Date.now(), parts.reason ?? undefined)
+          parts = { ...parts, cache_prefix_bytes: admitted.prefixBytes }
+        }
       } catch (e) {
         process.stderr.write(
           `harness-watch: a request was refused, its row cannot be built: ${messageOf(e)}\n`,
@@ -837,6 +864,50 @@ export class RecordingProxy {
       trial: Number(m[3]),
       attempt: Number(m[4]),
     }
+  }
+
+  /**
+   * The request's summary and parts for its row, its body parsed once. `decoded` is the body with its
+   * content-encoding undone (or why it could not be).
+   */
+  private read(
+    path: PathInfo,
+    body: Buffer,
+    decoded: Buffer | 'undecodable',
+    contentEncoding: string | undefined,
+  ): { info: RequestInfo; parts: RequestParts; features: ReturnType<typeof readRequestParts>['features'] } {
+    let parsed: unknown
+    if (typeof decoded !== 'string' && decoded.length > 0) {
+      try {
+        parsed = JSON.parse(decoded.toString('utf8'))
+      } catch {
+        parsed = undefined
+      }
+    }
+    const info = withParsedOfferedTools(
+      this.opts.summarizeRequest
+        ? this.opts.summarizeRequest(path, body, contentEncoding)
+        : inspectParsed(path, body.length, parsed),
+      path,
+      parsed,
+    )
+    if (typeof decoded === 'string')
+      return { info, parts: unreadParts('the body could not be decoded', body), features: null }
+    const reading = readRequestParts(path.api, decoded, parsed)
+    return { info, parts: reading.parts, features: reading.features }
+  }
+
+  /** The role tracker of a request's attempt (outside a registered one: by its path attribution). */
+  private rolesOf(attempt: AttemptState | null, a: Attribution | null): RoleTracker {
+    if (attempt) return attempt.roles
+    const key = a ? `${a.cell_id}:${a.instance_id}:${a.trial}:${a.attempt}` : ''
+    let t = this.looseRoles.get(key)
+    if (!t) {
+      if (this.looseRoles.size >= 1000) this.looseRoles.delete(this.looseRoles.keys().next().value as string)
+      t = new RoleTracker(this.opts.route.model ?? null)
+      this.looseRoles.set(key, t)
+    }
+    return t
   }
 
   /** The request's summary for its row (see {@link RecordingProxyOptions.summarizeRequest}). */
@@ -937,6 +1008,7 @@ export class RecordingProxy {
       ttft_ms: x.firstByte === null ? null : round3(x.firstByte - x.t0),
       request_shape: info.shape,
       ...offeredToolsField(info),
+      ...this.roleFields(path, x),
       tokens: norm.tokens,
       cache_semantics: rule.semantics,
       ...spend,
@@ -946,6 +1018,19 @@ export class RecordingProxy {
       usage_object: projectUsage(usage),
       additional_usage_values: null,
     }
+  }
+
+  /** The row's role and parts; a request refused before its body was read is unclassified. */
+  private roleFields(path: PathInfo, x: RowInput): Pick<LedgerRow, 'request_role' | 'request_parts'> {
+    if (path.api === 'other') return {}
+    const unread = 'the body was not read (the request was refused before it was summarized)'
+    const role: RequestRoleRecord = x.role ?? {
+      role: 'unclassified',
+      rule: UNREAD_RULE,
+      evidence: unread,
+      also: [],
+    }
+    return { request_role: role, request_parts: x.parts ?? unreadParts(unread, null) }
   }
 
   private emit(raw: LedgerRow, exchange: Exchange): void {
@@ -1008,6 +1093,10 @@ interface RowInput {
   attribution: Attribution | null
   outcome: Outcome
   retried: boolean
+  /** The request's role (null: not decided, its body was not read). */
+  role?: RequestRoleRecord | null
+  /** The request's parts (null: not read). */
+  parts?: RequestParts | null
 }
 
 /** The outcome a trial row is built with before forwarding (only to prove the row can be built). */

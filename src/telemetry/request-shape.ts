@@ -120,7 +120,7 @@ export const MAX_SUMMARY_DEPTH = 64
 export const MAX_SUMMARY_NODES = 1_000_000
 
 /** A value the summary did not measure (too deep or too many values): its figure is null and flagged. */
-class Unsummarizable extends Error {}
+export class Unsummarizable extends Error {}
 
 /**
  * UTF-8 bytes of `JSON.stringify(v)` (0 for undefined), exactly, walked with an explicit stack: no
@@ -207,8 +207,13 @@ export function inspectRequest(
   body: Buffer,
   contentEncoding: string | undefined,
 ): RequestInfo {
-  const shape: RequestShape = { bytes: body.length, tools: null, messages: null, system_bytes: null }
-  const b = obj(decodeJsonBody(body, contentEncoding))
+  return inspectParsed(path, body.length, decodeJsonBody(body, contentEncoding))
+}
+
+/** {@link inspectRequest} of a body already decoded (`parsed`: its JSON, or undefined when unreadable). */
+export function inspectParsed(path: PathInfo, bytes: number, parsed: unknown): RequestInfo {
+  const shape: RequestShape = { bytes, tools: null, messages: null, system_bytes: null }
+  const b = obj(parsed)
   if (!b) return { model: path.model, stream: path.stream, shape, maxOutputTokens: null, unsummarized: false }
   let unsummarized = false
   /** The system bytes measured by `measure`, or null (flagged) when they cannot be summarized. */

@@ -1,6 +1,7 @@
 import type { SelfReport } from '../records/attempt.js'
 import type { Coverage, LedgerRow, TelemetrySummary, Tokens } from '../records/ledger.js'
 import { MAX_LEDGER_TOKENS, MAX_LEDGER_USD } from '../records/limits.js'
+import { partSums, roleCounts } from './request-profile.js'
 
 /** Severity order of coverage: a worse one always wins when two findings meet. */
 const RANK: Record<Coverage, number> = { complete: 0, unknown: 1, partial: 2, missing: 3 }
@@ -254,9 +255,25 @@ export function summarizeAttempt(rows: readonly LedgerRow[], ctx: SummaryContext
     aux_requests: shaped.length === 0 ? null : shaped.filter((r) => r.request_shape?.tools === 0).length,
     budget_exceeded: budgetExceeded,
     flags: [...flags].sort(),
+    ...(ctx.source === 'ledger' ? requestProfile(rows, missing) : {}),
     unpriced_rows: unpriced,
     spend_mismatch_rows: rows.filter((r) => r.flags.includes('spend_mismatch')).length,
   }
+}
+
+/**
+ * Roles and parts of the attempt's requests, when there are rows to describe (absent otherwise, and
+ * for spend-log rows: roles are decided at the recording proxy, from the request body).
+ */
+function requestProfile(
+  rows: readonly LedgerRow[],
+  missing: boolean,
+): Pick<TelemetrySummary, 'request_roles' | 'request_parts'> {
+  if (missing || !rows.some((r) => r.api !== 'other')) return {}
+  const parts = partSums(rows)
+  return parts === null
+    ? { request_roles: roleCounts(rows) }
+    : { request_roles: roleCounts(rows), request_parts: parts }
 }
 
 /** Inference requests: the proxy's forwarded count when known (rows can be lost), else the rows; null when missing with no count. */

@@ -56,9 +56,50 @@ async function samples() {
     attribution: null,
     usage_object: { prompt_tokens: 3 },
   }
+  // Request roles and parts as the proxy writes them.
+  const roled = {
+    ...row,
+    request_role: {
+      role: 'retry',
+      rule: 'retry.same_body_after_error',
+      evidence: 'same body',
+      also: ['primary.same_system'],
+    },
+    request_parts: {
+      tool_schema_bytes: 6000,
+      history_bytes: 120,
+      latest_message_bytes: 40,
+      cache_prefix_bytes: 5000,
+      message_roles: { system: 1, user: 1, assistant: 1, tool: 1, other: 0 },
+      system_sha256: '0123456789abcdef',
+      tools_sha256: null,
+      body_sha256: 'fedcba9876543210',
+      params: { temperature: 0.2, stream: true, reasoning_effort: 'high' },
+      params_rejected: ['top_p'],
+      reason: null,
+    },
+  }
+  const profiled = attempt(plan, {
+    cell: 'a',
+    instance: 't-002',
+    telemetry: {
+      request_roles: [{ role: 'primary', requests: 3, spend_usd: 0.01 }],
+      request_parts: {
+        requests: 3,
+        bytes: 9000,
+        tool_schema_bytes: 6000,
+        system_bytes: 1000,
+        history_bytes: 1500,
+        latest_message_bytes: 200,
+        cache_prefix_bytes: 4000,
+        unread: 0,
+        params: [{ name: 'stream', values: ['true'] }],
+      },
+    },
+  })
   return [
-    { schema: AttemptRecordSchema, values: [a, withOptional] },
-    { schema: LedgerRowSchema, values: [row, failed] },
+    { schema: AttemptRecordSchema, values: [a, withOptional, profiled] },
+    { schema: LedgerRowSchema, values: [row, failed, roled] },
     { schema: LegRecordSchema, values: [legRecord(plan, plan.legs[0]!.leg, 1)] },
   ] as const
 }
@@ -104,17 +145,49 @@ describe('fastCheck: a compiled yes/no version of a zod schema', () => {
     expect(check({ ...values[0], trial: -1 })).toBe(false)
   })
 
+  it('length limits and regular expressions decide as zod does, on this thread and from the source', () => {
+    const schema = z.strictObject({
+      name: z.string().min(1).max(5),
+      hash: z.string().regex(/^[0-9a-f]{4}$/).nullable(),
+      tags: z.array(z.string().max(2)).max(2),
+    })
+    const check = fastCheck(schema)!
+    const source = fastCheckSource(schema)!
+    const fromSource = new Function('c', source)([]) as (v: unknown) => boolean
+    const values = [
+      { name: 'bash', hash: '0a1f', tags: ['ab'] },
+      { name: 'bash', hash: null, tags: [] },
+      { name: '', hash: null, tags: [] },
+      { name: 'abcdef', hash: null, tags: [] },
+      { name: 'a', hash: '0A1F', tags: [] },
+      { name: 'a', hash: '0a1f0', tags: [] },
+      { name: 'a', hash: null, tags: ['a', 'b', 'c'] },
+      { name: 'a', hash: null, tags: ['abc'] },
+    ]
+    const verdicts = values.map((v) => schema.safeParse(v).success)
+    expect(verdicts).toEqual([true, true, false, false, false, false, false, false])
+    expect(values.map(check)).toEqual(verdicts)
+    expect(values.map(fromSource)).toEqual(verdicts)
+    // zod counts code points where UTF-16 units leave it in doubt: the check never accepts what zod
+    // rejects, and leaves the doubtful strings to zod.
+    const counted = z.strictObject({ a: z.string().min(2).max(3) })
+    const strings = ['😀😀😀', '😀', '😀a', 'ab', 'abcd', '\uD800']
+    expect(strings.map((a) => counted.safeParse({ a }).success)).toEqual([true, false, true, true, false, false])
+    expect(strings.map((a) => fastCheck(counted)!({ a }))).toEqual([false, false, false, true, false, false])
+  })
+
   it('no fast path for schemas it does not fully understand (zod then decides alone)', () => {
     const unsupported: z.ZodType[] = [
       z.object({ a: z.string() }), // strips unknown keys: the value would change
       z.looseObject({ a: z.string() }),
-      z.strictObject({ a: z.string().min(1) }),
+      z.strictObject({ a: z.string().email() }),
+      z.strictObject({ a: z.string().regex(/a/g) }), // a global regex keeps state between tests
       z.strictObject({ a: z.string().default('x') }),
       z.strictObject({ a: z.string().transform((s) => s.length) }),
       z.strictObject({ a: z.number().refine((x) => x > 1) }),
       z.strictObject({ toString: z.string() }),
       z.union([z.string(), z.number()]),
-      z.array(z.string()).min(1),
+      z.array(z.string()).refine((a) => a.length > 0),
     ]
     for (const s of unsupported) expect(fastCheck(s)).toBeNull()
     const ok = z.strictObject({ n: z.number().int().positive(), e: z.enum(['x', 'y']), l: z.literal(2) })

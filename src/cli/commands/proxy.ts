@@ -70,6 +70,7 @@ export function registerProxy(program: Command): void {
           provider: primary.provider,
           prices: primary.prices ?? null,
           cacheSemantics: primary.cache_semantics,
+          model: primary.id,
         }
         experimentId = manifest.experiment.id
       }
