@@ -4,6 +4,7 @@ import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD, ratioIntervalCoverageN
 import { buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
 import { classificationSummary } from './classification.js'
+import { costEffectiveness } from './cost-effectiveness.js'
 import { SharedBootstraps } from './joint-bootstrap.js'
 import {
   ASSUMED_DISCORDANCE,
@@ -156,6 +157,14 @@ export function buildComparison(input: ComparisonInput): Comparison {
       : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
     ...(classification ? { classification } : {}),
+    cost_effectiveness: costEffectiveness(
+      blocks,
+      input.cells.map((c) => c.id),
+      input.baseline,
+      treatments,
+      opts,
+      input.options.valuePerResolutionUsd ?? null,
+    ),
   }
 }
 

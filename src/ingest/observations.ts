@@ -128,7 +128,13 @@ export interface ComparisonInput {
     /** Container backend: the distinct environments of the final attempts. */
     environments?: EnvironmentStamp[]
   }
-  options: { resamples: number; seed: number; level: number }
+  options: {
+    resamples: number
+    seed: number
+    level: number
+    /** USD a resolution is worth (manifest reporting.value_per_resolution_usd), for the net benefit. */
+    valuePerResolutionUsd?: number | null
+  }
   notes: string[]
   /** Legs read from a re-upload of a later run attempt in place of earlier uploads. */
   reuploads?: Array<{ leg: string; read: string; run_attempt: number; replaces: string[] }>

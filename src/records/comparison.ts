@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ClassificationSummarySchema } from './classification.js'
+import { CostEffectivenessSchema } from './cost-effectiveness.js'
 import { ScorecardSchema } from './scorecard.js'
 
 /**
@@ -470,6 +471,9 @@ export const ComparisonSchema = z.strictObject({
     ),
   classification: ClassificationSummarySchema.optional().describe(
     'every attempt’s failure class: separate denominators, telemetry anomalies, findings (experiments only)',
+  ),
+  cost_effectiveness: CostEffectivenessSchema.optional().describe(
+    'resolve rate against expected spend per cell (Pareto view) and the paired net benefit at a declared value per resolution',
   ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>

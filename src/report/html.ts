@@ -17,6 +17,7 @@ import {
 } from '../util/format.js'
 import { chartSources } from './assets.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
+import { costEffectivenessHtml, PARETO_APP_JS } from './cost-effectiveness.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { environmentLines } from './environment.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
@@ -70,6 +71,7 @@ export function renderHtmlReport(
     ...(c.scorecard ? [scorecardHtml(c.scorecard)] : []),
     outcomeTable(c),
     resourceTables(c),
+    costEffectivenessHtml(c),
     requestShapeTable(c),
     driverTables(c),
     '<div class="charts">',
@@ -106,6 +108,7 @@ export function renderHtmlReport(
     `<script>${chart}</script>`,
     `<script>${matrix}</script>`,
     `<script>${REPORT_APP_JS}</script>`,
+    `<script>${PARETO_APP_JS}</script>`,
     '</body></html>',
     '',
   ].join('\n')

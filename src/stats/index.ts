@@ -35,6 +35,12 @@ export {
   type Replicates,
 } from './bootstrap-intervals.js'
 export {
+  bootstrapMean,
+  type CostRatePoint,
+  pairedNetBenefit,
+  paretoFrontier,
+} from './cost-effectiveness.js'
+export {
   costConditionalOnSuccess,
   expectedCostPerAttempt,
   portfolioCostPerResolution,

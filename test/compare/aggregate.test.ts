@@ -446,6 +446,7 @@ describe('aggregate: determinism and strictness', () => {
       'cells',
       'classification',
       'comparisons',
+      'cost_effectiveness',
       'experiment_id',
       'input_errors',
       'instances',
