@@ -59,6 +59,7 @@ export {
   RESOLVE_RATE_DIFFERENCE_METHOD,
   type ResolveRateDifference,
   resolveRateDifference,
+  wilson,
 } from './difference.js'
 export {
   adaptiveAlternative,
