@@ -1,6 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { chromium } from 'playwright-core'
 import { beforeAll, describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
 import { detect } from '../../src/detect/decide.js'
@@ -251,4 +252,60 @@ describe('harness-watch history: errors are located, never a stack trace', () =>
       `4 run(s), 2 panel segment(s), 2 break(s)\nwrote ${path.join(out, 'history.html')}\nwrote ${path.join(out, 'history.json')}\n`,
     )
   })
+})
+
+const CHROMIUM = '/usr/bin/chromium'
+if (!existsSync(CHROMIUM)) console.warn(`history.html browser test skipped: ${CHROMIUM} is not installed`)
+
+describe.skipIf(!existsSync(CHROMIUM))('history.html in headless Chromium', () => {
+  it('draws one line per cell and panel, with no error and no request off the page', async () => {
+    const r = await historyStep({ comparisons: files, out: path.join(dir, 'out-browser') })
+    const browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: [
+        '--headless',
+        '--no-sandbox',
+        '--disable-gpu',
+        '--disable-background-networking',
+        '--no-first-run',
+      ],
+    })
+    try {
+      const page = await browser.newPage()
+      const errors: string[] = []
+      const requests: string[] = []
+      page.on('pageerror', (e) => errors.push(e.message))
+      page.on('request', (req) => {
+        if (!req.url().startsWith('file:')) requests.push(req.url())
+      })
+      await page.goto(`file://${r.htmlPath}`)
+      await page.waitForFunction(
+        () => document.querySelector('#chart-history[data-drawn="true"]') !== null,
+        null,
+        {
+          timeout: 30_000,
+        },
+      )
+      const lines = await page.evaluate(() => {
+        const w = window as unknown as {
+          Chart: { getChart(id: string): { data: { datasets: Array<{ type: string; data: unknown[] }> } } }
+        }
+        return w.Chart.getChart('chart-history')
+          .data.datasets.filter((d) => d.type === 'line')
+          .map((d) => d.data)
+      })
+      expect(errors).toEqual([])
+      expect(requests).toEqual([])
+      // b on panel 1: 83.3%, 16.7%, (gap), 16.7%, — ; b on panel 2: only the last run
+      expect(lines).toHaveLength(4)
+      expect(
+        (lines[1] as Array<number | null>).map((v) => (v === null ? null : Math.round(v * 1000) / 1000)),
+      ).toEqual([0.833, 0.167, null, 0.167, null])
+      expect(
+        (lines[3] as Array<number | null>).map((v) => (v === null ? null : Math.round(v * 1000) / 1000)),
+      ).toEqual([null, null, null, null, 0.231])
+    } finally {
+      await browser.close()
+    }
+  }, 120_000)
 })
