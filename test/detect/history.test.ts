@@ -7,42 +7,12 @@ import { main } from '../../src/cli/index.js'
 import { detect } from '../../src/detect/decide.js'
 import { HistorySchema } from '../../src/detect/history.js'
 import { type Decision, DecisionSchema } from '../../src/detect/schema.js'
-import { aggregate } from '../../src/pipeline/aggregate.js'
 import { historyStep } from '../../src/pipeline/history.js'
 import { type Comparison, ComparisonSchema } from '../../src/records/comparison.js'
 import { strictJson } from '../../src/util/json.js'
-import { ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from '../compare/fixtures.js'
 import { captureOutput } from '../support/capture.js'
 import { policy, ref } from './fixtures.js'
-
-type Table = { both: number; bOnly: number; cOnly: number; neither: number }
-
-/** A real comparison.json from the aggregate stage; its run id and start are a weekly run's. */
-async function weeklyRun(
-  runId: string,
-  startedAt: string,
-  table: Table,
-  over: { instances?: number; bVersion?: string } = {},
-): Promise<Comparison> {
-  const plan = await makePlan({
-    panel: { source: 'inline', instances: ids(over.instances ?? 12) },
-    cells: [
-      { id: 'a', harness: 'pi', version: '0.73.1' },
-      { id: 'b', harness: 'opencode', version: over.bVersion ?? '1.18.33' },
-    ],
-    reporting: { value_per_resolution_usd: 2 },
-  })
-  const r = await aggregate({
-    plan: writePlan(plan),
-    artifacts: writeArtifacts(plan, pairedOutcomes(plan, table)),
-    out: mkdtempSync(path.join(tmpdir(), 'hw-hist-agg-')),
-    resamples: 400,
-  })
-  const c = structuredClone(r.comparison)
-  c.run_id = runId
-  c.stamp.started_at = startedAt
-  return ComparisonSchema.parse(c)
-}
+import { weeklyRun } from './history-fixtures.js'
 
 // Four weekly runs of one experiment:
 //   w1 2026-11-02  12 instances  a 8/12, b 10/12
