@@ -39,6 +39,10 @@ export interface LocalOptions {
   confirm?: boolean
   /** Move an existing `out` aside (to `<out>.prev-<UTC stamp>`) and start afresh; default: resume it. */
   fresh?: boolean
+  /** Run only these instances of the panel (a short run); unknown ids are a usage error. */
+  instances?: string[]
+  /** Run only the first `limit` instances of the panel, in its listed order (a short run). */
+  limit?: number
   progress?: ProgressReporter
   log: (line: string) => void
   /** Aborting stops every attempt in flight and every process this run started. */
@@ -80,7 +84,7 @@ export async function runLocal(opts: LocalOptions): Promise<LocalResult> {
   const loaded = await loadManifest(opts.manifestFile, { runnable: true })
   const m = loaded.manifest
   const panel = await resolvePanel(m, loaded.dir, opts.manifestFile, loaded.locate)
-  const plan = buildPlan(loaded, panel)
+  const plan = buildPlan(loaded, panel, { instances: shortRunInstances(panel.instances, opts) })
   if (opts.concurrency !== undefined && (!Number.isInteger(opts.concurrency) || opts.concurrency < 1)) {
     throw new HwError('usage', `--concurrency must be a whole number ≥ 1, got ${opts.concurrency}`)
   }
@@ -190,6 +194,30 @@ async function runLocked(
     }
   }
   return { runId, rounds, final: last.detection, diagnosis, wallS: (performance.now() - t0) / 1000 }
+}
+
+/**
+ * The instances a short run keeps: `instances` as given (checked against the panel by the plan), or the
+ * first `limit` of the panel in its listed order; undefined (the whole panel) when neither is set.
+ */
+export function shortRunInstances(
+  panel: readonly string[],
+  opts: Pick<LocalOptions, 'instances' | 'limit'>,
+): string[] | undefined {
+  if (opts.instances && opts.limit !== undefined) {
+    throw new HwError('usage', 'give either --instances or --limit, not both')
+  }
+  if (opts.limit !== undefined) {
+    if (!Number.isInteger(opts.limit) || opts.limit < 1) {
+      throw new HwError('usage', `--limit must be a whole number ≥ 1, got ${opts.limit}`)
+    }
+    return panel.slice(0, opts.limit)
+  }
+  if (opts.instances) {
+    if (opts.instances.length === 0) throw new HwError('usage', '--instances names no instance')
+    return [...new Set(opts.instances)]
+  }
+  return undefined
 }
 
 interface RoundContext extends LocalOptions {

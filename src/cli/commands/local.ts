@@ -14,6 +14,8 @@ interface LocalCliOptions {
   concurrency?: number
   confirm: boolean
   fresh?: boolean
+  instances?: string
+  limit?: number
 }
 
 export function registerLocal(program: Command): void {
@@ -36,6 +38,12 @@ export function registerLocal(program: Command): void {
     .option('--concurrency <n>', 'legs at once (default: the manifest concurrency)', parseIntOption)
     .option('--no-confirm', 'skip the targeted confirmation round on a breach')
     .option('--fresh', 'move an existing --out aside (to <out>.prev-<stamp>) instead of resuming it')
+    .option('--instances <ids>', 'a short run: only these comma-separated instances of the panel')
+    .option(
+      '--limit <n>',
+      'a short run: only the first n instances of the panel, in its order',
+      parseIntOption,
+    )
     .addHelpText(
       'after',
       '\nCtrl-C stops every attempt and process started here. Rerunning into the same --out resumes.\n' +
@@ -59,6 +67,14 @@ export function registerLocal(program: Command): void {
           concurrency: opts.concurrency,
           confirm: opts.confirm,
           fresh: opts.fresh,
+          instances:
+            opts.instances === undefined
+              ? undefined
+              : opts.instances
+                  .split(',')
+                  .map((s) => s.trim())
+                  .filter(Boolean),
+          limit: opts.limit,
           progress: createProgressReporter({ stream: process.stderr }),
           log,
           signal: controller.signal,
