@@ -184,7 +184,10 @@ export function buildHistory(inputs: readonly HistoryInput[], cadenceDays = DEFA
       segments.push({ panel_key: panel.key, panel: panel.text, runs: [] })
     const segment = segments.length - 1
     segments[segment]!.runs.push(c.run_id)
-    const samePanel = prev !== null && breakBefore?.kind !== 'panel_changed'
+    // Consecutive runs of one panel in a known order are tested against each other; never across a
+    // panel change or a run whose place in time is unknown.
+    const samePanel =
+      prev !== null && breakBefore?.kind !== 'panel_changed' && breakBefore?.kind !== 'time_unknown'
     runs.push({
       file: x.file,
       run_id: c.run_id,

@@ -215,6 +215,38 @@ describe('harness-watch history: errors are located, never a stack trace', () =>
     expect(io.err).toContain('--cadence-days must be a positive number of days, got "weekly"')
   })
 
+  it('the same run twice, and a decision.json of another run beside a comparison, are refused', async () => {
+    expect(await main(['history', files[0]!, files[0]!, '--out', path.join(dir, 'o-dup')])).toBe(2)
+    expect(io.err).toContain(`${files[0]!} run w1 round 0 is given twice (also ${files[0]!})`)
+    io.err = ''
+    const mixed = path.join(dir, 'mixed')
+    mkdirSync(mixed, { recursive: true })
+    writeFileSync(path.join(mixed, 'comparison.json'), readFileSync(files[0]!, 'utf8'))
+    writeFileSync(path.join(mixed, 'decision.json'), strictJson(w2Decision))
+    expect(
+      await main(['history', path.join(mixed, 'comparison.json'), '--out', path.join(dir, 'o-mixed')]),
+    ).toBe(2)
+    expect(io.err).toContain(
+      `${path.join(mixed, 'decision.json')} decision.json is of run exp-a/w2 round 0, its comparison.json of exp-a/w1 round 0`,
+    )
+  })
+
+  it('a run without a start time is placed last and marked as a break, never guessed', async () => {
+    const c = JSON.parse(readFileSync(files[1]!, 'utf8'))
+    c.stamp.started_at = null
+    c.run_id = 'w-undated'
+    mkdirSync(path.join(dir, 'undated'), { recursive: true })
+    const f = path.join(dir, 'undated', 'comparison.json')
+    writeFileSync(f, strictJson(c))
+    const r = await historyStep({ comparisons: [f, files[0]!], out: path.join(dir, 'o-undated') })
+    expect(r.history.runs.map((x) => [x.run_id, x.break_before?.kind ?? null])).toEqual([
+      ['w1', null],
+      ['w-undated', 'time_unknown'],
+    ])
+    // w-undated has w2's outcomes (b lost 8 instances), but its place in time is unknown: no test
+    expect(r.history.runs[1]!.change_points).toEqual([])
+  })
+
   it('prints what it wrote', async () => {
     const out = path.join(dir, 'o-ok')
     expect(await main(['history', ...files, '--out', out])).toBe(0)
