@@ -109,5 +109,20 @@ describe('scripts/history.sh carries the series from week to week', () => {
     expect(none.exitCode).toBe(0)
     expect(none.stdout).toContain('history: no hw-out/comparison.json in this run; nothing to add')
     expect(none.outputs).toBe('')
+
+    // a history that cannot be built (here: an earlier run of another experiment) is a warning, never
+    // a failed step, and nothing is offered for upload
+    const other = mkdtempSync(path.join(tmpdir(), 'hw-history-other-'))
+    mkdirSync(path.join(other, 'runs', 'x-r0'), { recursive: true })
+    writeFileSync(
+      path.join(other, 'runs', 'x-r0', 'comparison.json'),
+      strictJson({ ...weeks[0]!, experiment_id: 'exp-other', run_id: 'x' }),
+    )
+    const mixed = job(weeks[1]!, { previous: other })
+    const bad = await runScript(mixed)
+    expect(bad.exitCode).toBe(0)
+    expect(bad.stdout).toContain('::warning::history: the weekly history could not be built')
+    expect(bad.stderr).toContain('experiment exp-other is not exp-a')
+    expect(bad.outputs).toBe('')
   }, 120_000)
 })
