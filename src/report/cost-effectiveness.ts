@@ -166,9 +166,14 @@ export const PARETO_APP_JS = `
       if (p.yci) sets.push({ type: 'line', label: '', data: [{ x: p.x, y: p.yci[0] }, { x: p.x, y: p.yci[1] }], borderColor: 'rgba(97,97,97,0.7)', pointRadius: 0, fill: false, interval: true });
     });
     sets.push({ type: 'line', label: 'Pareto frontier', data: d.frontier, borderColor: '#2e7d32', borderDash: [6, 4], pointRadius: 0, fill: false });
-    sets.push({ type: 'scatter', label: 'cells', data: d.points.map(function (p) { return { x: p.x, y: p.y, cell: p.cell, frontier: p.frontier }; }),
-      pointRadius: 6, borderColor: '#1565c0', borderWidth: 2,
-      backgroundColor: d.points.map(function (p) { return p.frontier ? '#1565c0' : '#ffffff'; }) });
+    // One dataset per cell, so the legend names each point; filled on the frontier, hollow when dominated.
+    var palette = ['#1565c0', '#c62828', '#6a1b9a', '#ef6c00', '#00838f', '#5d4037', '#2e7d32'];
+    d.points.forEach(function (p, i) {
+      var colour = palette[i % palette.length];
+      sets.push({ type: 'scatter', label: p.cell + (p.frontier ? ' (frontier)' : ' (dominated)'), cell: true,
+        data: [{ x: p.x, y: p.y, cell: p.cell, frontier: p.frontier }],
+        pointRadius: 7, borderColor: colour, borderWidth: 2, backgroundColor: p.frontier ? colour : '#ffffff' });
+    });
     new Chart(canvas, {
       type: 'scatter',
       data: { datasets: sets },

@@ -150,13 +150,18 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
         grid: w.Chart.getChart('chart-grid').data.datasets[0]!.data.length,
         scatter: w.Chart.getChart('chart-scatter').data.datasets[0]!.data.length,
         forest: w.Chart.getChart('chart-forest').data.datasets[0]!.data.length,
-        // the Pareto chart: the cells dataset last, one point per cell; the frontier line before it
+        // the Pareto chart: the frontier line, then one dataset of one point per cell
         pareto: w.Chart.getChart('chart-pareto')
-          .data.datasets.slice(-2)
+          .data.datasets.slice(-3)
           .map((d) => d.data.length),
+        paretoLabels: (
+          w.Chart.getChart('chart-pareto').data.datasets.slice(-2) as unknown as Array<{ label: string }>
+        ).map((d) => d.label),
       }
     })
-    expect(points.pareto).toEqual([2, 2])
+    expect(points.pareto).toEqual([2, 1, 1])
+    // b resolves more and spends more than a: neither dominates
+    expect(points.paretoLabels).toEqual(['a (frontier)', 'b (frontier)'])
     expect(points.grid).toBe(80)
     expect(points.scatter).toBe(39)
     expect(points.forest).toBeGreaterThanOrEqual(5)
