@@ -143,7 +143,7 @@ export const HISTORY_APP_JS = `
     d.series.forEach(function (s, i) {
       var colour = palette[i % palette.length];
       sets.push({ type: 'line', label: s.label, data: s.values, borderColor: colour, backgroundColor: colour, spanGaps: false, pointRadius: 4, borderDash: s.segment > 0 ? [6, 3] : [] });
-      sets.push({ type: 'bar', label: s.label + ' interval', data: s.lo.map(function (lo, j) { return lo === null ? null : [lo, s.hi[j]]; }), backgroundColor: colour + '33', barPercentage: 0.15, interval: true });
+      sets.push({ type: 'bar', label: s.label + ' interval', data: s.lo.map(function (lo, j) { return lo === null ? null : [lo, s.hi[j]]; }), backgroundColor: colour + '33', barPercentage: 0.15, grouped: false, interval: true });
     });
     new Chart(canvas, {
       data: { labels: d.labels, datasets: sets },
