@@ -14,6 +14,7 @@ const FLOORS = [
   'grade', // graders of bridge tasks
   'telemetry', // proxy, ledger capture, telemetry summary
   'harnesses', // one adapter per harness CLI
+  'capability', // capability manifests: what a harness's configuration and its requests say it can do
   'panel', // task folders, id lists, importers, panel verification
   'plan', // the plan and the manifest summary
   'trajectory', // per-harness trajectory mappers

@@ -10,30 +10,81 @@ import { type StageTest, twoStageWith } from '../src/detect/designs/two-stage.js
 import { ThresholdsSchema } from '../src/manifest/schema.js'
 
 const SIMS = 1000
-const CANDIDATES: Array<[string, StageTest, 'all' | 'first-five']> = [
-  ['student', { method: 'student', pooledSd: false }, 'all'],
-  ['johnson', { method: 'johnson', pooledSd: false }, 'all'],
-  ['hall', { method: 'hall', pooledSd: false }, 'all'],
-  ['sign-flip', { method: 'sign-flip', pooledSd: false }, 'all'],
+type Scope = 'all' | 'first-five' | 'two'
+const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
+  ['student', { method: 'student', pooledSd: false }, 'all', 1],
+  ['johnson', { method: 'johnson', pooledSd: false }, 'all', 1],
+  ['hall', { method: 'hall', pooledSd: false }, 'all', 1],
+  ['sign-flip', { method: 'sign-flip', pooledSd: false }, 'all', 1],
   // B = 999 resamples per stage test: the slowest; the first five null worlds show it.
-  ['bootstrap-t', { method: 'bootstrap-t', pooledSd: false }, 'first-five'],
-  ['johnson-down', { method: 'johnson-down', pooledSd: false }, 'all'],
-  ['student, floored', { method: 'student', pooledSd: true }, 'all'],
-  ['johnson-down, floored (chosen)', { method: 'johnson-down', pooledSd: true }, 'all'],
+  ['bootstrap-t', { method: 'bootstrap-t', pooledSd: false }, 'first-five', 1],
+  ['johnson-down', { method: 'johnson-down', pooledSd: false }, 'all', 1],
+  ['student, floored', { method: 'student', pooledSd: true }, 'all', 1],
+  ['johnson-down, floored (chosen)', { method: 'johnson-down', pooledSd: true }, 'all', 1],
+  // More rerun trials and designs that use them (the two worlds that bind: uniform 2× power and
+  // the σ 1.0 baseline / 0.35 treatment null world).
+  ...[2, 3, 4].map((k): [string, StageTest, Scope, number] => [
+    `chosen, ${k} trials`,
+    { method: 'johnson-down', pooledSd: true },
+    'two',
+    k,
+  ]),
+  ...[3, 4].flatMap(
+    (k): Array<[string, StageTest, Scope, number]> => [
+      [
+        `+ weights √(blocks × trials), ${k} trials`,
+        { method: 'johnson-down', pooledSd: true, attemptWeights: true },
+        'two',
+        k,
+      ],
+      [
+        `+ floor × √k, ${k} trials`,
+        { method: 'johnson-down', pooledSd: true, attemptWeights: true, floorScale: 'sqrt-trials' },
+        'two',
+        k,
+      ],
+      [
+        `without the floor, ${k} trials`,
+        { method: 'johnson-down', pooledSd: false, attemptWeights: true },
+        'two',
+        k,
+      ],
+      [
+        `+ floor × √k, a third held out, ${k} trials`,
+        {
+          method: 'johnson-down',
+          pooledSd: true,
+          attemptWeights: true,
+          floorScale: 'sqrt-trials',
+          estimateShare: 1 / 3,
+        },
+        'two',
+        k,
+      ],
+    ],
+  ),
+  [
+    'log-ratio, floor × √k, 3 trials',
+    { method: 'log-ratio', pooledSd: true, attemptWeights: true, floorScale: 'sqrt-trials' },
+    'two',
+    3,
+  ],
 ]
+const TWO = new Set(['uniform-2x', 'unequal-noise-base-at-threshold'])
 const theta = { spend_usd: 1.5, input_fresh_tokens: 1.5, proxy_requests: 1.5 }
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`
-for (const [name, test, scope] of CANDIDATES) {
+for (const [name, test, scope, trials] of CANDIDATES) {
   const policy = {
     thresholds: ThresholdsSchema.parse({}),
     maxBlocks: 50,
     alpha: 0.05,
     design: twoStageWith(test),
+    rerunTrials: trials,
   }
   const worlds = [
     ...nullWorlds(theta).map((w, k) => ({ w, k, kind: 'null' })),
     ...powerWorlds().map((w, k) => ({ w, k, kind: 'power' })),
-  ].filter((_, i) => scope === 'all' || i < 5)
+  ].filter(({ w }, i) => scope === 'all' || (scope === 'two' ? TWO.has(w.name) : i < 5))
   console.log(`\n${name}`)
   for (const { w, k, kind } of worlds) {
     const r = runScenario((_e, rng) => w.make(40, rng), NO_EFFECT, policy, SIMS, 1 + k * 7919)

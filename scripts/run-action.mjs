@@ -124,6 +124,12 @@ async function main() {
   const baseEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
+    // Where the machine's container engine is (a runner's own environment reaches its actions).
+    ...Object.fromEntries(
+      ['DOCKER_HOST', 'DOCKER_CONTEXT', 'CONTAINER_HOST'].flatMap((k) =>
+        process.env[k] === undefined ? [] : [[k, process.env[k]]],
+      ),
+    ),
     CI: 'true',
     GITHUB_ACTIONS: 'true',
     GITHUB_ACTION: 'run-action',

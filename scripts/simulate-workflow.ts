@@ -512,6 +512,14 @@ const githubContext = (workspace: string): Record<string, Json> => ({
   actor: 'local',
 })
 
+/** Where the machine's container engine is: a runner's environment may name one, and its steps inherit it. */
+function engineEnv(): Record<string, string> {
+  const keys = ['DOCKER_HOST', 'DOCKER_CONTEXT', 'CONTAINER_HOST']
+  return Object.fromEntries(
+    keys.filter((k) => process.env[k] !== undefined).map((k) => [k, process.env[k] ?? '']),
+  )
+}
+
 async function runStep(
   workspace: string,
   jobId: string,
@@ -538,6 +546,7 @@ async function runStep(
   const env: Record<string, string> = {
     PATH: process.env.PATH ?? '',
     HOME: process.env.HOME ?? temp,
+    ...engineEnv(),
     CI: 'true',
     GITHUB_ACTIONS: 'true',
     RUNNER_OS: 'Linux',
@@ -599,7 +608,7 @@ async function runStep(
         {
           cwd: workspace,
           reject: false,
-          env: { PATH: env.PATH, HOME: env.HOME, ...extra },
+          env: { PATH: env.PATH, HOME: env.HOME, ...engineEnv(), ...extra },
           extendEnv: false,
         },
       )

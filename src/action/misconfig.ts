@@ -20,6 +20,7 @@ export const SECRET_OF_ENV: Record<string, string> = {
 /** The parts of a manifest that name environment variables (plain object: a parsed manifest file). */
 export interface ManifestEnvNames {
   model?: { api_key_env?: string; base_url_env?: string }
+  models?: Record<string, { api_key_env?: string; base_url_env?: string }>
   telemetry?: { source?: string; litellm?: { base_url_env?: string; master_key_env?: string } }
   cells?: { config?: { pass_env?: string[] } }[]
 }
@@ -29,6 +30,10 @@ export function envReadByManifest(m: ManifestEnvNames): Set<string> {
   const out = new Set<string>()
   if (m.model?.api_key_env) out.add(m.model.api_key_env)
   if (m.model?.base_url_env) out.add(m.model.base_url_env)
+  for (const r of Object.values(m.models ?? {})) {
+    if (r?.api_key_env) out.add(r.api_key_env)
+    if (r?.base_url_env) out.add(r.base_url_env)
+  }
   if (m.telemetry?.source === 'litellm') {
     out.add(m.telemetry.litellm?.base_url_env ?? 'LITELLM_BASE_URL')
     out.add(m.telemetry.litellm?.master_key_env ?? 'LITELLM_MASTER_KEY')

@@ -1,11 +1,24 @@
 import type { ComparisonInput } from '../ingest/observations.js'
+import type { CellSummary, ComparisonEntry, Mde } from '../records/comparison.js'
 import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from '../records/comparison.js'
+import type { CostEffectiveness } from '../records/cost-effectiveness.js'
+import type { ModelsSection } from '../records/models.js'
 import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD, ratioIntervalCoverageNote } from '../stats/index.js'
-import { buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
+import { type Block, buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
 import { classificationSummary } from './classification.js'
-import { costEffectiveness } from './cost-effectiveness.js'
+import { costEffectiveness, mergeCostEffectiveness } from './cost-effectiveness.js'
 import { SharedBootstraps } from './joint-bootstrap.js'
+import {
+  familyAdjustment,
+  groupInput,
+  INTERACTION_RULE,
+  interactions,
+  type ModelGroup,
+  modelGroups,
+  modelsSection,
+  PAIRING_RULE,
+} from './models.js'
 import {
   ASSUMED_DISCORDANCE,
   comparePair,
@@ -63,28 +76,47 @@ export function buildComparison(input: ComparisonInput): Comparison {
     power: POWER,
   }
   const blocks = buildBlocks(input)
-  const treatments = input.treatments.filter(
-    (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
-  )
-  // Every pair's bootstrap columns are registered first so each cell's sums are computed once. Large
-  // sums run on the worker thread while the cell summaries and the MDE are computed here.
-  const shared = new SharedBootstraps({ B: opts.resamples, seed: opts.seed, level: opts.level })
-  for (const t of treatments) registerPair(blocks, input.baseline, t, shared)
-  shared.computeAll()
-  const cells = input.cells.map((c) => cellSummary(c, blocks))
-  // The MDE is a property of the panel: outcome n is the same for every comparison (blocks are
-  // complete across all cells), and the discordance is pooled over the comparisons.
-  const outcomeBlocks = blocks.filter((b) => b.outcomeComplete)
-  const outcomeN = outcomeBlocks.length
-  const discordant = treatments.map(
-    (t) => outcomeStats(outcomeBlocks, input.baseline, t, opts).mcnemar.n_discordant,
-  )
-  const meanDiscordant = discordant.length ? discordant.reduce((x, y) => x + y, 0) / discordant.length : 0
-  const mde = mdeFor(outcomeN, meanDiscordant, opts, discordant.length)
   const classification = classificationSummary(input)
-  const comparisons = treatments.map((t) =>
-    notEvaluated(comparePair(blocks, input.baseline, t, opts, shared, mde), classification),
+  const groups = modelGroups(input)
+  let cells: CellSummary[]
+  let comparisons: ComparisonEntry[]
+  let mde: Mde
+  let models: ModelsSection | undefined
+  if (!groups) {
+    const treatments = input.treatments.filter(
+      (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
+    )
+    const r = evaluate(blocks, input.baseline, treatments, opts, classification)
+    cells = input.cells.map((c) => cellSummary(c, r.blocks))
+    comparisons = r.comparisons
+    mde = r.mde
+  } else {
+    // Several models: blocks pair only the cells of one model; each model is compared on its own.
+    const byGroup = new Map<ModelGroup, Block[]>()
+    const summaries = new Map<string, CellSummary>()
+    comparisons = []
+    let first: Mde | null = null
+    for (const g of groups) {
+      const sub = groupInput(input, g)
+      const gBlocks = buildBlocks(sub)
+      byGroup.set(g, gBlocks)
+      for (const c of g.cells) summaries.set(c.id, cellSummary(c, gBlocks))
+      if (!g.baseline) continue
+      const r = evaluate(gBlocks, g.baseline, g.treatments, opts, classification)
+      first ??= r.mde
+      comparisons.push(...r.comparisons.map((e) => ({ ...e, model: g.route })))
+    }
+    cells = input.cells.map((c) => summaries.get(c.id) ?? cellSummary(c, blocks))
+    mde = first ?? mdeFor(0, 0, opts, 0)
+    models = modelsSection(groups, byGroup, interactions(input, groups, byGroup, opts))
+  }
+  const multiplicity = familyAdjustment(
+    comparisons,
+    models?.interactions ?? [],
+    input.options.multiplicity ?? 'holm',
+    ALPHA,
   )
+  const outcomeN = blocks.filter((b) => b.outcomeComplete).length
 
   const coverage = { attempts: 0, complete: 0, partial: 0, missing: 0, unknown: 0 }
   for (const c of cells) {
@@ -128,7 +160,11 @@ export function buildComparison(input: ComparisonInput): Comparison {
       ...(input.stamp.isolation ? { isolation: input.stamp.isolation } : {}),
       ...(input.stamp.environments ? { environments: input.stamp.environments } : {}),
     },
-    rules: statedRules(opts),
+    rules: {
+      ...statedRules(opts),
+      ...(models ? { pairing: PAIRING_RULE, interaction: INTERACTION_RULE } : {}),
+      family_adjustment: multiplicity.statement,
+    },
     cells,
     blocks: {
       planned: blocks.length,
@@ -145,6 +181,8 @@ export function buildComparison(input: ComparisonInput): Comparison {
       a.file < b.file ? -1 : a.file > b.file ? 1 : (a.line ?? 0) - (b.line ?? 0),
     ),
     comparisons,
+    ...(models ? { models } : {}),
+    multiplicity,
     mde,
     instances: instanceRows(
       blocks,
@@ -157,15 +195,79 @@ export function buildComparison(input: ComparisonInput): Comparison {
       : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
     ...(classification ? { classification } : {}),
-    cost_effectiveness: costEffectiveness(
+    cost_effectiveness: costEffectivenessOf(input, blocks, groups, opts),
+  }
+}
+
+/**
+ * The cost-effectiveness section: one model, every cell on the shared blocks; several models, each
+ * model's cells on that model's blocks (cells of different models share no block), merged, with the
+ * frontier taken across every placed cell.
+ */
+function costEffectivenessOf(
+  input: ComparisonInput,
+  blocks: Block[],
+  groups: ModelGroup[] | null,
+  opts: PairOptions,
+): CostEffectiveness {
+  const value = input.options.valuePerResolutionUsd ?? null
+  if (!groups) {
+    const treatments = input.treatments.filter(
+      (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
+    )
+    return costEffectiveness(
       blocks,
       input.cells.map((c) => c.id),
       input.baseline,
       treatments,
       opts,
-      input.options.valuePerResolutionUsd ?? null,
-    ),
+      value,
+    )
   }
+  return mergeCostEffectiveness(
+    groups
+      .filter((g) => g.baseline !== null)
+      .map((g) =>
+        costEffectiveness(
+          buildBlocks(groupInput(input, g)),
+          g.cells.map((c) => c.id),
+          g.baseline!,
+          g.treatments,
+          opts,
+          value,
+        ),
+      ),
+    value,
+  )
+}
+
+/**
+ * The comparisons of one set of blocks (all cells, or one model's): every pair's bootstrap columns
+ * registered first so each cell's sums are computed once, then the panel MDE and each pair.
+ */
+function evaluate(
+  blocks: Block[],
+  baseline: string,
+  treatments: string[],
+  opts: PairOptions,
+  classification: ReturnType<typeof classificationSummary>,
+): { blocks: Block[]; comparisons: ComparisonEntry[]; mde: Mde } {
+  // Large sums run on the worker thread while the MDE is computed here.
+  const shared = new SharedBootstraps({ B: opts.resamples, seed: opts.seed, level: opts.level })
+  for (const t of treatments) registerPair(blocks, baseline, t, shared)
+  shared.computeAll()
+  // The MDE is a property of the panel: outcome n is the same for every comparison (blocks are
+  // complete across all cells), and the discordance is pooled over the comparisons.
+  const outcomeBlocks = blocks.filter((b) => b.outcomeComplete)
+  const discordant = treatments.map(
+    (t) => outcomeStats(outcomeBlocks, baseline, t, opts).mcnemar.n_discordant,
+  )
+  const meanDiscordant = discordant.length ? discordant.reduce((x, y) => x + y, 0) / discordant.length : 0
+  const mde = mdeFor(outcomeBlocks.length, meanDiscordant, opts, discordant.length)
+  const comparisons = treatments.map((t) =>
+    notEvaluated(comparePair(blocks, baseline, t, opts, shared, mde), classification),
+  )
+  return { blocks, comparisons, mde }
 }
 
 /**

@@ -95,6 +95,32 @@ export function costEffectiveness(
   }
 }
 
+/**
+ * Several models: each model's section (its cells on its own blocks) merged into one; the frontier is
+ * recomputed across every placed cell, `blocks` is the smallest model's count.
+ */
+export function mergeCostEffectiveness(
+  parts: CostEffectiveness[],
+  valuePerResolutionUsd: number | null,
+): CostEffectiveness {
+  const points = parts.flatMap((p) => p.points.map((x) => ({ ...x })))
+  const frontier = paretoFrontier(
+    points.map((p) => ({ spend: p.expected_spend_usd.estimate, rate: p.resolve_rate.estimate })),
+  )
+  points.forEach((p, i) => {
+    p.frontier = frontier[i] ?? null
+  })
+  const reasons = parts.map((p) => p.reason).filter((r) => r !== null)
+  return {
+    rule: `${COST_EFFECTIVENESS_RULE}; several models: each model's cells on that model's blocks, the frontier across all cells`,
+    blocks: parts.length === 0 ? 0 : Math.min(...parts.map((p) => p.blocks)),
+    reason: parts.length === 0 ? 'no model with a baseline' : (reasons[0] ?? null),
+    points,
+    value_per_resolution_usd: valuePerResolutionUsd,
+    net_benefit: parts.flatMap((p) => p.net_benefit),
+  }
+}
+
 function netBenefit(
   blocks: Block[],
   baseline: string,

@@ -1,5 +1,6 @@
 import { readFile } from 'node:fs/promises'
 import { z } from 'zod'
+import { betweenRuns } from '../capability/diff.js'
 import { zodMessage } from '../ingest/jsonl.js'
 import { type Comparison, ComparisonSchema, type InstanceCell } from '../records/comparison.js'
 import { ScorecardDiffSchema } from '../records/scorecard.js'
@@ -71,6 +72,10 @@ export const ComparisonDiffSchema = z.strictObject({
   cells: z.array(CellDiffSchema),
   notes: z.array(z.string()),
   scorecards: z.array(ScorecardDiffSchema).optional(),
+  capabilities: z
+    .array(z.string())
+    .optional()
+    .describe('one line per cell whose capabilities changed (both runs carry capabilities)'),
 })
 export type ComparisonDiff = z.infer<typeof ComparisonDiffSchema>
 
@@ -209,6 +214,9 @@ export function diffComparisons(oldC: Comparison, newC: Comparison, opts: DiffOp
     notes,
     ...(oldC.scorecard && newC.scorecard
       ? { scorecards: diffScorecards(oldC.scorecard, newC.scorecard) }
+      : {}),
+    ...(oldC.capabilities && newC.capabilities
+      ? { capabilities: betweenRuns(oldC.capabilities.cells, newC.capabilities.cells) }
       : {}),
   }
 }

@@ -1,107 +1,135 @@
 import type { Comparison } from '../records/comparison.js'
-import { adaptiveAlternative, deficitAlternative, discordantLikelihoodRatio } from '../stats/index.js'
+import { type ObfPlan, obfLook, planObf } from '../stats/index.js'
 import { comparisonKey } from './keys.js'
-import type { Decision, Evidence } from './schema.js'
+import type { Decision, Evidence, GroupSequentialEvidence } from './schema.js'
 
 /**
- * Evidence accumulated across the weekly runs of one experiment (same panel, same cells) that the
- * treatment resolves fewer instances than the baseline. Each run contributes the one-sided
- * likelihood-ratio e-value of its own discordant pairs at the alternative θ₁ declared before that run
- * (stats/evalue.ts: E = (2θ₁)^b·(2(1 − θ₁))^c; θ₁ from thresholds.resolved_deficit_pp and the
- * earlier runs' discordance only, adaptiveAlternative — so it is fixed before the run's data). Under
- * H0 (no difference: every discordant pair is a fair coin) each run's e-value has expectation 1 given
- * the runs before, so the running product is a test martingale and, by Ville's inequality,
- * P(the product ever reaches 1/α) ≤ α — valid whenever one stops or continues. Weeks are never pooled:
- * their b and c are not added into one sample tested at a fixed α. A treatment advantage (c > b)
- * lowers the product. Pure.
+ * The weekly evidence of one experiment (same panel, same cells) that the treatment resolves fewer
+ * instances than the baseline: a one-sided group-sequential McNemar test with O'Brien–Fleming
+ * boundaries, one look per weekly run (stats/group-sequential.ts) — the design calibrate measures
+ * against a fixed-size test and the weekly e-value rule, chosen there because it needs the fewest
+ * expected blocks under H1 while staying within 10% of the fixed test under H0.
+ *
+ * A test ("cycle") starts with a run: its plan (K looks, the constant C) is fixed from that run's
+ * outcome-complete blocks n and discordant share ψ = (b + c)/n — under H0 the discordant total says
+ * nothing about the direction, so the plan does not spend α — for the declared deficit
+ * (thresholds.resolved_deficit_pp) at POWER, at most MAX_LOOKS looks. Look k pools the cycle's first k
+ * runs' discordant counts and rejects when Z_k = (b − c − 1)/√(b + c) ≥ C·√(K/k). The plan is
+ * recomputed from the cycle's first run every time, never read from a record.
+ *  - Crossed: the treatment resolves fewer, at α. Sticky: later runs (a cleared week, an improvement)
+ *    are listed but never reset it, and the tracking issue stays open (github/issue.ts).
+ *  - The K-th look passes without crossing: the cycle ends ("no deficit of δ points shown at α"), and
+ *    the next run starts a new cycle with its own plan and its own α.
+ * A record of the earlier e-value rule (no `design`) is not extended: its crossing, if any, is kept;
+ * otherwise a new cycle starts with this run. Pure.
  */
 
-/** One run's share of the evidence. */
-export interface RunEvidence {
+/** Power the weekly test is planned for at the declared deficit. */
+export const POWER = 0.9
+/** Most weekly looks of one cycle (a year). */
+export const MAX_LOOKS = 52
+
+export interface RunCounts {
   run_id: string
-  /** Baseline-only (b) and treatment-only (c) resolved blocks of that run. */
+  /** Baseline-only (b) and treatment-only (c) resolved blocks, and outcome-complete blocks, of that run. */
   b: number
   c: number
-  /** The alternative θ₁ in force when that run was made; absent in older records (then the current one). */
-  theta?: number
-  /** Outcome-complete blocks of that run (the discordance that sets later runs' θ₁); absent in older records. */
-  blocks?: number
+  blocks: number
 }
 
-export interface EvidenceSoFar {
-  runs: Array<RunEvidence & { theta: number; log_e: number }>
-  /** ln of the product of the runs' e-values (finite). */
-  log_e: number
-  /** The product, or null beyond the double range (see log_e). */
-  e: number | null
-  alpha: number
-  /** 1/α: the product needed to reject H0 (no resolve-rate difference) at α. */
-  threshold: number
-  /** The running product reached 1/α at some run (sticky: a later run never resets it). */
-  sufficient: boolean
-  /** The run at which the running product first reached 1/α, or null. */
-  crossed_at: string | null
-  /** "evidence so far: E = 12.0 over 3 runs; 20 needed at α = 0.05 — not yet sufficient". */
-  statement: string
+/** The plan of a cycle from its first run. */
+export function cyclePlan(first: RunCounts, alpha: number, deficitPp: number): ObfPlan {
+  const n = Math.max(1, first.blocks)
+  return planObf({
+    blocksPerLook: n,
+    discordance: (first.b + first.c) / n,
+    deficitPp,
+    alpha,
+    power: POWER,
+    maxLooks: MAX_LOOKS,
+  })
 }
 
 /**
- * Combine runs' e-values at a declared α, each at its own θ₁ (`theta`, else `theta1`). Throws a
- * RangeError when α is not in (0, 1), a θ₁ is not in (½, 1) or a run id appears twice (a run counted
- * twice would inflate the evidence).
+ * The looks of one cycle's runs, in order (`carried`: a crossing recorded before this cycle, kept).
+ * Throws a RangeError when α is not in (0, 1) or a run id appears twice (a run counted twice would
+ * inflate the evidence).
  */
-export function combineEvidence(runs: readonly RunEvidence[], alpha: number, theta1: number): EvidenceSoFar {
+export function sequentialEvidence(
+  runs: readonly RunCounts[],
+  alpha: number,
+  deficitPp: number,
+  cycle = 1,
+  carried: { crossed_at: string; statement: string } | null = null,
+): Omit<GroupSequentialEvidence, 'key'> {
   if (!(alpha > 0 && alpha < 1))
-    throw new RangeError(`combineEvidence: alpha must be in (0, 1), got ${alpha}`)
+    throw new RangeError(`sequentialEvidence: alpha must be in (0, 1), got ${alpha}`)
+  if (runs.length === 0) throw new RangeError('sequentialEvidence: no run')
   const seen = new Set<string>()
-  const out: EvidenceSoFar['runs'] = []
-  let logE = 0
   for (const r of runs) {
-    if (seen.has(r.run_id)) throw new RangeError(`combineEvidence: run ${r.run_id} appears twice`)
+    if (seen.has(r.run_id)) throw new RangeError(`sequentialEvidence: run ${r.run_id} appears twice`)
     seen.add(r.run_id)
-    const theta = r.theta ?? theta1
-    const e = discordantLikelihoodRatio(r.b, r.c, theta)
-    out.push({
-      run_id: r.run_id,
-      b: r.b,
-      c: r.c,
-      theta,
-      ...(r.blocks === undefined ? {} : { blocks: r.blocks }),
-      log_e: e.logE,
-    })
-    logE += e.logE
   }
-  const threshold = 1 / alpha
-  const e = Number.isFinite(Math.exp(logE)) ? Math.exp(logE) : null
-  // Crossing the bound is a stopping event (Ville): once the running product has reached 1/α the
-  // null is rejected, and a later run — a cleared week, an improvement — never resets it.
-  const need = Math.log(threshold) - 1e-12
-  let running = 0
+  const plan = cyclePlan(runs[0] as RunCounts, alpha, deficitPp)
+  let b = 0
+  let c = 0
+  let blocks = 0
   let crossedAt: string | null = null
-  for (const r of out) {
-    running += r.log_e
-    if (crossedAt === null && running >= need) crossedAt = r.run_id
-  }
+  let crossedLook: number | null = null
+  const out: GroupSequentialEvidence['runs'] = []
+  let last = { z: 0, bound: plan.constant * Math.sqrt(plan.looks) }
+  runs.forEach((r, i) => {
+    b += r.b
+    c += r.c
+    blocks += r.blocks
+    const look = i + 1
+    const l = obfLook(b, c, look, plan)
+    out.push({ run_id: r.run_id, b: r.b, c: r.c, blocks: r.blocks, look, z: l.z, bound: l.bound })
+    last = l
+    // Only the planned looks decide; once crossed, later runs are listed and never reset it.
+    if (crossedAt === null && look <= plan.looks && l.crosses) {
+      crossedAt = r.run_id
+      crossedLook = look
+    }
+  })
+  const fromCarried = crossedAt === null && carried !== null
+  if (fromCarried) crossedAt = carried.crossed_at
   const sufficient = crossedAt !== null
-  const shown = e === null ? `exp(${logE.toFixed(1)})` : e.toPrecision(3)
-  const statement =
-    `evidence so far: E = ${shown} over ${out.length} run${out.length === 1 ? '' : 's'}; ` +
-    `${Number(threshold.toPrecision(6))} needed at α = ${alpha} — ${
-      !sufficient
-        ? 'not yet sufficient'
-        : logE >= need
-          ? 'sufficient: the treatment resolves fewer, at α'
-          : `sufficient since run ${crossedAt}: the bound was crossed then (later runs never reset it); the treatment resolves fewer, at α`
-    }`
-  return { runs: out, log_e: logE, e, alpha, threshold, sufficient, crossed_at: crossedAt, statement }
+  const ended = !sufficient && runs.length >= plan.looks
+  const head = `weekly group-sequential McNemar test (O'Brien–Fleming, ${plan.looks} look${plan.looks === 1 ? '' : 's'} of ${plan.blocks_per_look} blocks planned for a ${plan.deficit_pp}-point deficit at ${Math.round(100 * plan.planned_power)}% power, one-sided α = ${alpha}${cycle > 1 ? `, test ${cycle}` : ''}): look ${Math.min(runs.length, plan.looks)} of ${plan.looks}, b = ${b}, c = ${c} over ${blocks} blocks, Z = ${last.z.toFixed(2)} against the bound ${last.bound.toFixed(2)}`
+  const tail = fromCarried
+    ? `crossed earlier (${carried.statement}); later runs never reset it`
+    : sufficient
+      ? `crossed at run ${crossedAt} (look ${crossedLook}): the treatment resolves fewer, at α; later runs never reset it`
+      : ended
+        ? `the last planned look passed without crossing: no ${plan.deficit_pp}-point deficit shown at α; the next run starts a new test`
+        : 'not crossed yet'
+  return {
+    alpha,
+    design: 'obrien-fleming',
+    plan,
+    cycle,
+    runs: out,
+    b,
+    c,
+    blocks,
+    z: last.z,
+    bound: last.bound,
+    sufficient,
+    crossed_at: crossedAt,
+    ended,
+    statement: `${head} — ${tail}`,
+  }
+}
+
+function isGroupSequential(e: Evidence): e is GroupSequentialEvidence {
+  return 'design' in e && e.design === 'obrien-fleming'
 }
 
 /**
  * The decision's evidence so far: for each competitive comparison of `current`, the previous
- * decision's runs of that key (when given) followed by this run, counted once with the counts of
- * `current` (a recorded run of the same id is replaced, never counted twice), at the θ₁ that the
- * threshold `deficitPp` and the earlier runs give (runs without recorded blocks, or with fewer blocks
- * than discordant pairs, do not inform it). Pure.
+ * decision's cycle of that key (when given) extended by this run, counted once with the counts of
+ * `current` (a recorded run of the same id is replaced, never counted twice). Pure.
  */
 export function evidenceFor(
   current: Comparison,
@@ -109,30 +137,37 @@ export function evidenceFor(
   alpha: number,
   deficitPp: number,
 ): Evidence[] {
-  const floor = deficitAlternative(deficitPp)
   return current.comparisons.map((e) => {
     const key = comparisonKey(current.experiment_id, e.baseline, e.treatment)
-    const recorded = previous?.evidence?.find((x) => x.key === key)?.runs ?? []
-    const id = current.run_id ?? `run ${recorded.length + 1}`
+    const recorded = previous?.evidence?.find((x) => x.key === key) ?? null
+    const id = current.run_id ?? `run ${(recorded?.runs.length ?? 0) + 1}`
     // This run's counts always come from its own comparison: a record of the same run id (the run
     // passed as its own previous run, or a forged entry) is replaced, never trusted in its place.
-    const before = recorded.filter((r) => r.run_id !== id)
-    // This run's θ₁ from the earlier runs' discordance only (runs that recorded their blocks).
-    const known = before.filter((r) => r.blocks !== undefined && r.b + r.c <= r.blocks)
-    const theta = adaptiveAlternative(deficitPp, {
-      discordant: known.reduce((s, r) => s + r.b + r.c, 0),
-      blocks: known.reduce((s, r) => s + r.blocks!, 0),
-    })
-    const runs: RunEvidence[] = [
-      ...before.map(({ run_id, b, c, theta, blocks }) => ({
-        run_id,
-        b,
-        c,
-        theta,
-        ...(blocks === undefined ? {} : { blocks }),
-      })),
-      { run_id: id, b: e.outcome.losses, c: e.outcome.wins, theta, blocks: e.outcome.n },
-    ]
-    return { key, ...combineEvidence(runs, alpha, floor) }
+    const own: RunCounts = { run_id: id, b: e.outcome.losses, c: e.outcome.wins, blocks: e.outcome.n }
+    if (recorded && !isGroupSequential(recorded)) {
+      // The earlier e-value rule: its crossing is kept; otherwise a new test starts.
+      const carried =
+        recorded.sufficient && recorded.crossed_at
+          ? {
+              crossed_at: recorded.crossed_at,
+              statement: `the weekly e-value rule reached 1/α at run ${recorded.crossed_at}`,
+            }
+          : null
+      return { key, ...sequentialEvidence([own], alpha, deficitPp, 1, carried) }
+    }
+    if (!recorded || (recorded.ended && !recorded.sufficient)) {
+      const cycle = recorded ? recorded.cycle + 1 : 1
+      return { key, ...sequentialEvidence([own], alpha, deficitPp, cycle) }
+    }
+    const before = recorded.runs
+      .filter((r) => r.run_id !== id)
+      .map(({ run_id, b, c, blocks }) => ({ run_id, b, c, blocks }))
+    // A crossing on record is kept even if this run replaced the run that crossed (sticky).
+    const carried =
+      recorded.sufficient && recorded.crossed_at
+        ? { crossed_at: recorded.crossed_at, statement: `at run ${recorded.crossed_at}` }
+        : null
+    const runs = [...before, own]
+    return { key, ...sequentialEvidence(runs, alpha, deficitPp, recorded.cycle, carried) }
   })
 }

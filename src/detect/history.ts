@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto'
 import { z } from 'zod'
+import { betweenRuns } from '../capability/diff.js'
 import { diffComparisons } from '../compare/diff.js'
 import type { Comparison } from '../records/comparison.js'
 import { normalQuantile, wilson } from '../stats/index.js'
@@ -316,27 +317,15 @@ export function capabilityChanges(prev: Comparison, cur: Comparison): HistoryRun
         cell: cell.id,
         change: `config ${(before.config_hash ?? 'none').slice(0, 12)} → ${(cell.config_hash ?? 'none').slice(0, 12)}`,
       })
-    // A capability manifest, when the comparison records one per cell: field-by-field differences.
-    const capsBefore = capabilitiesOf(before)
-    const capsNow = capabilitiesOf(cell)
-    if (capsBefore && capsNow) {
-      for (const k of [...new Set([...Object.keys(capsBefore), ...Object.keys(capsNow)])].sort()) {
-        const a = JSON.stringify(capsBefore[k] ?? null)
-        const b = JSON.stringify(capsNow[k] ?? null)
-        if (a !== b) out.push({ cell: cell.id, change: `${k}: ${clip(a)} → ${clip(b)}` })
-      }
-    }
   }
   for (const before of prev.cells)
     if (!cur.cells.some((x) => x.id === before.id)) out.push({ cell: before.id, change: 'cell removed' })
+  // The capability manifests, when both runs carry them: one line per changed cell, as the report says it.
+  if (prev.capabilities && cur.capabilities) {
+    for (const line of betweenRuns(prev.capabilities.cells, cur.capabilities.cells)) {
+      const cell = cur.capabilities.cells.find((c) => line.includes(`(cell ${c.cell_id})`))
+      out.push({ cell: cell?.cell_id ?? '', change: line })
+    }
+  }
   return out
-}
-
-function capabilitiesOf(cell: object): Record<string, unknown> | null {
-  const v = (cell as { capabilities?: unknown }).capabilities
-  return v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : null
-}
-
-function clip(s: string): string {
-  return s.length > 120 ? `${s.slice(0, 117)}…` : s
 }

@@ -244,36 +244,79 @@ export const ConfirmationRefSchema = z.strictObject({
     .describe('the confirmation design, its declared one-sided α and its statement for the report'),
 })
 
-/** Evidence so far for one comparison key across weekly runs (detect/evidence.ts). */
-export const EvidenceSchema = z.strictObject({
+/**
+ * Evidence of the earlier weekly rule (likelihood-ratio e-values multiplied across runs): read from
+ * older records only, never written; its crossing is kept (detect/evidence.ts).
+ */
+export const LegacyEvidenceSchema = z.strictObject({
   key: z.string(),
-  alpha: z.number().describe('declared α (confirmation.alpha): the product must reach 1/α'),
+  alpha: z.number(),
   runs: z.array(
     z.strictObject({
       run_id: z.string(),
       b: Count,
       c: Count,
-      theta: z
-        .number()
-        .gt(0.5)
-        .lt(1)
-        .optional()
-        .describe('the alternative θ₁ (share of discordant pairs baseline-only) declared for that run'),
-      blocks: Count.optional().describe('outcome-complete blocks of that run (sets later runs’ θ₁)'),
+      theta: z.number().gt(0.5).lt(1).optional(),
+      blocks: Count.optional(),
       log_e: z.number(),
     }),
   ),
   log_e: z.number(),
   e: z.number().nullable(),
   threshold: z.number(),
-  sufficient: z.boolean().describe('the running product reached 1/α at some run; never reset by a later run'),
-  crossed_at: z
-    .string()
-    .nullable()
-    .optional()
-    .describe('the run at which the running product first reached 1/α'),
+  sufficient: z.boolean(),
+  crossed_at: z.string().nullable().optional(),
   statement: z.string(),
 })
+
+/** Evidence so far for one comparison key across weekly runs (detect/evidence.ts). */
+export const GroupSequentialEvidenceSchema = z.strictObject({
+  key: z.string(),
+  alpha: z.number().describe('declared one-sided α (confirmation.alpha)'),
+  design: z.literal('obrien-fleming'),
+  plan: z
+    .strictObject({
+      looks: z.number().int().positive(),
+      constant: z.number(),
+      blocks_per_look: z.number().int().positive(),
+      max_blocks: z.number().int().positive(),
+      discordance: z.number(),
+      deficit_pp: z.number(),
+      alpha: z.number(),
+      power_target: z.number(),
+      planned_power: z.number(),
+    })
+    .describe("the cycle's plan, computed from its first run (recomputed, never read back)"),
+  cycle: z
+    .number()
+    .int()
+    .positive()
+    .describe('1 for the first test; a test that ends uncrossed starts the next'),
+  runs: z.array(
+    z.strictObject({
+      run_id: z.string(),
+      b: Count,
+      c: Count,
+      blocks: Count.describe('outcome-complete blocks of that run'),
+      look: z.number().int().positive(),
+      z: z.number().describe('continuity-corrected McNemar Z of the cycle up to this look'),
+      bound: z.number().describe("O'Brien–Fleming bound at this look"),
+    }),
+  ),
+  b: Count,
+  c: Count,
+  blocks: Count,
+  z: z.number(),
+  bound: z.number(),
+  sufficient: z.boolean().describe('the bound was crossed at some look; never reset by a later run'),
+  crossed_at: z.string().nullable().describe('the run whose look crossed the bound'),
+  ended: z
+    .boolean()
+    .describe('the last planned look passed without crossing: the next run starts a new test'),
+  statement: z.string(),
+})
+export type GroupSequentialEvidence = z.infer<typeof GroupSequentialEvidenceSchema>
+export const EvidenceSchema = z.union([GroupSequentialEvidenceSchema, LegacyEvidenceSchema])
 export type Evidence = z.infer<typeof EvidenceSchema>
 
 export const DecisionSchema = z.strictObject({
@@ -298,7 +341,7 @@ export const DecisionSchema = z.strictObject({
   evidence: z
     .array(EvidenceSchema)
     .optional()
-    .describe('per competitive comparison: e-values multiplied across the weekly runs so far'),
+    .describe('per competitive comparison: the weekly group-sequential test so far'),
 })
 export type Decision = z.infer<typeof DecisionSchema>
 

@@ -274,7 +274,7 @@ export function planPublish(
         kind: 'update_if_open',
         short: 'would create nothing (no confirmed breach); an open tracking issue would count a clean run',
         text:
-          'would create nothing: no confirmed breach — tracking issues open only on a confirmed breach; ' +
+          'would create nothing: no confirmed breach — tracking issues open only on a confirmed breach or weekly evidence that crossed its bound; ' +
           `${search} and, if an open tracking issue is found, count this clean run ` +
           `(after ${opts.recoveredAfter} in a row it is labelled ${codeSpan(RECOVERED_LABEL)}${close})`,
         body: null,
@@ -282,8 +282,8 @@ export function planPublish(
     }
     const why =
       status === 'unconfirmed'
-        ? 'no confirmed breach (this breach is unconfirmed; the targeted rerun decides) — tracking issues open only on a confirmed breach'
-        : 'the comparison is inconclusive (the evaluation failed) — not evidence either way; tracking issues open only on a confirmed breach'
+        ? 'no confirmed breach (this breach is unconfirmed; the targeted rerun decides) — tracking issues open only on a confirmed breach or weekly evidence that crossed its bound'
+        : 'the comparison is inconclusive (the evaluation failed) — not evidence either way; tracking issues open only on a confirmed breach or weekly evidence that crossed its bound'
     return {
       target: v.key,
       kind: 'skip',

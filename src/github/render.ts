@@ -78,6 +78,17 @@ function shareLines(ctx: RenderContext): string[] {
   return [ctx.decision.round > 0 ? `${share} (first run)` : share, '']
 }
 
+/**
+ * The weekly evidence of a key once it has crossed its bound (detect/evidence.ts): it opens or
+ * updates the issue even when no single week's rerun confirmed, so the body says so. Built from
+ * counts and α only; escaped.
+ */
+function weeklyEvidenceLines(d: Decision, key: string): string[] {
+  const ev = d.evidence?.find((e) => e.key === key && e.sufficient)
+  if (!ev) return []
+  return [`**Weekly evidence crossed its bound**: ${escapeMarkdown(ev.statement)}.`, '']
+}
+
 /** Title of the tracking issue of one comparison key. */
 export function trackingTitle(d: Decision, v: ComparisonVerdict): string {
   const what =
@@ -101,6 +112,7 @@ export function trackingIssueBody(ctx: RenderContext, key: string, state: Tracki
       ? `✅ **Recovered**: ${state.clean_runs} consecutive run(s) without a breach.`
       : statusLine(v ? v.status : d.status, v ? { ...d, signals: signals } : d),
     '',
+    ...weeklyEvidenceLines(d, key),
     ...verdictLines(ctx, v ? [v] : d.comparisons),
     ...shareLines(ctx),
     runLine(ctx, state),

@@ -1,7 +1,8 @@
 import { type AttemptInput, type Classification, classKey } from '../classify/classes.js'
 import { classifyAttempts } from '../classify/classify.js'
 import { classifyOptions } from '../classify/options.js'
-import { type Manifest, ManifestSchema } from '../manifest/schema.js'
+import { harnessKey } from '../manifest/models.js'
+import { cellRoute, isMultiModel, type Manifest, ManifestSchema, primaryRoute } from '../manifest/schema.js'
 import type { Plan } from '../plan/schema.js'
 import type { AttemptRecord } from '../records/attempt.js'
 import type { BlockReason, BlockReasonCode, EnvironmentStamp } from '../records/comparison.js'
@@ -70,7 +71,8 @@ export function observationsFromArtifacts(
     versionDeclared: c.version,
     configHash: c.config_hash,
     api: c.api,
-    modelDeclared: manifest?.model.id ?? null,
+    modelDeclared: routeOf(manifest, c.id)?.id ?? null,
+    ...(manifest && isMultiModel(manifest) ? multiModelFields(manifest, c.id) : {}),
     trials: plan.trials,
   }))
   const cellById = new Map(cells.map((c) => [c.id, c]))
@@ -213,8 +215,7 @@ export function observationsFromArtifacts(
     if (!cell) continue
     for (const trials of byInstance.values()) {
       for (const g of trials) {
-        if (g)
-          observations.push(trialObservation(g.rows, cell, g.leg, manifest, classes, g.extra, inputErrors))
+        if (g) observations.push(trialObservation(g.rows, cell, g.leg, classes, g.extra, inputErrors))
       }
     }
   }
@@ -240,9 +241,9 @@ export function observationsFromArtifacts(
       manifestSha256: plan.manifest_sha256,
       planSha256: opts.planSha256 ?? null,
       model: {
-        declared: m?.model.id ?? null,
-        provider: m?.model.provider ?? null,
-        api: m?.model.api ?? null,
+        declared: m ? primaryRoute(m).id : null,
+        provider: m ? primaryRoute(m).provider : null,
+        api: m ? primaryRoute(m).api : null,
       },
       panel: {
         family: m?.benchmark.family ?? null,
@@ -264,6 +265,7 @@ export function observationsFromArtifacts(
       seed: opts.seed ?? plan.seed,
       level: opts.level ?? 0.95,
       valuePerResolutionUsd: m?.reporting.value_per_resolution_usd ?? null,
+      ...(m?.reporting.multiplicity ? { multiplicity: m.reporting.multiplicity } : {}),
     },
     notes: [...runIdNote(read.legs), ...(read.replaced ?? [])],
     reuploads: read.reuploads ?? [],
@@ -451,7 +453,6 @@ function trialObservation(
   rows: Numbered<AttemptRecord>[],
   cell: CellInput,
   leg: LegArtifact,
-  manifest: Manifest | null,
   classes: Classification,
   carried: BlockReason[],
   inputErrors: InputError[],
@@ -580,8 +581,8 @@ function trialObservation(
         `harness version ${a.harness_version} ≠ declared ${cell.versionDeclared}`,
       )
     }
-    if (manifest && a.model !== manifest.model.id) {
-      add('model_mismatch', a.attempt, `model ${a.model} ≠ declared ${manifest.model.id}`)
+    if (cell.modelDeclared !== null && a.model !== cell.modelDeclared) {
+      add('model_mismatch', a.attempt, `model ${a.model} ≠ declared ${cell.modelDeclared}`)
     }
     if (t.model_mismatch) {
       add(
@@ -748,4 +749,19 @@ function sumTools(rows: AttemptRecord[]): { calls: number; failed: number } | nu
     failed += (r.tools?.error ?? 0) + (r.tools?.invalid_arguments ?? 0)
   }
   return { calls, failed }
+}
+
+/** The model route of a planned cell, when the manifest validates and names the cell. */
+function routeOf(manifest: Manifest | null, cellId: string) {
+  const cell = manifest?.cells.find((c) => c.id === cellId)
+  return manifest && cell ? cellRoute(manifest, cell) : null
+}
+
+/** A several-model cell's route name and harness configuration key (pairing within a model). */
+function multiModelFields(
+  manifest: Manifest,
+  cellId: string,
+): { modelRoute: string | null; harnessKey?: string } {
+  const cell = manifest.cells.find((c) => c.id === cellId)
+  return cell ? { modelRoute: cell.model ?? null, harnessKey: harnessKey(cell) } : { modelRoute: null }
 }

@@ -91,6 +91,12 @@ export interface CellInput {
   configHash: string | null
   api: string | null
   modelDeclared: string | null
+  /**
+   * Several-model experiments: the cell's model route name (null = the top-level route) and its harness
+   * configuration key (src/manifest/models.ts). Absent: one model, every cell pairs with every other.
+   */
+  modelRoute?: string | null
+  harnessKey?: string
   /** Trials planned per instance (k). */
   trials: number
 }
@@ -134,6 +140,8 @@ export interface ComparisonInput {
     level: number
     /** USD a resolution is worth (manifest reporting.value_per_resolution_usd), for the net benefit. */
     valuePerResolutionUsd?: number | null
+    /** Adjustment across every comparison and metric (manifest reporting.multiplicity); default holm. */
+    multiplicity?: 'holm' | 'benjamini-hochberg'
   }
   notes: string[]
   /** Legs read from a re-upload of a later run attempt in place of earlier uploads. */

@@ -8,7 +8,7 @@ import { quotePath } from '../util/paths.js'
 import { locateInDocument } from '../util/source-locate.js'
 import { clip, oneLine } from '../util/text.js'
 import { fieldPath } from '../util/zod-message.js'
-import { type Cell, cellApi, type Manifest, ManifestSchema, runnableProblems } from './schema.js'
+import { type Cell, cellApi, cellRoute, type Manifest, ManifestSchema, runnableProblems } from './schema.js'
 
 /** A manifest read from disk and validated: the text, its sha256, the typed value, and cell config hashes. */
 export interface LoadedManifest {
@@ -292,7 +292,7 @@ export function configHash(cell: Cell, m: Manifest): string {
     canonicalJson({
       harness: cell.harness,
       version: cell.version,
-      api: cellApi(cell, m.model),
+      api: cellApi(cell, cellRoute(m, cell)),
       config: cell.config,
     }),
   )

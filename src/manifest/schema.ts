@@ -253,6 +253,9 @@ export const CellSchema = z.strictObject({
   id: Id.describe('cell id'),
   harness: z.string().describe(`one of: ${HARNESS_NAMES.join(', ')}`),
   version: z.string().min(1).describe('pinned harness version (npm version for npm harnesses)'),
+  model: Id.optional().describe(
+    'name of the model route this cell drives, a key of `models`; absent: the top-level `model` route. Cells are declared harness × model one by one (never a product): the same harness on two models is two cells',
+  ),
   api: WireApiSchema.optional().describe('wire API this cell speaks; default: the route api if supported'),
   config: CellConfigSchema.default({ args: [], env: {}, pass_env: [], files: {} }),
 })
@@ -483,6 +486,12 @@ export const ReportingSchema = z.strictObject({
     .describe('clean runs before a tracking issue is marked recovered'),
   fail_on_confirmed_regression: z.boolean().default(true),
   bootstrap_resamples: z.number().int().min(200).max(100000).default(10000),
+  multiplicity: z
+    .enum(['holm', 'benjamini-hochberg'])
+    .optional()
+    .describe(
+      'default holm. Adjustment across every comparison and metric the report states: holm (family-wise error rate) or benjamini-hochberg (false discovery rate, for many comparisons)',
+    ),
   dossier_instances: z
     .number()
     .int()
@@ -508,7 +517,15 @@ const ManifestObject = z.strictObject({
       description: z.string().default('').describe('one line shown in reports'),
     })
     .describe('what is being compared'),
-  model: ModelRouteSchema.describe('the one model route every cell shares'),
+  model: ModelRouteSchema.optional().describe(
+    'the model route of every cell that names none (the one route of a single-model experiment); give it, `models`, or both',
+  ),
+  models: z
+    .record(Id, ModelRouteSchema)
+    .optional()
+    .describe(
+      'named model routes of a several-model experiment; a cell drives one by naming it in its `model` field. Blocks pair only cells on the same model; the report compares harnesses within each model and estimates the harness × model interaction over instances both models ran',
+    ),
   user_model: UserModelSchema.optional().describe(
     'the simulated user of multi-turn bridge tasks (user/scenario.md); required when the panel has one',
   ),
@@ -567,7 +584,7 @@ export const ManifestSchema = ManifestObject.superRefine(checkManifest)
 export type Manifest = z.output<typeof ManifestSchema>
 export type ManifestInput = z.input<typeof ManifestSchema>
 export type Cell = Manifest['cells'][number]
-export type ModelRoute = Manifest['model']
+export type ModelRoute = z.output<typeof ModelRouteSchema>
 
 /** Cross-field rules; each issue carries the path of the field it is about. */
 function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx): void {
@@ -576,14 +593,6 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       code: 'custom',
       path: ['sandbox', 'allow_unisolated'],
       message: `sandbox backend "${m.sandbox.backend}" runs harnesses as the action's own user (they could read its secrets): set allow_unisolated: true to accept that`,
-    })
-  }
-  for (const id of Object.keys(m.model.scripted?.cells ?? {})) {
-    if (m.cells.some((c) => c.id === id)) continue
-    ctx.addIssue({
-      code: 'custom',
-      path: ['model', 'scripted', 'cells', id],
-      message: `no cell "${id}" to inject a change into (cells: ${m.cells.map((c) => c.id).join(', ')})`,
     })
   }
   const cellIds = new Map<string, number>()
@@ -642,27 +651,7 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
     }
   })
   checkPanel(m.panel, ctx)
-  if (m.model.provider !== 'scripted' && !m.model.base_url && !m.model.base_url_env) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['model'],
-      message: 'a non-scripted model route needs base_url or base_url_env',
-    })
-  }
-  if (m.user_model && m.user_model.provider !== m.model.provider) {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['user_model', 'provider'],
-      message: `user_model.provider "${m.user_model.provider}" must equal model.provider "${m.model.provider}": the simulated user's requests go through the same recording proxy and upstream`,
-    })
-  }
-  if (m.model.scripted && m.model.provider !== 'scripted') {
-    ctx.addIssue({
-      code: 'custom',
-      path: ['model', 'scripted'],
-      message: 'model.scripted needs provider: scripted',
-    })
-  }
+  checkRoutes(m, ctx)
   if (m.benchmark.verifier.kind === 'command' && !m.benchmark.verifier.command) {
     ctx.addIssue({
       code: 'custom',
@@ -722,6 +711,79 @@ function checkManifest(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx)
       path: ['telemetry', 'litellm'],
       message: 'telemetry source "litellm" needs a litellm block (it may be empty: {} takes the defaults)',
     })
+  }
+}
+
+/** Every declared route with its path in the manifest: the top-level `model`, then `models` by name. */
+export function declaredRoutes(
+  m: Pick<Manifest, 'model' | 'models'>,
+): Array<{ name: string | null; path: (string | number)[]; route: ModelRoute }> {
+  const out: Array<{ name: string | null; path: (string | number)[]; route: ModelRoute }> = []
+  if (m.model) out.push({ name: null, path: ['model'], route: m.model })
+  for (const [name, route] of Object.entries(m.models ?? {}))
+    out.push({ name, path: ['models', name], route })
+  return out
+}
+
+/** Route rules: one route at least, each cell's model declared, scripted settings on scripted routes. */
+function checkRoutes(m: z.output<typeof ManifestObject>, ctx: z.RefinementCtx): void {
+  const named = Object.keys(m.models ?? {})
+  if (!m.model && named.length === 0) {
+    ctx.addIssue({
+      code: 'custom',
+      path: ['model'],
+      message:
+        'no model route: give `model` (one route for every cell) or `models` (named routes cells choose)',
+    })
+  }
+  m.cells.forEach((cell, i) => {
+    if (cell.model === undefined) {
+      if (!m.model && named.length > 0) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['cells', i, 'model'],
+          message: `cell "${cell.id}" names no model and there is no top-level model route: name one of ${named.join(', ')}`,
+        })
+      }
+    } else if (!named.includes(cell.model)) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['cells', i, 'model'],
+        message: `unknown model "${cell.model}" (models: ${named.join(', ') || 'none declared'})`,
+      })
+    }
+  })
+  for (const { name, path, route } of declaredRoutes(m)) {
+    const users = m.cells.filter((c) => (c.model ?? null) === name)
+    for (const id of Object.keys(route.scripted?.cells ?? {})) {
+      if (users.some((c) => c.id === id)) continue
+      ctx.addIssue({
+        code: 'custom',
+        path: [...path, 'scripted', 'cells', id],
+        message: `no cell "${id}"${name === null && !m.models ? '' : ' on this route'} to inject a change into (cells: ${users.map((c) => c.id).join(', ') || 'none'})`,
+      })
+    }
+    if (route.provider !== 'scripted' && !route.base_url && !route.base_url_env) {
+      ctx.addIssue({
+        code: 'custom',
+        path,
+        message: 'a non-scripted model route needs base_url or base_url_env',
+      })
+    }
+    if (route.scripted && route.provider !== 'scripted') {
+      ctx.addIssue({
+        code: 'custom',
+        path: [...path, 'scripted'],
+        message: `${path.join('.')}.scripted needs provider: scripted`,
+      })
+    }
+    if (m.user_model && users.length > 0 && m.user_model.provider !== route.provider) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['user_model', 'provider'],
+        message: `user_model.provider "${m.user_model.provider}" must equal ${path.join('.')}.provider "${route.provider}": the simulated user's requests go through the same recording proxy and upstream`,
+      })
+    }
   }
 }
 
@@ -800,6 +862,54 @@ function dupes(ids: string[], path: (string | number)[], what: string, ctx: z.Re
       })
     } else seen.set(id, i)
   })
+}
+
+/**
+ * The model route a cell drives: `models[cell.model]`, else the top-level `model`. A validated manifest
+ * always has one; a manifest that does not validate throws HwError `manifest_invalid`.
+ */
+export function cellRoute(
+  m: Pick<Manifest, 'model' | 'models'>,
+  cell: Pick<Cell, 'id' | 'model'>,
+): ModelRoute {
+  const route = cell.model === undefined ? m.model : m.models?.[cell.model]
+  if (!route) {
+    throw new HwError(
+      'manifest_invalid',
+      `cell "${cell.id}" has no model route (model: ${cell.model ?? 'absent'})`,
+    )
+  }
+  return route
+}
+
+/** A cell's route with its manifest path for messages (`model` or `models.<name>`). */
+export function cellRouteWhere(
+  m: Pick<Manifest, 'model' | 'models'>,
+  cell: Pick<Cell, 'id' | 'model'>,
+): { route: ModelRoute; where: string } {
+  return { route: cellRoute(m, cell), where: cell.model === undefined ? 'model' : `models.${cell.model}` }
+}
+
+/**
+ * The name of a cell's model route as comparisons group cells: its `model` key, or null for the
+ * top-level route.
+ */
+export function cellModelName(cell: Pick<Cell, 'model'>): string | null {
+  return cell.model ?? null
+}
+
+/** The route of the baseline cell: the one route the header states for the experiment as a whole. */
+export function primaryRoute(m: Manifest): ModelRoute {
+  const base = m.cells.find((c) => c.id === m.baseline) ?? m.cells[0]
+  if (base) return cellRoute(m, base)
+  const first = declaredRoutes(m)[0]
+  if (!first) throw new HwError('manifest_invalid', 'the manifest declares no model route')
+  return first.route
+}
+
+/** True when the cells drive more than one model route (blocks then pair within a model only). */
+export function isMultiModel(m: Pick<Manifest, 'cells'>): boolean {
+  return new Set(m.cells.map((c) => c.model ?? null)).size > 1
 }
 
 /** The wire API a cell speaks: its own `api`, else the route's if the harness speaks it, else its first. */

@@ -4,9 +4,11 @@ import { buildComparison } from '../compare/build.js'
 import { checkResamples } from '../compare/options.js'
 import { comparisonJson } from '../compare/serialize.js'
 import { readLegArtifacts, readPlan } from '../ingest/artifacts.js'
+import { readCapabilities } from '../ingest/capabilities.js'
 import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from '../ingest/from-artifacts.js'
 import type { ComparisonInput } from '../ingest/observations.js'
 import { currentRunAttempt, currentWorkflowRun } from '../ingest/reupload.js'
+import type { CapabilitiesSection } from '../records/capabilities.js'
 import type { Comparison } from '../records/comparison.js'
 import { writeReportFiles } from '../report/write.js'
 
@@ -52,9 +54,15 @@ export async function aggregate(opts: AggregateOptions): Promise<WrittenReports>
     resamples: opts.resamples,
     seed: opts.seed,
   })
+  const capabilities = await readCapabilities(
+    read,
+    opts.artifacts,
+    input.cells.map((c) => c.id),
+    input.baseline,
+  )
   // ATIF links in the reports resolve from the report to the artifacts folder.
   const href = path.relative(opts.out, opts.artifacts).split(path.sep).join('/')
-  return writeReports(input, opts.out, path.isAbsolute(href) ? undefined : href)
+  return writeReports(input, opts.out, path.isAbsolute(href) ? undefined : href, capabilities)
 }
 
 /** Build the comparison of `input` and write the three files into `out` (shared by aggregate and compare). */
@@ -62,8 +70,10 @@ export async function writeReports(
   input: ComparisonInput,
   out: string,
   artifactsHref?: string,
+  capabilities?: CapabilitiesSection | null,
 ): Promise<WrittenReports> {
   const comparison = buildComparison(input)
+  if (capabilities) comparison.capabilities = capabilities
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
   await writeFile(comparisonPath, comparisonJson(comparison))

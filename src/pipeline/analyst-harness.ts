@@ -6,7 +6,7 @@ import { defaultCacheDir } from '../harnesses/install.js'
 import { wireBridge } from '../harnesses/mcp.js'
 import { adapterFor } from '../harnesses/registry.js'
 import { type HarnessName, isHarnessName } from '../manifest/harness-names.js'
-import { type Cell, cellApi, type Manifest, ManifestSchema } from '../manifest/schema.js'
+import { type Cell, cellApi, type Manifest, ManifestSchema, primaryRoute } from '../manifest/schema.js'
 import type { Isolation } from '../records/isolation.js'
 import type { Attribution } from '../records/ledger.js'
 import { harnessPorts, loopbackPorts } from '../run/attempt.js'
@@ -183,12 +183,12 @@ export function harnessAnalyst(opts: HarnessAnalystOptions): HarnessAnalyst | nu
           home: dirs.home,
           tmp: dirs.tmp,
           prompt: analystPrompt(session.feedback),
-          model: m.model.id,
-          api: cellApi(cell, m.model),
+          model: primaryRoute(m).id,
+          api: cellApi(cell, primaryRoute(m)),
           endpoint: tel.endpoint,
           config: { args, env: {}, pass_env: [], files: {} },
           timeoutS: m.budgets.timeout_s,
-          prices: m.model.prices,
+          prices: primaryRoute(m).prices,
         }
         const prepared = await adapter.prepare(installed, ctx)
         const { invocation: inv } = await wireBridge(harness, prepared, ctx, {

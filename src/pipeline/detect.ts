@@ -1,6 +1,7 @@
 import { mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
+import { withPreviousCapabilities } from '../capability/since-previous.js'
 import { confirm } from '../detect/confirm.js'
 import { buildConfirmationPlan, confirmationSampleSeed, selectConfirmation } from '../detect/confirm-plan.js'
 import { type ComparisonRef, detect } from '../detect/decide.js'
@@ -238,7 +239,8 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   const decisionPath = path.join(out, DECISION_FILE)
   await writeFile(decisionPath, strictJson(DecisionSchema.parse(decision)))
   // The report was written before anything was decided: write it again with the decision in it.
-  const reports = await writeReportFiles(current.comparison, out, { decision })
+  const shown = withPreviousCapabilities(current.comparison, previous?.comparison)
+  const reports = await writeReportFiles(shown, out, { decision })
   return {
     decision,
     decisionPath,

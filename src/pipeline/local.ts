@@ -6,6 +6,7 @@ import { defaultCacheDir, readMarker } from '../harnesses/install.js'
 import { adapterFor } from '../harnesses/registry.js'
 import { HARNESSES, isHarnessName } from '../manifest/harness-names.js'
 import { type LoadedManifest, loadManifest } from '../manifest/load.js'
+import { primaryRoute } from '../manifest/schema.js'
 import { scriptedAnalyst } from '../model/analyst-script.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { buildPlan } from '../plan/plan.js'
@@ -14,7 +15,7 @@ import type { LegRecord } from '../records/attempt.js'
 import { defaultRunId } from '../run/entry.js'
 import { legWorkRoot, runLeg } from '../run/leg.js'
 import type { ProgressReporter } from '../run/progress.js'
-import { openRunTelemetry, type RunTelemetry } from '../run/telemetry-setup.js'
+import { openRoutedTelemetry, type RoutedTelemetry } from '../run/route-telemetry.js'
 import type { SandboxBackend } from '../sandbox/contract.js'
 import { chooseSandbox } from '../sandbox/select.js'
 import { HwError } from '../util/errors.js'
@@ -122,7 +123,7 @@ async function runLocked(
 
   const runId = defaultRunId(opts.env)
   const journalFile = path.join(opts.out, 'proxy-journal.jsonl')
-  const telemetry = await openRunTelemetry({
+  const telemetry = await openRoutedTelemetry({
     manifest: m,
     tasksDir: panel.tasksDir,
     runId,
@@ -154,7 +155,7 @@ async function runLocked(
     opts.progress?.stop()
     await telemetry.close()
     // Every attributed row is in the legs' ledger.jsonl; the proxy's own journal duplicates them.
-    await rm(journalFile, { force: true })
+    for (const j of telemetry.journals) await rm(j, { force: true })
   }
   const last = rounds[rounds.length - 1] as LocalRound
   // A confirmed breach gets its evidence: the dossier beside the final report (never fails the run).
@@ -164,7 +165,7 @@ async function runLocked(
       const dir = path.dirname(last.reports.comparisonPath)
       // The scripted route has an analyst script: the demo's proposal needs no keys. The analyst runs
       // through a harness (read-only, sandboxed, its own proxy and ledger); in process only as fallback.
-      const scripted = loaded.manifest.model.provider === 'scripted'
+      const scripted = primaryRoute(loaded.manifest).provider === 'scripted'
       const analyst = scripted
         ? harnessAnalyst({
             manifest: loaded.manifest,
@@ -223,7 +224,7 @@ export function shortRunInstances(
 interface RoundContext extends LocalOptions {
   cacheDir: string
   runId: string
-  telemetry: RunTelemetry
+  telemetry: RoutedTelemetry
 }
 
 async function runRound(
@@ -245,7 +246,7 @@ async function runRound(
           leg: leg.leg,
           outDir: path.join(artifacts, leg.artifact),
           runId: ctx.runId,
-          capture: ctx.telemetry.capture,
+          capture: ctx.telemetry.forCell(leg.cell).capture,
           cacheDir: ctx.cacheDir,
           fresh: ctx.fresh,
           workRoot: ctx.workRoot,

@@ -1,5 +1,5 @@
 import type { LoadedManifest } from '../manifest/load.js'
-import { cellApi, treatmentIds } from '../manifest/schema.js'
+import { cellApi, cellRoute, isMultiModel, treatmentIds } from '../manifest/schema.js'
 import type { ResolvedPanel } from '../panel/resolve.js'
 import { HwError } from '../util/errors.js'
 import { deriveSeed, seededShuffle } from './order.js'
@@ -144,7 +144,8 @@ export function buildPlan(loaded: LoadedManifest, panel: ResolvedPanel, opts: Pl
       id: c.id,
       harness: c.harness,
       version: c.version,
-      api: cellApi(c, m.model),
+      api: cellApi(c, cellRoute(m, c)),
+      ...(isMultiModel(m) ? { model: c.model ?? null, model_id: cellRoute(m, c).id } : {}),
       config_hash: loaded.configHashes[c.id] ?? '',
     })),
     baseline: m.baseline,

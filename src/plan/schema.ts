@@ -27,6 +27,9 @@ export const PlanCellSchema = z.strictObject({
   version: z.string(),
   api: z.enum(['chat', 'responses', 'anthropic', 'gemini']),
   config_hash: z.string().regex(/^[0-9a-f]{64}$/),
+  /** Several-model experiments: the cell's route name (null = the top-level `model`) and its model id. */
+  model: Id.nullable().optional(),
+  model_id: z.string().min(1).optional(),
 })
 
 /**

@@ -1,6 +1,8 @@
 import { z } from 'zod'
+import { CapabilitiesSectionSchema } from './capabilities.js'
 import { ClassificationSummarySchema } from './classification.js'
 import { CostEffectivenessSchema } from './cost-effectiveness.js'
+import { ModelsSectionSchema, MultiplicitySchema } from './models.js'
 import { ScorecardSchema } from './scorecard.js'
 
 /**
@@ -216,6 +218,11 @@ export const DriverSchema = z.strictObject({
 export const ComparisonEntrySchema = z.strictObject({
   baseline: z.string(),
   treatment: z.string(),
+  model: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('several-model experiments: the model route both cells drive (null: the top-level route)'),
   denominators: z.strictObject({
     coverage: Count.describe('planned blocks'),
     outcome: Count,
@@ -437,6 +444,10 @@ export const ComparisonSchema = z.strictObject({
     z.strictObject({ file: z.string(), line: z.number().int().positive().nullable(), message: z.string() }),
   ),
   comparisons: z.array(ComparisonEntrySchema),
+  models: ModelsSectionSchema.optional().describe(
+    'several models: per-model groups, harness × model interactions; absent with one model',
+  ),
+  multiplicity: MultiplicitySchema.optional().describe('adjustment across every test the report states'),
   mde: MdeSchema.describe('for the panel: outcome n, discordance pooled over the comparisons (or assumed)'),
   instances: z.array(InstanceRowSchema),
   scope_statement: z.string(),
@@ -474,6 +485,9 @@ export const ComparisonSchema = z.strictObject({
   ),
   cost_effectiveness: CostEffectivenessSchema.optional().describe(
     'resolve rate against expected spend per cell (Pareto view) and the paired net benefit at a declared value per resolution',
+  ),
+  capabilities: CapabilitiesSectionSchema.optional().describe(
+    "each cell's capabilities (its configuration and the tools the proxy saw) and their differences, one line each (experiments only)",
   ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>

@@ -29,6 +29,19 @@ export const TokensSchema = z.strictObject({
 })
 export type Tokens = z.infer<typeof TokensSchema>
 
+/** One tool a request offered the model: its name and a hash of its definition, never its content. */
+export const OfferedToolSchema = z.strictObject({
+  name: z.string().max(200),
+  schema_sha256: z
+    .string()
+    .regex(/^[0-9a-f]{16}$/)
+    .nullable()
+    .describe(
+      "first 16 hex digits of sha256 of the tool definition's canonical JSON; null when it could not be hashed",
+    ),
+})
+export type OfferedTool = z.infer<typeof OfferedToolSchema>
+
 /** Who a proxy request belongs to. */
 export const AttributionSchema = z.strictObject({
   experiment_id: z.string(),
@@ -143,6 +156,13 @@ export const LedgerRowSchema = z.strictObject({
     .optional()
     .describe(
       "a gateway's own work (LiteLLM retry, fallback, refusal outside the harness's requests, a row within none of them): kept for audit with attribution null, never counted as the harness's",
+    ),
+  tools_offered: z
+    .array(OfferedToolSchema)
+    .max(512)
+    .optional()
+    .describe(
+      'the tools the request offered the model, by name and schema hash (capability manifests); absent when the request offered none or was not read',
     ),
 })
 export type LedgerRow = z.infer<typeof LedgerRowSchema>

@@ -205,22 +205,25 @@ export function decisionHtml(view: DecisionView): string {
   return parts.join('')
 }
 
-/** "runs w1 (b = 7, c = 0), w2 (b = 6, c = 1); one-sided likelihood-ratio e-values at θ₁ = 0.599 …". */
+/** "runs w1 (b = 7, c = 0), w2 (b = 6, c = 1); one look per run, counts pooled within the test". */
 function evidenceRuns(ev: NonNullable<Decision['evidence']>[number]): string {
   const shown = ev.runs.slice(-MAX_ROWS)
   const earlier = ev.runs.length - shown.length
   const list = shown.map((r) => `${r.run_id} (b = ${r.b}, c = ${r.c})`).join(', ')
-  // Distinct θ₁ as shown (3 significant digits), at most MAX_THETAS of them.
-  const thetas = [
-    ...new Set(ev.runs.flatMap((r) => (r.theta === undefined ? [] : [Number(r.theta.toPrecision(3))]))),
-  ]
-  const listed = thetas.slice(0, MAX_THETAS).join(' / ')
-  const at =
-    thetas.length === 0
-      ? ''
-      : ` at θ₁ = ${listed}${thetas.length > MAX_THETAS ? ` / … (${thetas.length} values)` : ''}`
   const before = earlier > 0 ? `${earlier} earlier not listed, then ` : ''
-  return `runs ${before}${list}; one-sided likelihood-ratio e-values${at} multiplied, weeks never pooled`
+  if (!('design' in ev)) {
+    // A record of the earlier e-value rule (read back, never written).
+    const thetas = [
+      ...new Set(ev.runs.flatMap((r) => (r.theta === undefined ? [] : [Number(r.theta.toPrecision(3))]))),
+    ]
+    const listed = thetas.slice(0, MAX_THETAS).join(' / ')
+    const at =
+      thetas.length === 0
+        ? ''
+        : ` at θ₁ = ${listed}${thetas.length > MAX_THETAS ? ` / … (${thetas.length} values)` : ''}`
+    return `runs ${before}${list}; one-sided likelihood-ratio e-values${at} multiplied, weeks never pooled`
+  }
+  return `runs ${before}${list}; one look per run, discordant counts pooled within the test`
 }
 
 /**

@@ -28,6 +28,7 @@ export function renderDiffMarkdown(d: ComparisonDiff, fullReport = 'the --json o
       return `| ${codeSpan(c.cell)}${flag} | ${c.n} | ${c.regressions.length} | ${c.fixes.length} | ${fmtRate(c.old_rate)} → ${fmtRate(c.new_rate)} | ${fmtPp(c.delta_pp)} | ${fmtP(c.mcnemar.p_two_sided)} · ${fmtP(c.mcnemar.p_one_sided)} | ${fmtValue(c.spend_usd.old_mean, 'usd')} → ${fmtValue(c.spend_usd.new_mean, 'usd')} (${fmtRatio(c.spend_usd.ratio_of_means)}, n ${c.spend_usd.n}) | ${fmtValue(c.proxy_requests.old_mean, 'requests')} → ${fmtValue(c.proxy_requests.new_mean, 'requests')} (${fmtRatio(c.proxy_requests.ratio_of_means)}) |`
     }),
     '',
+    ...(d.capabilities ?? []).map((l) => `> **Capabilities:** ${escapeMarkdown(l)}  `),
     ...d.notes.map((n) => `> ${escapeMarkdown(n)}`),
     '',
   ].join('\n')

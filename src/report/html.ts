@@ -16,6 +16,7 @@ import {
   routeText,
 } from '../util/format.js'
 import { chartSources } from './assets.js'
+import { capabilityRows, capabilityTableHtml } from './capabilities.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
 import { costEffectivenessHtml, PARETO_APP_JS } from './cost-effectiveness.js'
 import { type DecisionView, decisionHtml } from './decision.js'
@@ -31,6 +32,7 @@ import {
   plainPath,
   telemetryText,
 } from './markdown.js'
+import { modelRoutesText, modelsHtmlSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardHtml } from './scorecard.js'
 
@@ -70,9 +72,11 @@ export function renderHtmlReport(
     classificationHtml(c),
     ...(c.scorecard ? [scorecardHtml(c.scorecard)] : []),
     outcomeTable(c),
+    modelsHtmlSection(c),
     resourceTables(c),
     costEffectivenessHtml(c),
     requestShapeTable(c),
+    capabilityTableHtml(c),
     driverTables(c),
     '<div class="charts">',
     chartBox(
@@ -194,12 +198,12 @@ function headerTable(c: Comparison): string {
     ])
   rows.push([
     'Model route',
-    `${routeText(s.model) ?? '—'}${s.model.observed.length ? `; observed ${s.model.observed.join(', ')}` : ''}`,
+    `${modelRoutesText(c) ?? routeText(s.model) ?? '—'}${s.model.observed.length ? `; observed ${s.model.observed.join(', ')}` : ''}`,
   ])
   for (const cell of c.cells) {
     rows.push([
       `${cell.role} ${cell.id}`,
-      `${cell.harness} ${cell.version_declared ?? '—'}${cell.versions_observed.length ? ` (observed ${cell.versions_observed.join(', ')})` : ''}${cell.config_hash ? `, config ${cell.config_hash.slice(0, 12)}` : ''}${cell.model_declared && c.kind === 'published' ? `, model ${cell.model_declared}` : ''}`,
+      `${cell.harness} ${cell.version_declared ?? '—'}${cell.versions_observed.length ? ` (observed ${cell.versions_observed.join(', ')})` : ''}${cell.config_hash ? `, config ${cell.config_hash.slice(0, 12)}` : ''}${cell.model_declared && (c.kind === 'published' || c.models) ? `, model ${cell.model_declared}` : ''}`,
     ])
   }
   const p = s.panel
@@ -212,6 +216,7 @@ function headerTable(c: Comparison): string {
   rows.push(['Telemetry', `${s.telemetry_source ? `${s.telemetry_source}; ` : ''}${telemetryText(c)}`])
   rows.push(['Blocks', blocksText(c)])
   for (const d of driftLines(c, (x) => x)) rows.push(['Config drift', d])
+  rows.push(...capabilityRows(c))
   rows.push([
     'Statistics',
     `seed ${s.seed}, B = ${s.bootstrap_resamples} bootstrap resamples, ${s.confidence_level * 100}% intervals`,

@@ -20,6 +20,7 @@ import {
   routeText,
 } from '../util/format.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
+import { capabilityMarkdownRows } from './capabilities.js'
 import {
   classificationMarkdown,
   denominatorsLine,
@@ -30,6 +31,7 @@ import { costEffectivenessMarkdown } from './cost-effectiveness.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
+import { modelRoutesText, modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { scorecardMarkdown } from './scorecard.js'
 import { confirmedMetrics, verdictSentences } from './verdict.js'
@@ -99,6 +101,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     { id: 'header', text: header(c, h, opts.decision?.decision ?? null, opts.verdict ?? true), keep: true },
     ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
+    ...[modelsMarkdownSection(c)].filter((s) => s !== null),
     ...(c.classification ? [{ id: 'classification', text: classificationMarkdown(c), keep: true }] : []),
     { id: 'resources', text: resourceSection(c) },
     ...optional('cost-effectiveness', costEffectivenessMarkdown(c)),
@@ -161,7 +164,7 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
     )
   }
   lines.push('| | |', '|---|---|')
-  const route = routeText(s.model)
+  const route = modelRoutesText(c) ?? routeText(s.model)
   const model = route ? escapeMarkdown(route) : '—'
   const observed = s.model.observed.length ? `; observed ${s.model.observed.map(codeSpan).join(', ')}` : ''
   lines.push(`| Model route | ${model}${observed} |`)
@@ -171,7 +174,10 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
       ? ` (observed ${cell.versions_observed.map(codeSpan).join(', ')})`
       : ''
     const hash = cell.config_hash ? `, config ${codeSpan(cell.config_hash.slice(0, 12))}` : ''
-    const m = c.kind === 'published' && cell.model_declared ? `, model ${codeSpan(cell.model_declared)}` : ''
+    const m =
+      (c.kind === 'published' || c.models) && cell.model_declared
+        ? `, model ${codeSpan(cell.model_declared)}`
+        : ''
     lines.push(
       `| ${role} ${codeSpan(cell.id)} | ${codeSpan(cell.harness)} ${cell.version_declared ? codeSpan(cell.version_declared) : '—'}${versions}${hash}${m} |`,
     )
@@ -181,6 +187,7 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
   if (s.budgets) lines.push(`| Limits and budgets | ${escapeMarkdown(s.budgets)} |`)
   if (s.retries) lines.push(`| Retries | ${escapeMarkdown(s.retries)} |`)
   if (s.isolation && s.isolation.length > 0) lines.push(`| Isolation | ${isolationText(s.isolation)} |`)
+  lines.push(...capabilityMarkdownRows(c))
   for (const env of environmentLines(s.environments ?? []))
     lines.push(`| Environment | ${escapeMarkdown(env)} |`)
   lines.push(`| Trials | k = ${s.trials} |`)

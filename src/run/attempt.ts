@@ -8,6 +8,7 @@ import type { WireApi } from '../manifest/harness-names.js'
 import type { Cell } from '../manifest/schema.js'
 import type { HarnessRunResult } from '../process/exec.js'
 import type { AttemptEnvironment, AttemptRecord } from '../records/attempt.js'
+import type { ConfiguredCapabilities } from '../records/capabilities.js'
 import type { Isolation } from '../records/isolation.js'
 import type { Attribution, LedgerRow } from '../records/ledger.js'
 import { checkLedger } from '../records/ledger-check.js'
@@ -30,6 +31,7 @@ import { HwError, messageOf } from '../util/errors.js'
 import { writeAttemptAtif } from './atif-export.js'
 import { bridgeSandboxPaths, bridgeStdioEndpoint } from './bridge.js'
 import { ANSWER_FILE, type BridgeAttempt } from './bridge-source.js'
+import { readAttemptCapabilities, writeAttemptCapabilities } from './capabilities.js'
 import { type DialogueSummary, type HarnessOnce, runDialogueAttempt } from './dialogue.js'
 import {
   beginUserSimulation,
@@ -154,6 +156,8 @@ export async function runAttempt(
   let dialogue: DialogueSummary | null = null
   let userTel: AttemptTelemetry | null = null
   let agentBox: SandboxProvenance | null = null
+  /** The harness's capabilities as its configuration states them (read once, before the first run). */
+  let configured: ConfiguredCapabilities | null = null
   /** The agent's container, kept after the harness exited until the verifier ran in it (Harbor's rule). */
   const keep: { agent: AgentContainer | null } = { agent: null }
   const stdoutFile = path.join(logs, 'stdout.txt')
@@ -216,6 +220,7 @@ export async function runAttempt(
           transport = wired.transport
         }
         inv = turn.adjust(inv)
+        configured ??= await readAttemptCapabilities(leg, inv, tctx.home, turn.prompt, tctx.workspace)
         const env = harnessEnv({
           dirs: d,
           runnerEnv: leg.runnerEnv,
@@ -391,6 +396,8 @@ export async function runAttempt(
       rows: telemetry.rows,
     })
     if (atif.file === null) summary.flags.push('atif_not_written')
+    if (!(await writeAttemptCapabilities(leg, logs, configured, telemetry.rows)))
+      summary.flags.push('capabilities_not_written')
     const record: AttemptRecord = {
       schema_version: 1,
       experiment_id: leg.experimentId,

@@ -2,6 +2,7 @@ import { rm } from 'node:fs/promises'
 import os from 'node:os'
 import path from 'node:path'
 import { loadManifest } from '../manifest/load.js'
+import { cellRouteWhere } from '../manifest/schema.js'
 import { resolvePanel } from '../panel/resolve.js'
 import type { LegRecord } from '../records/attempt.js'
 import { type LegProgressEvent, runLeg } from './leg.js'
@@ -56,8 +57,10 @@ export async function runLegFromFiles(opts: RunLegFilesOptions): Promise<RunLegF
   const panel = await resolvePanel(loaded.manifest, loaded.dir, opts.manifestFile, loaded.locate)
   const runId = opts.runId ?? defaultRunId(opts.env)
   const journalFile = path.join(os.tmpdir(), `hw-proxy-${process.pid}-${leg.leg}.jsonl`)
+  const cell = loaded.manifest.cells.find((c) => c.id === leg.cell)
   const telemetry = await openRunTelemetry({
     manifest: loaded.manifest,
+    ...(cell ? { route: cellRouteWhere(loaded.manifest, cell) } : {}),
     tasksDir: panel.tasksDir,
     runId,
     journalFile,

@@ -9,6 +9,7 @@ import type { InstalledHarness } from '../harnesses/contract.js'
 import { defaultCacheDir } from '../harnesses/install.js'
 import { adapterFor } from '../harnesses/registry.js'
 import type { LoadedManifest } from '../manifest/load.js'
+import { cellRoute } from '../manifest/schema.js'
 import { resolvePanel } from '../panel/resolve.js'
 import { planIdentity } from '../plan/identity.js'
 import type { Plan } from '../plan/schema.js'
@@ -127,6 +128,8 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
   const workRoot = legWorkRoot(opts.workRoot)
   const adapter = adapterFor(cell.harness)
   const planCell = plan.cells.find((c) => c.id === cell.id)
+  // The cell's own model route (a several-model experiment names one per cell).
+  const route = cellRoute(m, cell)
   const log = opts.log ?? (() => {})
   // Chosen (and canary-checked) once per run, before anything of the leg starts.
   const sandbox = opts.sandbox ?? (await chooseSandbox(m.sandbox, workRoot))
@@ -210,8 +213,8 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
     harness_version_observed: null,
     config_hash: configHash,
     manifest_sha256: loaded.sha256,
-    model: m.model.id,
-    api: planCell?.api ?? m.model.api,
+    model: route.id,
+    api: planCell?.api ?? route.api,
     telemetry_source: m.telemetry.source,
     runner: runnerInfo(opts.runnerEnv ?? process.env),
     started_at: previous?.started_at ?? new Date().toISOString(),
@@ -272,9 +275,9 @@ export async function runLeg(opts: RunLegOptions): Promise<LegRecord> {
       leg: leg.leg,
       cell,
       configHash,
-      model: m.model.id,
+      model: route.id,
       api: legRecord.api as LegContext['api'],
-      prices: m.model.prices,
+      prices: route.prices,
       adapter,
       installed,
       harnessVersion: legRecord.harness_version_observed,

@@ -1,4 +1,4 @@
-import type { Manifest } from '../manifest/schema.js'
+import { type Manifest, type ModelRoute, primaryRoute } from '../manifest/schema.js'
 import { type ScriptedModel, startScriptedModel } from '../model/server.js'
 import type { TelemetryCapture } from '../telemetry/capture.js'
 import { openLedgerCapture } from '../telemetry/ledger-capture.js'
@@ -26,6 +26,11 @@ export interface RunTelemetry {
 
 export interface RunTelemetryOptions {
   manifest: Manifest
+  /**
+   * The model route the capture forwards to (a several-model experiment opens one capture per route);
+   * default: the baseline cell's route. `where` names it in messages (default `model`).
+   */
+  route?: { route: ModelRoute; where: string }
   /** Task folder root of the panel (the scripted model follows these tasks' solutions), or null. */
   tasksDir: string | null
   runId: string
@@ -53,39 +58,41 @@ export async function openRunTelemetry(opts: RunTelemetryOptions): Promise<RunTe
   const m = opts.manifest
   const env = opts.env ?? process.env
   if (m.telemetry.source === 'litellm') return openLiteLLM(opts, env)
+  const route = opts.route?.route ?? primaryRoute(m)
+  const where = opts.route?.where ?? 'model'
   let model: ScriptedModel | null = null
   let upstream: string
   let upstreamKey: string | undefined
-  if (m.model.provider === 'scripted') {
+  if (route.provider === 'scripted') {
     model = await startScriptedModel({
       panelDirs: opts.tasksDir ? [opts.tasksDir] : [],
-      config: m.model.scripted ?? {},
+      config: route.scripted ?? {},
       log: opts.modelLog,
     })
     upstream = model.origin
   } else {
-    const fromEnv = m.model.base_url_env ? env[m.model.base_url_env] : undefined
-    const base = m.model.base_url ?? fromEnv
+    const fromEnv = route.base_url_env ? env[route.base_url_env] : undefined
+    const base = route.base_url ?? fromEnv
     if (!base) {
       throw new HwError(
         'model_route_invalid',
-        `${m.model.base_url_env} is not set: the model route has no base URL`,
+        `${route.base_url_env} is not set: the model route has no base URL`,
         {
-          where: 'model.base_url_env',
-          help: `export ${m.model.base_url_env}=<upstream base URL>`,
+          where: `${where}.base_url_env`,
+          help: `export ${route.base_url_env}=<upstream base URL>`,
         },
       )
     }
     upstream = base.replace(/\/+$/, '')
-    if (m.model.api_key_env) {
-      upstreamKey = env[m.model.api_key_env]
+    if (route.api_key_env) {
+      upstreamKey = env[route.api_key_env]
       if (!upstreamKey) {
         throw new HwError(
           'model_route_invalid',
-          `${m.model.api_key_env} is not set: the model route has no API key`,
+          `${route.api_key_env} is not set: the model route has no API key`,
           {
-            where: 'model.api_key_env',
-            help: `export ${m.model.api_key_env}=<key> (harnesses never see it: the proxy swaps it in)`,
+            where: `${where}.api_key_env`,
+            help: `export ${route.api_key_env}=<key> (harnesses never see it: the proxy swaps it in)`,
           },
         )
       }
@@ -94,7 +101,7 @@ export async function openRunTelemetry(opts: RunTelemetryOptions): Promise<RunTe
   let capture: TelemetryCapture
   try {
     capture = await openLedgerCapture({
-      route: m.model,
+      route,
       upstreamOrigin: upstream,
       upstreamKey,
       ledgerFile: opts.journalFile,
@@ -141,7 +148,7 @@ async function openLiteLLM(opts: RunTelemetryOptions, env: NodeJS.ProcessEnv): P
     baseUrl,
     masterKey: need(settings.master_key_env, 'LiteLLM master key'),
     settings,
-    route: m.model,
+    route: opts.route?.route ?? primaryRoute(m),
     runId: opts.runId,
     experimentId: m.experiment.id,
     ledgerFile: opts.journalFile,

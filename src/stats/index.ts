@@ -3,6 +3,7 @@
  * The specification and reference values are in shared/design/statistics.md.
  */
 
+export { benjaminiHochberg } from './bh.js'
 export {
   type BootstrapInterval,
   type BootstrapMethod,
@@ -69,7 +70,22 @@ export {
   discordantLikelihoodRatio,
 } from './evalue.js'
 export { halfBinomialCdf, halfBinomialSf, ratioToNumber } from './exact.js'
+export {
+  type ObfPlan,
+  type ObfPlanInput,
+  obfConstant,
+  obfLook,
+  obfPower,
+  planObf,
+} from './group-sequential.js'
 export { type HolmResult, holm } from './holm.js'
+export {
+  type InteractionBlock,
+  type InteractionOptions,
+  type InteractionResult,
+  pairedInteraction,
+  signFlipP,
+} from './interaction.js'
 export {
   type McNemarDirection,
   type McNemarResult,

@@ -35,10 +35,20 @@ import { studentTTwoSidedP } from './special.js'
  *      B resamples of the n blocks from a fixed seed, p = (1 + #{t*ᵦ ≥ t}) / (B + 1) with
  *      t*ᵦ = (d̄*ᵦ − d̄)/(s*ᵦ/√n); a resample with no spread has t* = ±∞ by the sign of d̄* − d̄, 0 at d̄;
  *  - `sign-flip`: the randomization test of Σd under sign flips (exact for D symmetric about 0),
- *      B seeded flips, p = (1 + #{Σ±dᵢ ≥ Σd}) / (B + 1).
+ *      B seeded flips, p = (1 + #{Σ±dᵢ ≥ Σd}) / (B + 1);
+ *  - `log-ratio`: the variance-stabilised form (ln(Σt/Σb) − ln θ) / SE against t(n − 1), SE the
+ *      delta-method s of tᵢ/t̄ − bᵢ/b̄ over √n (`sdFloor` carried to that scale as floor/(θ·b̄)).
+ *      Measured as liberal as Student's t where D is left-skewed (two-stage.ts).
  * `sdFloor` replaces s by max(s, floor) in every studentized statistic (the statistic only falls).
  */
-export type TotalsMethod = 'student' | 'johnson' | 'johnson-down' | 'hall' | 'bootstrap-t' | 'sign-flip'
+export type TotalsMethod =
+  | 'student'
+  | 'johnson'
+  | 'johnson-down'
+  | 'hall'
+  | 'bootstrap-t'
+  | 'sign-flip'
+  | 'log-ratio'
 
 export interface TotalsOptions {
   /** Default `student`. */
@@ -130,6 +140,17 @@ export function ratioOfTotalsTest(
   const estimate = sb > 0 ? st / sb : null
   const out = (statistic: number, p: number): TotalsTest => ({ estimate, statistic, df, p, n, method })
   if (method === 'student') return out(t, upperT(t, df))
+  if (method === 'log-ratio') {
+    if (!(st > 0 && sb > 0)) return null
+    const mt = st / n
+    const mb = sb / n
+    let v = 0
+    for (let i = 0; i < n; i++) v += ((treat[i] as number) / mt - (base[i] as number) / mb) ** 2
+    const floor = (options.sdFloor ?? 0) / (threshold * mb)
+    const seLog = Math.max(Math.sqrt(v / (n - 1)), floor) / Math.sqrt(n)
+    const stat = (Math.log(st / sb) - Math.log(threshold)) / seLog
+    return out(stat, upperT(stat, df))
+  }
   const mu3 = s3 / n
   const s2 = sd * sd
   if (method === 'johnson' || method === 'johnson-down') {

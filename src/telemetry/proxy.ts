@@ -12,6 +12,7 @@ import type { AttemptBudget } from './capture.js'
 import { LedgerWriter } from './ledger-writer.js'
 import { hasTokens, NULL_TOKENS, normalizeUsage, projectUsage } from './normalize.js'
 import { observeResponse, type ResponseObservation, type ResponseObserver } from './observe.js'
+import { offeredToolsField, withOfferedTools } from './offered-request.js'
 import { chooseProxySpend, type Prices } from './prices.js'
 import { errorClassOfStatus, type ProxyErrorKind, providerError } from './provider-errors.js'
 import {
@@ -840,7 +841,8 @@ export class RecordingProxy {
 
   /** The request's summary for its row (see {@link RecordingProxyOptions.summarizeRequest}). */
   private summarize(path: PathInfo, body: Buffer, contentEncoding: string | undefined): RequestInfo {
-    return (this.opts.summarizeRequest ?? inspectRequest)(path, body, contentEncoding)
+    const info = (this.opts.summarizeRequest ?? inspectRequest)(path, body, contentEncoding)
+    return withOfferedTools(info, path, body, contentEncoding)
   }
 
   /**
@@ -934,6 +936,7 @@ export class RecordingProxy {
       duration_ms: round3(t1 - x.t0),
       ttft_ms: x.firstByte === null ? null : round3(x.firstByte - x.t0),
       request_shape: info.shape,
+      ...offeredToolsField(info),
       tokens: norm.tokens,
       cache_semantics: rule.semantics,
       ...spend,

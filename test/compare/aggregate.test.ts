@@ -320,6 +320,39 @@ describe('aggregate: field cases', () => {
     )
   })
 
+  it('a storage limit the engine could not enforce (ext4) is said so in the report header', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(2) } })
+    const atts = pairedOutcomes(plan, { both: 2, bOnly: 0, cOnly: 0, neither: 0 })
+    for (const a of atts) {
+      a.environment = {
+        runtime: 'docker',
+        runtime_version: '28.0.4',
+        image_ref: 'localhost/harness-watch-base:bookworm',
+        image_id: `sha256:${'c'.repeat(64)}`,
+        workdir: '/app',
+        resources: { cpus: 2, memory_mb: 4096, pids: 1024, storage_mb: 2048 },
+        storage_enforced: false,
+        network: { agent: 'proxy-only' as const, verifier: 'none' as const },
+      }
+    }
+    const { parsed, out } = await run(plan, writeArtifacts(plan, atts))
+    expect(parsed.stamp.environments?.[0]?.resources).toEqual({
+      cpus: 2,
+      memory_mb: 4096,
+      pids: 1024,
+      storage_mb: 2048,
+      storage_enforced: false,
+    })
+    const line =
+      'docker 28.0.4; image localhost/harness-watch-base:bookworm (id cccccccccccc); cpus 2, memory 4096 MB, pids 1024, storage 2048 MB (not enforced); network: agent proxy-only, verifier none; 4 attempts'
+    expect(readFileSync(path.join(out, 'report.md'), 'utf8').replace(/\u200d/g, '')).toContain(
+      `| Environment | ${line} |`,
+    )
+    expect(readFileSync(path.join(out, 'report.html'), 'utf8')).toContain(
+      `<th>Environment</th><td>${line}</td>`,
+    )
+  })
+
   it('retries: the final attempt gives the outcome, every attempt is summed (intent-to-treat)', async () => {
     const plan = await makePlan({
       panel: { source: 'inline', instances: ids(2) },
@@ -453,6 +486,7 @@ describe('aggregate: determinism and strictness', () => {
       'kind',
       'mde',
       'missing_legs',
+      'multiplicity',
       'notes',
       'round',
       'rules',

@@ -79,7 +79,8 @@ export function attempt(plan: Plan, s: AttemptSpec): AttemptRecord {
   const leg = plan.legs.find((l) => l.cell === s.cell && l.instances.includes(s.instance))
   const trial = s.trial ?? 0
   const attemptNo = s.attempt ?? 1
-  const manifestModel = (plan.manifest as { model: { id: string } }).model.id
+  // A several-model plan names each cell's model; a one-model plan has the manifest's route.
+  const manifestModel = cell.model_id ?? (plan.manifest as { model: { id: string } }).model.id
   return {
     schema_version: ATTEMPT_SCHEMA_VERSION,
     experiment_id: plan.experiment_id,
@@ -183,7 +184,9 @@ export function legRecord(plan: Plan, legId: string, attempts: number): LegRecor
     harness_version_observed: cell.version,
     config_hash: cell.config_hash,
     manifest_sha256: plan.manifest_sha256,
-    model: (plan.manifest as { model: { id: string } }).model.id,
+    model:
+      plan.cells.find((c) => c.id === plan.legs.find((l) => l.leg === legId)?.cell)?.model_id ??
+      (plan.manifest as { model: { id: string } }).model.id,
     api: cell.api,
     telemetry_source: 'ledger',
     runner: { os: 'linux', arch: 'x64', node: 'v20', ci: false, runner_name: null },

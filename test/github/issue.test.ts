@@ -1,6 +1,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { detect } from '../../src/detect/decide.js'
+import { evidenceFor } from '../../src/detect/evidence.js'
+import type { Decision } from '../../src/detect/schema.js'
 import { findTrackingIssue, planTracking, syncTrackingIssue } from '../../src/github/issue.js'
 import { identityMarker, parseIdentity, parseState, stateMarker } from '../../src/github/marker.js'
+import { makeComparison, policy, ref, rows } from '../detect/fixtures.js'
 import { type FakeGitHub, startFakeGitHub } from '../support/fake-github.js'
 import { client, confirmedRun, ctx, firstRun, repo } from './support.js'
 
@@ -159,6 +163,62 @@ describe('tracking issue against the fake GitHub (validated against the OpenAPI 
       /^Reopened: the regression was confirmed again/,
     )
     expect(parseState(again[0]!.body)).toMatchObject({ confirmed_breaches: 3, clean_runs: 0 })
+  })
+
+  it('weekly evidence that crosses its bound opens the issue though no week confirmed; a clean week after never resets it', async () => {
+    const o = client(gh.url)
+    // Each week b loses 6 of 30 blocks a resolves (b = 6, c = 0): every week breaches, none is confirmed.
+    const weekOf = (runId: string, losses: number) =>
+      makeComparison({
+        cells: ['a', 'b'],
+        runId,
+        rows: rows(30, (i) =>
+          i < losses ? { a: { o: 'r' }, b: { o: 'u' } } : { a: { o: 'r' }, b: { o: 'r' } },
+        ),
+      })
+    let previous: Decision | null = null
+    const decide = (c: ReturnType<typeof weekOf>): Decision => {
+      const d = detect({ current: ref(c), policy, quarantine: [] })
+      d.evidence = evidenceFor(c, previous, 0.05, policy.thresholds.resolved_deficit_pp)
+      previous = d
+      return d
+    }
+    const v = (d: Decision) => d.comparisons.find((x) => x.key === KEY)!
+    const crossedOf = (d: Decision) => d.evidence!.find((e) => e.key === KEY)!
+    // Weeks 1–2: the bound is not crossed — an unconfirmed breach touches nothing.
+    for (const id of ['w1', 'w2']) {
+      const d = decide(weekOf(id, 6))
+      expect(v(d).status).toBe('breach')
+      expect(crossedOf(d).sufficient).toBe(false)
+      expect((await syncTrackingIssue(o, repo, ctx(d), v(d), opts)).action).toBe('none')
+    }
+    expect(gh.issues('acme', 'widgets')).toEqual([])
+    // Week 3: b = 18, c = 0 over 90 blocks crosses (Z = 17/√18 = 4.01 ≥ C·√(K/3)) — the issue opens.
+    const w3 = decide(weekOf('w3', 6))
+    expect(v(w3).status).toBe('breach')
+    expect(crossedOf(w3)).toMatchObject({ sufficient: true, crossed_at: 'w3' })
+    expect(await syncTrackingIssue(o, repo, ctx(w3), v(w3), opts)).toMatchObject({
+      action: 'created',
+      number: 1,
+    })
+    const issue = gh.issues('acme', 'widgets')[0]!
+    expect(issue.body).toContain(
+      '**Weekly evidence crossed its bound**: weekly group-sequential McNemar test',
+    )
+    expect(issue.body).toContain('crossed at run w3 (look 3)')
+    // Week 4 is clean (no loss): the verdict is ok, the crossing stands — updated, not counted clean.
+    const w4 = decide(weekOf('w4', 0))
+    expect(v(w4).status).toBe('ok')
+    expect(crossedOf(w4)).toMatchObject({ sufficient: true, crossed_at: 'w3' })
+    expect((await syncTrackingIssue(o, repo, ctx(w4), v(w4), opts)).action).toBe('updated')
+    const after = gh.issues('acme', 'widgets')[0]!
+    expect(after.state).toBe('open')
+    expect(parseState(after.body)).toMatchObject({
+      clean_runs: 0,
+      recovered: false,
+      last_status: 'confirmed',
+    })
+    expect(gh.comments('acme', 'widgets', 1)[0]!.body).toContain('weekly evidence: weekly group-sequential')
   })
 
   it('finds its issue across pages, ignores other keys, lookalikes further down a body, and pull requests', async () => {

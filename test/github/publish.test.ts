@@ -238,7 +238,7 @@ describe('dry run: says what would be created, updated or skipped, with the body
         target: 'exp/a-vs-b',
         kind: 'skip',
         short: 'would skip: no confirmed breach',
-        text: 'would skip: no confirmed breach (this breach is unconfirmed; the targeted rerun decides) — tracking issues open only on a confirmed breach',
+        text: 'would skip: no confirmed breach (this breach is unconfirmed; the targeted rerun decides) — tracking issues open only on a confirmed breach or weekly evidence that crossed its bound',
         body: null,
       },
     ])
@@ -255,7 +255,7 @@ describe('dry run: says what would be created, updated or skipped, with the body
     expect(a!.kind).toBe('update_if_open')
     expect(a!.body).toBeNull()
     expect(a!.text).toBe(
-      'would create nothing: no confirmed breach — tracking issues open only on a confirmed breach; ' +
+      'would create nothing: no confirmed breach — tracking issues open only on a confirmed breach or weekly evidence that crossed its bound; ' +
         'would search the issues labelled `harness-watch` and `nightly` (open and closed) for the marker ' +
         '`<!-- harness-watch:v1 kind=tracking key=exp/a-vs-b -->` and, if an open tracking issue is found, ' +
         'count this clean run (after 2 in a row it is labelled `recovered`, then closed)',

@@ -74,6 +74,7 @@ describe('runLeg: a complete leg over a fixture panel', () => {
       const logs = path.join(dir, a.logs_dir)
       expect(readdirSync(logs).sort()).toEqual(
         [
+          'capabilities.json',
           'patch.diff',
           'stderr.txt',
           'stdout.txt',
@@ -84,6 +85,14 @@ describe('runLeg: a complete leg over a fixture panel', () => {
         ].sort(),
       )
       expect(readFileSync(path.join(logs, 'trajectory.jsonl'), 'utf8')).toContain('"type":"done"')
+      // A command harness states its capabilities unknown; without a capture the proxy saw nothing.
+      const caps = JSON.parse(readFileSync(path.join(logs, 'capabilities.json'), 'utf8'))
+      expect(caps.harness).toBe('command')
+      expect(caps.configured.compaction).toEqual({
+        value: null,
+        from: 'the command adapter does not read its capabilities',
+      })
+      expect(caps.observed).toBeNull()
     }
     // The grade uses the reward file for txt-greet.
     expect(attempts.find((a) => a.instance_id === 'txt-greet')?.verifier.reward).toBe(1)

@@ -3,6 +3,7 @@ import type { Command } from 'commander'
 import { calibrate, calibrateWorldFile } from '../../calibrate/calibrate.js'
 import { formatCalibration, formatWorldFile } from '../../calibrate/format.js'
 import { compareDesigns, formatDesigns } from '../../calibrate/group-sequential.js'
+import { formatInteractionSizing, sizeInteraction } from '../../calibrate/interaction.js'
 import { PilotNoiseUnknown, pilotModel } from '../../calibrate/pilot.js'
 import { parseWorldFile } from '../../calibrate/world-file.js'
 import { loadManifest } from '../../manifest/load.js'
@@ -21,6 +22,8 @@ interface CalibrateOpts {
   sims: number
   seed?: number
   json?: boolean
+  interaction?: number
+  discordance?: number
 }
 
 export function registerCalibrate(program: Command): void {
@@ -43,6 +46,16 @@ export function registerCalibrate(program: Command): void {
       '--pilot-rerun <comparison.json>',
       'a second run of the pilot panel: its rerun pairs measure the run-to-run noise of each cell',
     )
+    .option(
+      '--interaction <pp>',
+      'size the harness × model interaction test instead: blocks on both models for 80% power to detect an interaction of this many points',
+      parseInteractionOption,
+    )
+    .option(
+      '--discordance <q>',
+      'with --interaction: share of discordant blocks within one model (default 0.2)',
+      parseDiscordanceOption,
+    )
     .option('--sims <n>', 'simulated experiments per setting', parseSimsOption, 1000)
     .option('--seed <n>', "seed of the simulation (default: the manifest's seed)", parseSeedOption)
     .option(
@@ -57,6 +70,23 @@ export function registerCalibrate(program: Command): void {
       const comparable = panel.instances.filter((i) => !quarantined.has(i))
       const blocks = comparable.length
       const seed = opts.seed ?? m.seed
+      if (opts.interaction !== undefined) {
+        const sizing = sizeInteraction({
+          interactionPp: opts.interaction,
+          discordance: opts.discordance ?? 0.2,
+          alpha: 0.05,
+          power: 0.8,
+          sims: Math.min(opts.sims, 2000),
+          seed,
+        })
+        process.stdout.write(
+          opts.json
+            ? strictJson({ interaction: sizing, panel_blocks: blocks })
+            : formatInteractionSizing(sizing, blocks),
+        )
+        return
+      }
+      if (opts.discordance !== undefined) throw new HwError('usage', '--discordance needs --interaction')
       const progress = progressPrinter()
       if (opts.world) {
         if (opts.pilot)
@@ -212,4 +242,23 @@ async function readPilot(file: string, rerunFile: string | null, noise: number |
       help: 'pass --pilot-rerun <comparison.json> (a second run of the same panel and cells) or --noise <σ> (e.g. --noise 0.5)',
     })
   }
+}
+
+function parseInteractionOption(raw: string): number {
+  const v = Number(raw)
+  if (!Number.isFinite(v) || v <= 0 || v > 200) {
+    throw new HwError(
+      'usage',
+      `--interaction must be a number of points above 0 and at most 200, got "${raw}"`,
+    )
+  }
+  return v
+}
+
+function parseDiscordanceOption(raw: string): number {
+  const v = Number(raw)
+  if (!Number.isFinite(v) || v <= 0 || v > 1) {
+    throw new HwError('usage', `--discordance must be a share in (0, 1], got "${raw}"`)
+  }
+  return v
 }

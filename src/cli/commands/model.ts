@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { loadManifest } from '../../manifest/load.js'
+import { primaryRoute } from '../../manifest/schema.js'
 import { loadSettingsFile } from '../../model/config.js'
 import { startScriptedModel } from '../../model/server.js'
 import type { ScriptedSettings } from '../../model/types.js'
@@ -32,7 +33,7 @@ export function registerModel(program: Command): void {
       const panelDirs = [...opts.panel]
       if (opts.manifest) {
         const loaded = await loadManifest(opts.manifest)
-        config = loaded.manifest.model.scripted
+        config = primaryRoute(loaded.manifest).scripted
         const panel = await resolvePanel(loaded.manifest, loaded.dir, opts.manifest)
         if (panel.tasksDir) panelDirs.push(panel.tasksDir)
       }

@@ -1,5 +1,6 @@
 import type { Command } from 'commander'
 import { loadManifest } from '../../manifest/load.js'
+import { primaryRoute } from '../../manifest/schema.js'
 import { type ProxyRoute, RecordingProxy } from '../../telemetry/proxy.js'
 import { HwError } from '../../util/errors.js'
 
@@ -64,10 +65,11 @@ export function registerProxy(program: Command): void {
       let experimentId = 'standalone'
       if (opts.manifest) {
         const { manifest } = await loadManifest(opts.manifest)
+        const primary = primaryRoute(manifest)
         route = {
-          provider: manifest.model.provider,
-          prices: manifest.model.prices ?? null,
-          cacheSemantics: manifest.model.cache_semantics,
+          provider: primary.provider,
+          prices: primary.prices ?? null,
+          cacheSemantics: primary.cache_semantics,
         }
         experimentId = manifest.experiment.id
       }

@@ -23,18 +23,17 @@ import type {
 import { type HostForwards, openHostForwards, removeStaleForwardDirs } from '../forward/host.js'
 import { FORWARDER_READY, loopbackForwarderArgs } from '../forward/loopback.js'
 import { ensureBaseImage } from './base-image.js'
-import { labelFlags, removeLeftovers, removeSync } from './cleanup.js'
+import { labelFlags, removeLeftovers, removeSync, rmArgs } from './cleanup.js'
 import { agentIdentity, containerPath, type ImageConfig, parseImageConfig } from './identity.js'
 import { buildTaskImage, ImageError, type ResolvedImage, resolveImage } from './image.js'
-import { limitFlags, readOomKills, readPidsRefusals } from './limits.js'
-import { FORWARD_DIR, mapCwd, mountFlags, mountsFor, NODE_IN } from './mounts.js'
+import { readOomKills, readPidsRefusals } from './limits.js'
+import { FORWARD_DIR, mapCwd, mountsFor, NODE_IN } from './mounts.js'
 import { INSTALL_HINT, type ProbeOutcome, probeRuntime } from './probe.js'
+import { ID_BASE, runArgs } from './run-args.js'
 import { type ContainerRuntime, cli, cliEnv, lastLines } from './runtime.js'
 import type { ContainerSetting } from './settings.js'
 
-/** Host id range container ids map to (podman, as root): container root is host uid 200000. */
-export const ID_BASE = 200000
-const ID_RANGE = 65536
+export { ID_BASE } from './run-args.js'
 
 /** A fault of the container environment that no harness caused (missing runtime, image, start failure). */
 export class ContainerFault extends Error {
@@ -265,7 +264,7 @@ async function openContainer(
   const forwards: HostForwards | null = ports.length > 0 ? await openHostForwards(ports) : null
   const writable = [...spec.writable, ...(req.binds ?? []).filter((b) => !b.readOnly).map((b) => b.source)]
   const me = { uid: host.uid ?? process.getuid?.() ?? 0, gid: host.gid ?? process.getgid?.() ?? 0 }
-  const { user, mapIds } = agentIdentity(rt, setting.user, me)
+  const { mapIds } = agentIdentity(rt, setting.user, me)
   const give = async (uid: number, gid: number) => {
     if (!mapIds || writable.length === 0) return
     await cli('chown', ['-R', `${uid}:${gid}`, ...writable], { timeoutMs: 120_000 })
@@ -276,7 +275,7 @@ async function openContainer(
   const close = async () => {
     if (closed) return
     closed = true
-    await cli(rt.bin, ['rm', '-f', ...(rt.name === 'podman' ? ['-t', '0'] : []), name], {
+    await cli(rt.bin, rmArgs(rt, [name]), {
       env: rt.env,
       timeoutMs: 60_000,
     })
@@ -296,27 +295,20 @@ async function openContainer(
       forwardDir: forwards?.dir ?? null,
       binds: req.binds,
     })
-    const args = [
-      'run',
-      '--rm',
-      '--name',
+    const { args: run } = runArgs({
+      rt,
+      me,
+      configuredUser: setting.user,
       name,
-      ...labelFlags(req.phase),
-      ...(network === 'public' ? [] : ['--network', 'none']),
-      '--cap-drop',
-      'all',
-      '--security-opt',
-      'no-new-privileges',
-      ...(mapIds ? ['--uidmap', `0:${ID_BASE}:${ID_RANGE}`, '--gidmap', `0:${ID_BASE}:${ID_RANGE}`] : []),
-      '--user',
-      user,
-      ...limitFlags(resources),
-      ...(storage && resources.storage_mb !== null ? ['--storage-opt', `size=${resources.storage_mb}m`] : []),
-      ...rt.runFlags,
-      ...(rt.name === 'podman' ? ['--pull=never'] : ['--pull', 'never']),
-      '--workdir',
+      phase: req.phase,
+      network,
+      resources,
+      storage,
       workdir,
-      ...mountFlags(mounts),
+      mounts,
+    })
+    const args = [
+      ...run,
       '--entrypoint',
       'sh',
       img.id,

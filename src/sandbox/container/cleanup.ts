@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process'
 import os from 'node:os'
 import { pidAlive } from '../../util/pid.js'
-import { type ContainerRuntime, cli } from './runtime.js'
+import { type ContainerRuntime, cli, cliEnv } from './runtime.js'
 
 /** Every container this tool starts carries this label… */
 export const LABEL = 'io.harness-watch'
@@ -53,18 +53,23 @@ export async function removeLeftovers(rt: ContainerRuntime): Promise<string[]> {
     const m = new RegExp(`${OWNER_LABEL.replace(/\./g, '\\.')}[=:]([^,\\s\\]}]+)`).exec(labels)
     if (name && m?.[1] && ownerGone(m[1])) gone.push(name)
   }
-  if (gone.length > 0) await cli(rt.bin, ['rm', '-f', '-t', '0', ...gone], { env: rt.env, timeoutMs: 60_000 })
+  if (gone.length > 0) await cli(rt.bin, rmArgs(rt, gone), { env: rt.env, timeoutMs: 60_000 })
   return gone
+}
+
+/**
+ * `rm` of containers, stopping them at once (pure): `-f` kills them; podman's `-t 0` skips its stop
+ * grace period (docker's `rm` has no `-t`, and refuses it).
+ */
+export function rmArgs(rt: Pick<ContainerRuntime, 'name'>, names: string[]): string[] {
+  return ['rm', '-f', ...(rt.name === 'podman' ? ['-t', '0'] : []), ...names]
 }
 
 /** Remove one container now, synchronously (signal handlers, crash paths). Never throws. */
 export function removeSync(rt: Pick<ContainerRuntime, 'bin' | 'env' | 'name'>, name: string): void {
   try {
-    execFileSync(rt.bin, ['rm', '-f', ...(rt.name === 'podman' ? ['-t', '0'] : []), name], {
-      stdio: 'ignore',
-      timeout: 30_000,
-      env: { PATH: process.env.PATH ?? '/usr/bin:/bin', ...rt.env },
-    })
+    // The CLI's own environment (DOCKER_HOST, CONTAINER_HOST…): the container is on that engine.
+    execFileSync(rt.bin, rmArgs(rt, [name]), { stdio: 'ignore', timeout: 30_000, env: cliEnv(rt.env) })
   } catch {
     // gone already, or the engine is unreachable: the next run's leftover sweep removes it
   }

@@ -155,8 +155,10 @@ export async function buildTaskImage(
   const bases = fromImages(dockerfile).filter((b) => b.toLowerCase() !== 'scratch')
   const local = (await Promise.all(bases.map((b) => imageId(rt, b)))).every((id) => id !== null)
   // Docker's build pulls only what is missing by default; podman is told (never = offline).
-  const pull = rt.name === 'podman' ? [`--pull=${local ? 'never' : 'missing'}`] : []
-  const r = await cli(rt.bin, ['build', ...pull, '-t', ref, contextDir], {
+  // Docker's classic builder keeps the container of a step that failed unless told (`--force-rm`;
+  // BuildKit accepts and ignores it); podman removes it by default.
+  const flags = rt.name === 'podman' ? [`--pull=${local ? 'never' : 'missing'}`] : ['--force-rm']
+  const r = await cli(rt.bin, ['build', ...flags, '-t', ref, contextDir], {
     env: rt.env,
     timeoutMs: opts.timeoutMs,
     signal: opts.signal,

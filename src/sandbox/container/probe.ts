@@ -16,6 +16,8 @@ export interface EngineInfo {
   rootless: boolean
   /** Docker's user-namespace remapping (`userns-remap`): container root is a subordinate host id. */
   userns: boolean
+  /** The engine's own version (docker: ServerVersion; podman: version.Version); null when not given. */
+  engineVersion: string | null
 }
 
 /** Parse `<bin> info --format json` of docker or podman (pure). Null when it is not that shape. */
@@ -31,11 +33,13 @@ export function parseInfo(name: 'docker' | 'podman', json: string): EngineInfo |
     if (!host) return null
     const oci = host.ociRuntime as { name?: string } | undefined
     const sec = host.security as { rootless?: boolean } | undefined
+    const ver = (v.version as { Version?: unknown } | undefined)?.Version
     return {
       cgroup: host.cgroupVersion === 'v1' ? 'v1' : 'v2',
       ociRuntime: oci?.name ?? 'unknown',
       rootless: sec?.rootless === true,
       userns: false,
+      engineVersion: typeof ver === 'string' && ver !== '' ? ver : null,
     }
   }
   if (typeof v.CgroupVersion !== 'string' && typeof v.DefaultRuntime !== 'string') return null
@@ -45,6 +49,7 @@ export function parseInfo(name: 'docker' | 'podman', json: string): EngineInfo |
     ociRuntime: typeof v.DefaultRuntime === 'string' ? v.DefaultRuntime : 'unknown',
     rootless: opts.some((o) => o.includes('rootless')),
     userns: opts.some((o) => o.includes('name=userns')),
+    engineVersion: typeof v.ServerVersion === 'string' && v.ServerVersion !== '' ? v.ServerVersion : null,
   }
 }
 
@@ -69,14 +74,59 @@ export function adjustmentFor(stderr: string): 'ulimits' | 'runc' | null {
 /** Outcome of probing: a runtime ready to use, or why none is. */
 export type ProbeOutcome = { ok: true; runtime: ContainerRuntime } | { ok: false; reason: string }
 
-/** Flags and settings accumulated while probing one CLI. */
-interface Settings {
+/** What probing one CLI settled on: ulimits under the host's hard limits, an OCI runtime that works here. */
+export interface ProbeSettings {
   ulimits: string[]
   runtime: string | null
 }
 
+/** `run` flags for a probe's adjustments (pure): docker takes them per run; podman reads its containers.conf. */
+export function probeRunFlags(name: 'docker' | 'podman', settings: ProbeSettings): string[] {
+  if (name !== 'docker') return []
+  return [
+    ...settings.ulimits.flatMap((u) => ['--ulimit', u]),
+    ...(settings.runtime ? ['--runtime', settings.runtime] : []),
+  ]
+}
+
+/**
+ * The runtime a probe yields (pure): from the engine's `info` answer and the adjustments its trial run
+ * needed. Docker takes the adjustments as `run` flags; podman through its private containers.conf
+ * (`env`). Only root calling rootful podman maps ids with `--uidmap`; a rootful Docker daemon (a
+ * GitHub-hosted runner's) has no such flag, so the agent runs as the invoking user there.
+ */
+export function runtimeFromProbe(p: {
+  name: 'docker' | 'podman'
+  /** The CLI's own version (`<bin> version` client side). */
+  version: string
+  info: EngineInfo
+  settings: ProbeSettings
+  env: Record<string, string>
+  tried: string[]
+}): ContainerRuntime {
+  const { name, info, settings } = p
+  const runFlags = probeRunFlags(name, settings)
+  const ociRuntime = settings.runtime ?? info.ociRuntime
+  // The engine's version is what ran the containers (a remote or older daemon behind a newer client).
+  const version = info.engineVersion ?? p.version
+  const client = info.engineVersion && info.engineVersion !== p.version ? ` (client ${p.version})` : ''
+  return {
+    name,
+    bin: name,
+    version,
+    env: p.env,
+    runFlags,
+    cgroup: info.cgroup,
+    ociRuntime,
+    rootless: info.rootless,
+    userns: info.userns,
+    idMap: name === 'podman' && !info.rootless,
+    summary: `${name} ${version}${client}, cgroup ${info.cgroup}, ${ociRuntime}${info.rootless ? ', rootless' : ''}${p.tried.length ? ` (adjusted: ${p.tried.join('; ')})` : ''}`,
+  }
+}
+
 /** The private containers.conf (podman) holding the chosen settings; null when none is needed. */
-function containersConf(s: Settings): string | null {
+function containersConf(s: ProbeSettings): string | null {
   if (s.ulimits.length === 0 && !s.runtime) return null
   const lines: string[] = []
   if (s.ulimits.length > 0)
@@ -123,7 +173,7 @@ export async function probeOne(
 ): Promise<ProbeOutcome> {
   const ver = await cli(name, ['version', '--format', '{{.Client.Version}}'], { timeoutMs: 15_000 })
   if (ver.missing) return { ok: false, reason: `${name} is not installed` }
-  const settings: Settings = { ulimits: [], runtime: null }
+  const settings: ProbeSettings = { ulimits: [], runtime: null }
   let env: Record<string, string> = {}
   const apply = async (): Promise<void> => {
     const conf = containersConf(settings)
@@ -133,13 +183,7 @@ export async function probeOne(
     await writeFile(file, conf)
     env = { CONTAINERS_CONF: file }
   }
-  const runFlags = (): string[] =>
-    name === 'docker'
-      ? [
-          ...settings.ulimits.flatMap((u) => ['--ulimit', u]),
-          ...(settings.runtime ? ['--runtime', settings.runtime] : []),
-        ]
-      : []
+  const runFlags = (): string[] => probeRunFlags(name, settings)
   const infoRun = await cli(name, ['info', '--format', 'json'], { timeoutMs: 30_000 })
   if (infoRun.exitCode !== 0) {
     return {
@@ -176,24 +220,8 @@ export async function probeOne(
       await apply()
     }
   }
-  const ociRuntime = settings.runtime ?? info.ociRuntime
   const version = ver.stdout.trim() || 'unknown'
-  return {
-    ok: true,
-    runtime: {
-      name,
-      bin: name,
-      version,
-      env,
-      runFlags: runFlags(),
-      cgroup: info.cgroup,
-      ociRuntime,
-      rootless: info.rootless,
-      userns: info.userns,
-      idMap: name === 'podman' && !info.rootless,
-      summary: `${name} ${version}, cgroup ${info.cgroup}, ${ociRuntime}${info.rootless ? ', rootless' : ''}${tried.length ? ` (adjusted: ${tried.join('; ')})` : ''}`,
-    },
-  }
+  return { ok: true, runtime: runtimeFromProbe({ name, version, info, settings, env, tried }) }
 }
 
 /**

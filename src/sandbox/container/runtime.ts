@@ -6,7 +6,7 @@ export interface ContainerRuntime {
   name: 'docker' | 'podman'
   /** The CLI to run (found on PATH). */
   bin: string
-  /** The CLI's version (`<bin> version` client side). */
+  /** The engine's version (the daemon's for docker), else the CLI's. */
   version: string
   /** Variables every call gets on top of the allowlist (podman: CONTAINERS_CONF with the chosen settings). */
   env: Record<string, string>

@@ -58,6 +58,21 @@ describe('ratioOfTotalsTest: skewness-corrected and resampling methods', () => {
   const bSkew = [1, 1.2, 0.8, 1.1, 0.9, 1.0, 1.3, 0.7, 1.05, 6.0]
   const tSkew = [2.0, 2.1, 1.7, 2.0, 1.6, 1.9, 2.3, 1.4, 1.9, 2.2]
 
+  it('the log-ratio form: (ln(Σt/Σb) − ln θ) / SE, SE the delta method of the per-block shares', () => {
+    // Σb 15, Σt 24.5: ln(1.63333/1.5) = 0.0851578; residuals tᵢ/t̄ − bᵢ/b̄ = 0.059864, −0.125170,
+    // 0.076190, −0.010884; s = 0.0916054, SE = s/2 = 0.0458027; statistic 1.859229 against t(3).
+    const r = ratioOfTotalsTest([1, 2, 4, 8], [2, 2.5, 7, 13], 1.5, { method: 'log-ratio' })!
+    expect(r.estimate).toBeCloseTo(24.5 / 15, 14)
+    expect(r.statistic).toBeCloseTo(1.859229422990206, 9)
+    expect(r.p).toBeCloseTo(0.07997609368667113, 9)
+    // a floor on the spread of D, carried to the log scale as floor/(θ·b̄), only lowers it
+    const floored = ratioOfTotalsTest([1, 2, 4, 8], [2, 2.5, 7, 13], 1.5, {
+      method: 'log-ratio',
+      sdFloor: 2,
+    })!
+    expect(floored.statistic).toBeCloseTo(0.0851578 / (2 / (1.5 * 3.75) / 2), 5)
+  })
+
   it("Johnson's modified t and Hall's transformation match the hand-computed values", () => {
     const j = ratioOfTotalsTest(b8, t8, 1.5, { method: 'johnson' })!
     expect(j.statistic).toBeCloseTo(1.7312964539244182, 12)

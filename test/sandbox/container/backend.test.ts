@@ -287,10 +287,13 @@ setInterval(() => {}, 1000)
       expect((await containersNamed(`hw-${process.pid}-`)).length).toBe(1)
       const labels = await cli(
         rt.bin,
-        ['ps', '--filter', `label=${LABEL}=1`, '--format', `{{index .Labels "${OWNER_LABEL}"}}`],
+        // `{{.Labels}}`: a map in podman's answer, a comma-joined `key=value` string in docker's.
+        ['ps', '--filter', `label=${LABEL}=1`, '--format', '{{.Labels}}'],
         { env: rt.env },
       )
-      expect(labels.stdout).toContain(`:${process.pid}`)
+      expect(labels.stdout).toMatch(
+        new RegExp(`${OWNER_LABEL.replace(/\./g, '\\.')}[=:][^,\\s]+:${process.pid}\\b`),
+      )
     } finally {
       await mine.close()
       proxy.close()
@@ -363,13 +366,17 @@ setInterval(() => {}, 1000)
     mkdirSync(ctx)
     writeFileSync(
       path.join(ctx, 'Dockerfile'),
-      `FROM ${env.baseRef}\nRUN echo building-step && echo no-such-thing-here >&2 && exit 7\n`,
+      `FROM ${env.baseRef}\nRUN echo building-step-${process.pid} && echo no-such-thing-here >&2 && exit 7\n`,
     )
     const failed = await open({ build: ctx, name: 'bad-task', timeoutS: 120 }).catch((e) => e)
     expect(failed).toBeInstanceOf(ContainerFault)
     expect(failed.kind).toBe('image')
     expect(failed.message).toContain('Dockerfile exited')
     expect(failed.tail).toContain('no-such-thing-here')
+    // The failed step's container is gone too (Docker's classic builder keeps it unless told).
+    const all = await cli(rt!.bin, ['ps', '-a', '--no-trunc', '--format', '{{.Command}}'], { env: rt!.env })
+    expect(all.exitCode).toBe(0)
+    expect(all.stdout).not.toContain(`building-step-${process.pid}`)
     const good = path.join(dir, 'ctx-good')
     mkdirSync(good)
     writeFileSync(

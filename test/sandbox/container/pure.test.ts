@@ -6,7 +6,7 @@ import { loopbackPorts } from '../../../src/run/attempt.js'
 import { phaseNetwork } from '../../../src/run/container-request.js'
 import { mergeResources } from '../../../src/sandbox/container/backend.js'
 import { baseKey, debLines } from '../../../src/sandbox/container/base-image.js'
-import { ownerGone } from '../../../src/sandbox/container/cleanup.js'
+import { ownerGone, rmArgs } from '../../../src/sandbox/container/cleanup.js'
 import {
   agentIdentity,
   containerPath,
@@ -62,12 +62,14 @@ describe('probe answers', () => {
   it('reads podman and docker info', () => {
     const podman = JSON.stringify({
       host: { cgroupVersion: 'v1', ociRuntime: { name: 'runc' }, security: { rootless: false } },
+      version: { APIVersion: '4.3.1', Version: '4.3.1' },
     })
     expect(parseInfo('podman', podman)).toEqual({
       cgroup: 'v1',
       ociRuntime: 'runc',
       rootless: false,
       userns: false,
+      engineVersion: '4.3.1',
     })
     const docker = JSON.stringify({
       CgroupVersion: '2',
@@ -79,6 +81,7 @@ describe('probe answers', () => {
       ociRuntime: 'runc',
       rootless: true,
       userns: false,
+      engineVersion: null,
     })
     const remapped = JSON.stringify({
       CgroupVersion: '2',
@@ -194,6 +197,11 @@ describe('network, ports, owners, warnings', () => {
     expect(loopbackPorts('http://localhost:80')).toEqual([80])
     expect(loopbackPorts('https://api.example.com')).toEqual([])
     expect(loopbackPorts('not a url')).toEqual([])
+  })
+
+  it("removing a container: podman skips its stop grace with -t 0; docker's rm has no -t and would refuse it", () => {
+    expect(rmArgs({ name: 'podman' }, ['a', 'b'])).toEqual(['rm', '-f', '-t', '0', 'a', 'b'])
+    expect(rmArgs({ name: 'docker' }, ['a'])).toEqual(['rm', '-f', 'a'])
   })
 
   it('an owner is gone only when it is this host and its process is dead', () => {
