@@ -15,6 +15,7 @@
 // --check-permissions runs only that check.
 //
 // Runs: jobs in `needs` order; job and step `if:` with success()/failure()/always()/cancelled();
+// step continue-on-error;
 // strategy.matrix (literal or fromJSON(...)) with include/exclude and fail-fast; reusable workflows,
 // local (`./.github/workflows/x.yml`) or remote (`owner/harness-watch/.github/workflows/x.yml@ref`,
 // read from --action-root) with typed inputs, secrets and outputs; `uses: ./…` JavaScript actions
@@ -26,7 +27,8 @@
 //   actions/setup-node         no-op;
 //   actions/cache/restore|save a miss / nothing saved (no cache service offline);
 //   actions/upload-artifact    copies into --artifacts/<run-id>/<name>; a duplicate name fails
-//                              (409 Conflict, F10); if-no-files-found: error|warn|ignore;
+//                              (409 Conflict, F10); if-no-files-found: error|warn|ignore; outputs
+//                              artifact-id and artifact-url;
 //   actions/download-artifact  by name or pattern, one folder per artifact unless merge-multiple,
 //                              from another run with run-id.
 // Not supported: services, containers, concurrency, parallel legs (they run one after another in
@@ -410,7 +412,12 @@ function globToRegex(glob: string): RegExp {
   )
 }
 
-function uploadArtifact(w: Record<string, Json>, cwd: string): { ok: boolean; message: string } {
+let artifactCount = 0
+
+function uploadArtifact(
+  w: Record<string, Json>,
+  cwd: string,
+): { ok: boolean; message: string; outputs?: Record<string, string> } {
   const name = str(w.name) || 'artifact'
   if (/[":<>|*?\\/\r\n]/.test(name)) return { ok: false, message: `invalid artifact name "${name}"` }
   const paths = str(w.path)
@@ -441,7 +448,17 @@ function uploadArtifact(w: Record<string, Json>, cwd: string): { ok: boolean; me
     if (statSync(p).isDirectory()) cpSync(p, dest, { recursive: true, filter })
     else cpSync(p, join(dest, p.split('/').at(-1) as string))
   }
-  return { ok: true, message: `uploaded artifact ${name}` }
+  // upload-artifact's documented outputs: the artifact's id and its page on the run.
+  artifactCount++
+  const id = String(artifactCount)
+  return {
+    ok: true,
+    message: `uploaded artifact ${name}`,
+    outputs: {
+      'artifact-id': id,
+      'artifact-url': `https://github.com/${repository}/actions/runs/${opt.runId}/artifacts/${id}`,
+    },
+  }
 }
 
 function downloadArtifact(w: Record<string, Json>, cwd: string): { ok: boolean; message: string } {
@@ -628,6 +645,7 @@ async function runStep(
     } else if (/^actions\/upload-artifact@/.test(uses)) {
       const r = uploadArtifact(withs, cwd)
       log(`    ${r.ok ? '' : 'error: '}${r.message}`)
+      outputs = r.outputs ?? {}
       exitCode = r.ok ? 0 : 1
     } else if (/^actions\/download-artifact@/.test(uses)) {
       const r = downloadArtifact(withs, cwd)
@@ -776,7 +794,14 @@ async function runJobs(
         log(`  step ${step.id}${'uses' in step ? ` (uses ${step.uses.value})` : ''}`)
         const r = await runStep(workspace, id, step, raws[i], sctx, stepsCtx, envVars)
         trace.push({ job: legName, step: step.id, result: r.result, outputs: r.outputs })
-        if (r.result === 'failure') failed = true
+        // continue-on-error: the step's outcome stays failure, its conclusion is success and the job goes on.
+        const coe = step['continue-on-error']
+        const goOn =
+          coe === true || (coe !== undefined && coe !== false && str(evalToken(coe, sctx)) === 'true')
+        if (r.result === 'failure' && goOn) {
+          stepsCtx[step.id] = { ...(stepsCtx[step.id] as Record<string, Json>), conclusion: 'success' }
+          log(`    (continue-on-error: the job goes on)`)
+        } else if (r.result === 'failure') failed = true
       }
       const legOutputs = (evalToken(job.outputs, { ...base, steps: stepsCtx }) ?? {}) as Record<string, Json>
       // GitHub keeps the outputs of whichever leg finished last; here: the last leg that set them.

@@ -152,6 +152,7 @@ export async function run(): Promise<void> {
           token: inputs.token,
           pr: inputs['pr-number'] ? Number(inputs['pr-number']) : null,
           reportUrl: inputs['report-url'] || undefined,
+          historyUrl: inputs['history-url'] || undefined,
           dryRun,
         })
         for (const [k, v] of Object.entries(publishOutputs(r))) core.setOutput(k, v)

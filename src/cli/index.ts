@@ -13,6 +13,7 @@ import { registerConfirm } from './commands/confirm.js'
 import { registerDetect } from './commands/detect.js'
 import { registerDiagnose } from './commands/diagnose.js'
 import { registerDiff } from './commands/diff.js'
+import { registerHistory } from './commands/history.js'
 import { registerLocal } from './commands/local.js'
 import { registerModel } from './commands/model.js'
 import { registerPanel } from './commands/panel.js'
@@ -46,6 +47,7 @@ export function buildProgram(): Command {
   registerAggregate(program)
   registerCompare(program)
   registerDiff(program)
+  registerHistory(program)
   registerDetect(program)
   registerConfirm(program)
   registerDiagnose(program)

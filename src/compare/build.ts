@@ -1,11 +1,13 @@
 import type { ComparisonInput } from '../ingest/observations.js'
 import type { CellSummary, ComparisonEntry, Mde } from '../records/comparison.js'
 import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from '../records/comparison.js'
+import type { CostEffectiveness } from '../records/cost-effectiveness.js'
 import type { ModelsSection } from '../records/models.js'
 import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD, ratioIntervalCoverageNote } from '../stats/index.js'
 import { type Block, buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
 import { classificationSummary } from './classification.js'
+import { costEffectiveness, mergeCostEffectiveness } from './cost-effectiveness.js'
 import { SharedBootstraps } from './joint-bootstrap.js'
 import {
   familyAdjustment,
@@ -203,8 +205,51 @@ export function buildComparison(input: ComparisonInput): Comparison {
       : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
     ...(classification ? { classification } : {}),
+    cost_effectiveness: costEffectivenessOf(input, blocks, groups, opts),
     ...(profile ? { request_profile: profile } : {}),
   }
+}
+
+/**
+ * The cost-effectiveness section: one model, every cell on the shared blocks; several models, each
+ * model's cells on that model's blocks (cells of different models share no block), merged, with the
+ * frontier taken across every placed cell.
+ */
+function costEffectivenessOf(
+  input: ComparisonInput,
+  blocks: Block[],
+  groups: ModelGroup[] | null,
+  opts: PairOptions,
+): CostEffectiveness {
+  const value = input.options.valuePerResolutionUsd ?? null
+  if (!groups) {
+    const treatments = input.treatments.filter(
+      (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
+    )
+    return costEffectiveness(
+      blocks,
+      input.cells.map((c) => c.id),
+      input.baseline,
+      treatments,
+      opts,
+      value,
+    )
+  }
+  return mergeCostEffectiveness(
+    groups
+      .filter((g) => g.baseline !== null)
+      .map((g) =>
+        costEffectiveness(
+          buildBlocks(groupInput(input, g)),
+          g.cells.map((c) => c.id),
+          g.baseline!,
+          g.treatments,
+          opts,
+          value,
+        ),
+      ),
+    value,
+  )
 }
 
 /**

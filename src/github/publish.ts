@@ -40,6 +40,8 @@ export interface PublishOptions {
   repo?: Repo
   /** Link to the full report; default: this workflow run's page. */
   reportUrl?: string | null
+  /** Link to the experiment's weekly history page (history.html), named in the tracking issue. */
+  historyUrl?: string | null
   /** REST base URL; default GITHUB_API_URL. */
   baseUrl?: string
   /** Close a tracking issue when it is marked recovered (default true; a new confirmed breach reopens it). */
@@ -94,6 +96,7 @@ export async function publish(opts: PublishOptions): Promise<PublishResult> {
     decision,
     comparison,
     reportUrl: opts.reportUrl ?? runUrl(),
+    historyUrl: opts.historyUrl ?? null,
     diagnosis: await readDiagnosis(path.dirname(decisionPath)),
   }
   const issues: TrackingResult[] = []

@@ -31,6 +31,8 @@ export interface RenderContext {
   comparison: Comparison | null
   /** The run page or report artifact, linked whenever something is left out. */
   reportUrl: string | null
+  /** The experiment's weekly history page (`harness-watch history`), when there is one. */
+  historyUrl?: string | null
   /** The dossier and proposal of the deciding round, when written (published only once confirmed). */
   diagnosis?: DiagnosisSummary | null
 }
@@ -273,6 +275,7 @@ function runLine(ctx: RenderContext, state: TrackingState): string {
     `confirmed breaches recorded: ${state.confirmed_breaches}`,
   ]
   if (ctx.reportUrl) parts.push(`[full report](${safeUrl(ctx.reportUrl)})`)
+  if (ctx.historyUrl) parts.push(`[weekly history](${safeUrl(ctx.historyUrl)})`)
   return parts.join(' · ')
 }
 

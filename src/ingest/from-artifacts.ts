@@ -266,6 +266,7 @@ export function observationsFromArtifacts(
       resamples: opts.resamples ?? m?.reporting.bootstrap_resamples ?? 10_000,
       seed: opts.seed ?? plan.seed,
       level: opts.level ?? 0.95,
+      valuePerResolutionUsd: m?.reporting.value_per_resolution_usd ?? null,
       ...(m?.reporting.multiplicity ? { multiplicity: m.reporting.multiplicity } : {}),
     },
     notes: [...runIdNote(read.legs), ...(read.replaced ?? []), ...requestCountNote(m, observations)],

@@ -141,6 +141,8 @@ export interface ComparisonInput {
     resamples: number
     seed: number
     level: number
+    /** USD a resolution is worth (manifest reporting.value_per_resolution_usd), for the net benefit. */
+    valuePerResolutionUsd?: number | null
     /** Adjustment across every comparison and metric (manifest reporting.multiplicity); default holm. */
     multiplicity?: 'holm' | 'benjamini-hochberg'
   }

@@ -499,6 +499,14 @@ export const ReportingSchema = z.strictObject({
     .max(200)
     .optional()
     .describe('driving instances per comparison in the diagnosis dossier (default 10)'),
+  value_per_resolution_usd: z
+    .number()
+    .positive()
+    .finite()
+    .optional()
+    .describe(
+      'USD one resolved instance is worth to you: reports show each comparison’s paired net benefit, value × (resolved_T − resolved_B) − (spend_T − spend_B) per block, with its bootstrap interval; absent = no net benefit',
+    ),
 })
 
 const ManifestObject = z.strictObject({

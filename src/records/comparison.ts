@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { CapabilitiesSectionSchema } from './capabilities.js'
 import { ClassificationSummarySchema } from './classification.js'
+import { CostEffectivenessSchema } from './cost-effectiveness.js'
 import { ModelsSectionSchema, MultiplicitySchema } from './models.js'
 import { RequestProfileSchema } from './request-profile.js'
 import { ScorecardSchema } from './scorecard.js'
@@ -482,6 +483,9 @@ export const ComparisonSchema = z.strictObject({
     ),
   classification: ClassificationSummarySchema.optional().describe(
     'every attempt’s failure class: separate denominators, telemetry anomalies, findings (experiments only)',
+  ),
+  cost_effectiveness: CostEffectivenessSchema.optional().describe(
+    'resolve rate against expected spend per cell (Pareto view) and the paired net benefit at a declared value per resolution',
   ),
   capabilities: CapabilitiesSectionSchema.optional().describe(
     "each cell's capabilities (its configuration and the tools the proxy saw) and their differences, one line each (experiments only)",

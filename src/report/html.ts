@@ -18,6 +18,7 @@ import {
 import { chartSources } from './assets.js'
 import { capabilityRows, capabilityTableHtml } from './capabilities.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
+import { costEffectivenessHtml, PARETO_APP_JS } from './cost-effectiveness.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { environmentLines } from './environment.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
@@ -74,6 +75,7 @@ export function renderHtmlReport(
     outcomeTable(c),
     modelsHtmlSection(c),
     resourceTables(c),
+    costEffectivenessHtml(c),
     requestShapeTable(c),
     capabilityTableHtml(c),
     requestProfileHtml(c),
@@ -112,6 +114,7 @@ export function renderHtmlReport(
     `<script>${chart}</script>`,
     `<script>${matrix}</script>`,
     `<script>${REPORT_APP_JS}</script>`,
+    `<script>${PARETO_APP_JS}</script>`,
     '</body></html>',
     '',
   ].join('\n')

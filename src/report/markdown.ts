@@ -27,6 +27,7 @@ import {
   evaluatedShareMarkdown,
   notEvaluatedReason,
 } from './classification.js'
+import { costEffectivenessMarkdown } from './cost-effectiveness.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
@@ -104,6 +105,7 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     ...[modelsMarkdownSection(c)].filter((s) => s !== null),
     ...(c.classification ? [{ id: 'classification', text: classificationMarkdown(c), keep: true }] : []),
     { id: 'resources', text: resourceSection(c) },
+    ...optional('cost-effectiveness', costEffectivenessMarkdown(c)),
     ...(c.scorecard ? [{ id: 'scorecard', text: scorecardMarkdown(c.scorecard, h) }] : []),
     { id: 'request-shape', text: requestShapeSection(c) + requestProfileMarkdown(c) },
     { id: 'drivers', text: driverSection(c) },
@@ -111,6 +113,10 @@ export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Sec
     ...problemsSections(c),
     instanceSection(c, opts.artifactsHref),
   ]
+}
+
+function optional(id: string, text: string | null): Section[] {
+  return text === null ? [] : [{ id, text }]
 }
 
 function linkTo(target: string): string {

@@ -13,12 +13,7 @@ import type { Isolation } from '../records/isolation.js'
 import type { Attribution, LedgerRow } from '../records/ledger.js'
 import { checkLedger } from '../records/ledger-check.js'
 import { ContainerFault } from '../sandbox/container/backend.js'
-import {
-  type ContainerNetwork,
-  type ExecResult,
-  isUnisolated,
-  type SandboxProvenance,
-} from '../sandbox/contract.js'
+import { type ExecResult, isUnisolated, type SandboxProvenance } from '../sandbox/contract.js'
 import type { SandboxChoice } from '../sandbox/select.js'
 import type {
   AttemptBudget,

@@ -36,6 +36,12 @@ export {
   type Replicates,
 } from './bootstrap-intervals.js'
 export {
+  bootstrapMean,
+  type CostRatePoint,
+  pairedNetBenefit,
+  paretoFrontier,
+} from './cost-effectiveness.js'
+export {
   costConditionalOnSuccess,
   expectedCostPerAttempt,
   portfolioCostPerResolution,
@@ -54,6 +60,7 @@ export {
   RESOLVE_RATE_DIFFERENCE_METHOD,
   type ResolveRateDifference,
   resolveRateDifference,
+  wilson,
 } from './difference.js'
 export {
   adaptiveAlternative,

@@ -479,6 +479,7 @@ describe('aggregate: determinism and strictness', () => {
       'cells',
       'classification',
       'comparisons',
+      'cost_effectiveness',
       'experiment_id',
       'input_errors',
       'instances',

@@ -148,7 +148,10 @@ describe('fastCheck: a compiled yes/no version of a zod schema', () => {
   it('length limits and regular expressions decide as zod does, on this thread and from the source', () => {
     const schema = z.strictObject({
       name: z.string().min(1).max(5),
-      hash: z.string().regex(/^[0-9a-f]{4}$/).nullable(),
+      hash: z
+        .string()
+        .regex(/^[0-9a-f]{4}$/)
+        .nullable(),
       tags: z.array(z.string().max(2)).max(2),
     })
     const check = fastCheck(schema)!
@@ -172,7 +175,14 @@ describe('fastCheck: a compiled yes/no version of a zod schema', () => {
     // rejects, and leaves the doubtful strings to zod.
     const counted = z.strictObject({ a: z.string().min(2).max(3) })
     const strings = ['😀😀😀', '😀', '😀a', 'ab', 'abcd', '\uD800']
-    expect(strings.map((a) => counted.safeParse({ a }).success)).toEqual([true, false, true, true, false, false])
+    expect(strings.map((a) => counted.safeParse({ a }).success)).toEqual([
+      true,
+      false,
+      true,
+      true,
+      false,
+      false,
+    ])
     expect(strings.map((a) => fastCheck(counted)!({ a }))).toEqual([false, false, false, true, false, false])
   })
 

@@ -149,6 +149,40 @@ describe('compare: several models', () => {
     )
   })
 
+  it('cost-effectiveness: each model’s cells placed on that model’s blocks, one frontier across all', async () => {
+    const plan = await twoByTwo({ reporting: { value_per_resolution_usd: 1 } })
+    const r = await aggregate({
+      plan: writePlan(plan),
+      artifacts: writeArtifacts(plan, reversal(plan)),
+      out: out(),
+      resamples: 500,
+    })
+    const ce = r.comparison.cost_effectiveness!
+    // spend of block i: 0.1·(1 + i mod 3) for pi, twice that for opencode; glm: 12 blocks (Σ = 24),
+    // sonnet: 11 blocks (t-012 is incomplete there; Σ over i < 11 = 21)
+    const placed = ce.points.map((p) => [
+      p.cell,
+      p.resolve_rate.estimate,
+      p.expected_spend_usd.estimate,
+      p.frontier,
+    ])
+    expect(placed).toEqual([
+      ['pi-glm', expect.closeTo(4 / 12, 12), expect.closeTo(0.2, 12), false],
+      ['oc-glm', expect.closeTo(10 / 12, 12), expect.closeTo(0.4, 12), false],
+      // pi on sonnet resolves the most for the least: it dominates every other cell
+      ['pi-son', expect.closeTo(10 / 11, 12), expect.closeTo(2.1 / 11, 12), true],
+      ['oc-son', expect.closeTo(4 / 11, 12), expect.closeTo(4.2 / 11, 12), false],
+    ])
+    expect(ce.blocks).toBe(11)
+    // net benefit within each model: glm 1·(6/12) − 0.2 = 0.3; sonnet 1·(−6/11) − 2.1/11 = −8.1/11
+    expect(ce.net_benefit.map((n) => [n.baseline, n.treatment, n.n])).toEqual([
+      ['pi-glm', 'oc-glm', 12],
+      ['pi-son', 'oc-son', 11],
+    ])
+    expect(ce.net_benefit[0]!.net_benefit_usd.estimate).toBeCloseTo(0.3, 12)
+    expect(ce.net_benefit[1]!.net_benefit_usd.estimate).toBeCloseTo(-8.1 / 11, 12)
+  })
+
   it('Benjamini–Hochberg when the manifest asks for it', async () => {
     const plan = await twoByTwo({
       reporting: { bootstrap_resamples: 2000, multiplicity: 'benjamini-hochberg' },

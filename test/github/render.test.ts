@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import type { Health } from '../../src/detect/schema.js'
-import { prCommentBody } from '../../src/github/render.js'
+import { prCommentBody, trackingIssueBody } from '../../src/github/render.js'
 import { confirmedRun, ctx, firstRun } from './support.js'
 
 describe('rendered bodies: evaluation health', () => {
@@ -78,5 +78,36 @@ describe('rendered bodies: the final decision after confirmation', () => {
     const body = prCommentBody(ctx(firstRun()), 'exp')
     expect(body).not.toContain('First run’s figures')
     expect(body).toContain('⚠️ **Unconfirmed; rerun requested**')
+  })
+})
+
+describe('rendered bodies: the weekly history link', () => {
+  const state = {
+    clean_runs: 0,
+    confirmed_breaches: 1,
+    last_status: 'confirmed',
+    last_run: '7',
+    recovered: false,
+  }
+  it('the tracking issue links the history page beside the full report; none without one', async () => {
+    const d = confirmedRun()
+    const url = 'https://github.com/acme/widgets/actions/runs/7/artifacts/42'
+    const body = trackingIssueBody({ ...ctx(d), historyUrl: url }, d.comparisons[0]!.key, state)
+    const runLine = body.split('\n').find((l) => l.startsWith('Experiment '))!
+    expect(runLine).toMatch(
+      / · \[full report\]\(https:\/\/github\.com\/acme\/widgets\/actions\/runs\/7\) · \[weekly history\]\(https:\/\/github\.com\/acme\/widgets\/actions\/runs\/7\/artifacts\/42\)$/,
+    )
+    expect(trackingIssueBody(ctx(d), d.comparisons[0]!.key, state)).not.toContain('weekly history')
+  })
+
+  it('a forged history URL is never a link target', () => {
+    const d = confirmedRun()
+    const body = trackingIssueBody(
+      { ...ctx(d), historyUrl: 'javascript:alert(1)' },
+      d.comparisons[0]!.key,
+      state,
+    )
+    expect(body).toContain('[weekly history](#)')
+    expect(body).not.toContain('javascript:')
   })
 })

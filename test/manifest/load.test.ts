@@ -92,6 +92,19 @@ describe('manifest validation', () => {
     ])
   })
 
+  it('value_per_resolution_usd: a positive USD figure, located when it is not', () => {
+    const ok = valid.replace('opencod\n', 'opencode\n')
+    expect(parseManifestText(ok, 'm.yml').reporting.value_per_resolution_usd).toBeUndefined()
+    expect(
+      parseManifestText(`${ok}reporting:\n  value_per_resolution_usd: 2.5\n`, 'm.yml').reporting
+        .value_per_resolution_usd,
+    ).toBe(2.5)
+    const [negative] = problems(`${ok}reporting:\n  value_per_resolution_usd: -3\n`)
+    expect(negative).toMatch(/^manifests\/p0\.yml:24:29 reporting\.value_per_resolution_usd: /)
+    const [text] = problems(`${ok}reporting:\n  value_per_resolution_usd: lots\n`)
+    expect(text).toMatch(/^manifests\/p0\.yml:24:29 reporting\.value_per_resolution_usd: /)
+  })
+
   it('rejects an empty panel', () => {
     const text = valid.replace('opencod\n', 'opencode\n').replace(/instances: \[.*\]/, 'instances: []')
     expect(problems(text)).toEqual([

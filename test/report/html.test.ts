@@ -69,7 +69,7 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
     await browser?.close()
   })
 
-  it('renders the table, sorts and filters it, and draws the three charts', async () => {
+  it('renders the table, sorts and filters it, and draws the four charts', async () => {
     const page = await browser.newPage()
     const errors: string[] = []
     page.on('pageerror', (e) => errors.push(e.message))
@@ -81,7 +81,7 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
     })
     await page.goto(`file://${file}`)
     await page.waitForFunction(
-      () => document.querySelectorAll('canvas[data-drawn="true"]').length === 3,
+      () => document.querySelectorAll('canvas[data-drawn="true"]').length === 4,
       null,
       {
         timeout: 30_000,
@@ -124,7 +124,7 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
     expect(desc).toEqual([...asc].sort((p, q) => q - p))
 
     // charts drew: each canvas has non-blank pixels of more than one colour
-    for (const id of ['chart-scatter', 'chart-forest', 'chart-grid']) {
+    for (const id of ['chart-scatter', 'chart-forest', 'chart-grid', 'chart-pareto']) {
       const stats = await page.$eval(`#${id}`, (el) => {
         const c = el as HTMLCanvasElement
         const d = c.getContext('2d')!.getImageData(0, 0, c.width, c.height).data
@@ -150,8 +150,18 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
         grid: w.Chart.getChart('chart-grid').data.datasets[0]!.data.length,
         scatter: w.Chart.getChart('chart-scatter').data.datasets[0]!.data.length,
         forest: w.Chart.getChart('chart-forest').data.datasets[0]!.data.length,
+        // the Pareto chart: the frontier line, then one dataset of one point per cell
+        pareto: w.Chart.getChart('chart-pareto')
+          .data.datasets.slice(-3)
+          .map((d) => d.data.length),
+        paretoLabels: (
+          w.Chart.getChart('chart-pareto').data.datasets.slice(-2) as unknown as Array<{ label: string }>
+        ).map((d) => d.label),
       }
     })
+    expect(points.pareto).toEqual([2, 1, 1])
+    // b resolves more and spends more than a: neither dominates
+    expect(points.paretoLabels).toEqual(['a (frontier)', 'b (frontier)'])
     expect(points.grid).toBe(80)
     expect(points.scatter).toBe(39)
     expect(points.forest).toBeGreaterThanOrEqual(5)
@@ -159,7 +169,7 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
     // A screenshot of each chart as the browser composited it: a PNG whose pixels are not one flat
     // colour (a chart that failed to draw screenshots as its blank background).
     await page.evaluate(() => document.fonts.ready)
-    for (const id of ['chart-scatter', 'chart-forest', 'chart-grid']) {
+    for (const id of ['chart-scatter', 'chart-forest', 'chart-grid', 'chart-pareto']) {
       const png = await page.locator(`#${id}`).screenshot()
       expect(png.subarray(1, 4).toString('latin1'), id).toBe('PNG')
       const colours = await page.evaluate(async (b64) => {
@@ -193,12 +203,18 @@ describe.skipIf(!haveChromium)('report.html in headless Chromium', () => {
         visible: (t as HTMLElement).offsetHeight > 0,
       })),
     )
-    expect(tables.map((t) => t.cls)).toEqual(['chart-data scatter', 'chart-data forest', 'chart-data grid'])
+    expect(tables.map((t) => t.cls)).toEqual([
+      'chart-data pareto',
+      'chart-data scatter',
+      'chart-data forest',
+      'chart-data grid',
+    ])
     expect(tables.every((t) => t.visible)).toBe(true)
     // The same data the charts draw: 39 paired points, 40 instances, a row per plotted ratio.
-    expect(tables[0]!.rows).toBe(39)
-    expect(tables[2]!.rows).toBe(40)
-    expect(tables[1]!.rows).toBeGreaterThanOrEqual(5)
+    expect(tables[0]!.rows).toBe(2)
+    expect(tables[1]!.rows).toBe(39)
+    expect(tables[3]!.rows).toBe(40)
+    expect(tables[2]!.rows).toBeGreaterThanOrEqual(5)
     await context.close()
   }, 60_000)
 })

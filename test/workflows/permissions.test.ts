@@ -162,6 +162,7 @@ describe('GitHub’s load-time permission check on reusable-workflow calls', () 
     expect(r.permissionErrors).toEqual([
       "harness-watch: Error calling workflow 'your-org/harness-watch/.github/workflows/harness-watch.yml@v1'. The nested job 'aggregate' is requesting 'actions: read', but is only allowed 'actions: none'.",
       "harness-watch: Error calling workflow 'your-org/harness-watch/.github/workflows/harness-watch.yml@v1'. The nested job 'confirm-aggregate' is requesting 'actions: read', but is only allowed 'actions: none'.",
+      "harness-watch: Error calling workflow 'your-org/harness-watch/.github/workflows/harness-watch.yml@v1'. The nested job 'history' is requesting 'actions: read', but is only allowed 'actions: none'.",
     ])
   }, 60_000)
 
