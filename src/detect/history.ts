@@ -15,7 +15,7 @@ import type { Decision } from './schema.js'
  * - Panel: family, revision, source and the sorted instance ids. Runs on different panels are never
  *   joined: each maximal stretch of consecutive runs on one panel is a segment, its own line.
  * - Gap: consecutive runs of a segment further apart than 1.5 × the cadence (default 7 days), or a
- *   run without a start time. The line is broken there (no interpolation) and the break is listed.
+ *   run without a start time (or one that is not a date). The line is broken there (no interpolation) and the break is listed.
  * - Change point: between consecutive runs of one segment, a cell whose resolved set changed by an
  *   exact two-sided McNemar test over the instances graded in both runs at p < α (0.05), each pair
  *   tested alone (a screen: no correction across the series); and every self-regression signal
@@ -97,7 +97,7 @@ export type History = z.infer<typeof HistorySchema>
 
 export const HISTORY_RULES = [
   'Runs are ordered by start time; runs on different panels (family, revision, source, instance ids) are never joined into one line: each stretch of consecutive runs on one panel is a segment.',
-  `A gap (more than ${GAP_FACTOR} × the cadence between consecutive runs, or a run with no start time) breaks the line; it is never interpolated.`,
+  `A gap (more than ${GAP_FACTOR} × the cadence between consecutive runs, or a run whose start time is absent or not a date) breaks the line; it is never interpolated.`,
   `Change point: a cell's resolved set between consecutive runs of one segment, exact two-sided McNemar over instances graded in both, p < ${CHANGE_POINT_ALPHA}, each pair tested alone (a screen, no correction across the series); plus every self-regression signal of decision.json.`,
   'Capability changes: a cell’s declared version or config hash, or its capability manifest when recorded, differs from the previous run’s.',
   'Cell resolve rate: Wilson 95% interval on the outcome-complete blocks; comparison figures and intervals as each comparison.json states them.',
