@@ -247,6 +247,14 @@ describe('harness-watch history: errors are located, never a stack trace', () =>
     expect(io.err).not.toMatch(/\n\s+at /)
   })
 
+  it('an --out that is a file is a located usage error, never a bare system error', async () => {
+    const file = path.join(dir, 'not-a-folder')
+    writeFileSync(file, '')
+    expect(await main(['history', files[0]!, '--out', file])).toBe(2)
+    expect(io.err).toContain(`${file} cannot write the history into --out ${file}: EEXIST`)
+    expect(io.err).toContain('--out names a folder')
+  })
+
   it('a run without an id given twice by the same file is refused, never counted twice', async () => {
     const c = JSON.parse(readFileSync(files[0]!, 'utf8'))
     c.run_id = null
