@@ -2,6 +2,7 @@ import path from 'node:path'
 import { parse as parseToml } from 'smol-toml'
 import { readBack } from '../sandbox/read-back.js'
 import { messageOf } from '../util/errors.js'
+import { describeJsonError } from '../util/json-text.js'
 import { type Obj, obj } from './facts.js'
 
 /** A config file as a capability reader finds it: its object, absent, or unreadable (with why). */
@@ -29,11 +30,20 @@ export async function readConfigFile(home: string, file: string): Promise<Config
   }
   if (Buffer.byteLength(text) > MAX_CONFIG_BYTES)
     return { state: 'unreadable', name, why: `over ${MAX_CONFIG_BYTES} bytes` }
+  const toml = abs.endsWith('.toml')
   try {
-    const doc = obj(abs.endsWith('.toml') ? parseToml(text) : JSON.parse(text))
+    const doc = obj(toml ? parseToml(text) : JSON.parse(text))
     return doc ? { state: 'read', doc, name } : { state: 'unreadable', name, why: 'not an object' }
   } catch (e) {
-    return { state: 'unreadable', name, why: firstLine(messageOf(e)) }
+    // V8 quotes a window of the text in its JSON errors (a key there would travel into the
+    // capability manifest and the reports): say where the error is and what kind, never the text.
+    if (toml) return { state: 'unreadable', name, why: firstLine(messageOf(e)) }
+    const { position, reason } = describeJsonError(text, e)
+    return {
+      state: 'unreadable',
+      name,
+      why: `not valid JSON at line ${position.line}, column ${position.col}: ${reason}`,
+    }
   }
 }
 

@@ -1,5 +1,6 @@
 import type { ObservedCapabilities } from '../records/capabilities.js'
 import type { LedgerRow } from '../records/ledger.js'
+import { shownToolName } from '../telemetry/offered-tools.js'
 
 /** Most distinct schema hashes kept per tool name (a tool whose schema changes every request keeps the first). */
 const MAX_HASHES = 64
@@ -19,12 +20,14 @@ export function observedCapabilities(rows: LedgerRow[]): ObservedCapabilities | 
     if (offered.length > 0 || (r.request_shape?.tools ?? 0) > 0) withTools++
     const seen = new Set<string>()
     for (const t of offered) {
-      const entry = tools.get(t.name) ?? { hashes: [], requests: 0 }
+      // Read from a ledger that may be forged: a name that is not name-shaped is shown by its hash only.
+      const name = shownToolName(t.name)
+      const entry = tools.get(name) ?? { hashes: [], requests: 0 }
       if (!entry.hashes.includes(t.schema_sha256) && entry.hashes.length < MAX_HASHES)
         entry.hashes.push(t.schema_sha256)
-      if (!seen.has(t.name)) entry.requests++
-      seen.add(t.name)
-      tools.set(t.name, entry)
+      if (!seen.has(name)) entry.requests++
+      seen.add(name)
+      tools.set(name, entry)
     }
   }
   // A row names its tools when it lists them or offered none; a gateway's rows or an older ledger's do not.

@@ -15,7 +15,7 @@ import type { Decision } from './schema.js'
  * - Panel: family, revision, source and the sorted instance ids. Runs on different panels are never
  *   joined: each maximal stretch of consecutive runs on one panel is a segment, its own line.
  * - Gap: consecutive runs of a segment further apart than 1.5 × the cadence (default 7 days), or a
- *   run without a start time. The line is broken there (no interpolation) and the break is listed.
+ *   run without a start time (or one that is not a date). The line is broken there (no interpolation) and the break is listed.
  * - Change point: between consecutive runs of one segment, a cell whose resolved set changed by an
  *   exact two-sided McNemar test over the instances graded in both runs at p < α (0.05), each pair
  *   tested alone (a screen: no correction across the series); and every self-regression signal
@@ -97,7 +97,7 @@ export type History = z.infer<typeof HistorySchema>
 
 export const HISTORY_RULES = [
   'Runs are ordered by start time; runs on different panels (family, revision, source, instance ids) are never joined into one line: each stretch of consecutive runs on one panel is a segment.',
-  `A gap (more than ${GAP_FACTOR} × the cadence between consecutive runs, or a run with no start time) breaks the line; it is never interpolated.`,
+  `A gap (more than ${GAP_FACTOR} × the cadence between consecutive runs, or a run whose start time is absent or not a date) breaks the line; it is never interpolated.`,
   `Change point: a cell's resolved set between consecutive runs of one segment, exact two-sided McNemar over instances graded in both, p < ${CHANGE_POINT_ALPHA}, each pair tested alone (a screen, no correction across the series); plus every self-regression signal of decision.json.`,
   'Capability changes: a cell’s declared version or config hash, or its capability manifest when recorded, differs from the previous run’s.',
   'Cell resolve rate: Wilson 95% interval on the outcome-complete blocks; comparison figures and intervals as each comparison.json states them.',
@@ -132,6 +132,7 @@ export function buildHistory(inputs: readonly HistoryInput[], cadenceDays = DEFA
   if (inputs.length === 0) throw new HistoryInputError('no comparison.json given', null)
   const first = inputs[0]!
   const seen = new Map<string, string>()
+  const files = new Set<string>()
   for (const x of inputs) {
     if (x.comparison.experiment_id !== first.comparison.experiment_id)
       throw new HistoryInputError(
@@ -145,15 +146,23 @@ export function buildHistory(inputs: readonly HistoryInput[], cadenceDays = DEFA
         `run ${x.comparison.run_id} round ${x.comparison.round} is given twice (also ${dup})`,
         x.file,
       )
+    // A run without an id is told apart by its file only: the same file twice is still one run.
+    if (files.has(x.file))
+      throw new HistoryInputError(
+        'this comparison.json is given twice: each run is one point of the series',
+        x.file,
+      )
+    files.add(x.file)
     seen.set(id, x.file)
   }
-  const dated = inputs.filter((x) => x.comparison.stamp.started_at !== null)
-  const undated = inputs.filter((x) => x.comparison.stamp.started_at === null)
+  // A start time that is absent or not a date is unknown: the run goes last, marked, never guessed.
+  const dated = inputs.filter((x) => startMs(x.comparison) !== null)
+  const undated = inputs.filter((x) => startMs(x.comparison) === null)
   const order = [
     ...[...dated].sort((a, b) => {
-      const ta = a.comparison.stamp.started_at!
-      const tb = b.comparison.stamp.started_at!
-      if (ta !== tb) return ta < tb ? -1 : 1
+      const ta = startMs(a.comparison)!
+      const tb = startMs(b.comparison)!
+      if (ta !== tb) return ta - tb
       return (a.comparison.run_id ?? '') < (b.comparison.run_id ?? '') ? -1 : 1
     }),
     ...undated,
@@ -168,10 +177,13 @@ export function buildHistory(inputs: readonly HistoryInput[], cadenceDays = DEFA
     let breakBefore: HistoryRun['break_before'] = null
     if (prev && prevPanel && prevPanel.key !== panel.key) {
       breakBefore = { kind: 'panel_changed', detail: `panel ${prevPanel.text} → ${panel.text}` }
-    } else if (prev && c.stamp.started_at === null) {
+    } else if (prev && startMs(c) === null) {
       breakBefore = {
         kind: 'time_unknown',
-        detail: 'this run has no start time: it cannot be placed in the series',
+        detail:
+          c.stamp.started_at === null
+            ? 'this run has no start time: it cannot be placed in the series'
+            : `this run's start time "${c.stamp.started_at.slice(0, 40)}" is not a date: it cannot be placed in the series`,
       }
     } else if (prev) {
       const days = daysBetween(prev.comparison.stamp.started_at, c.stamp.started_at)
@@ -271,6 +283,14 @@ function daysBetween(a: string | null, b: string | null): number | null {
   if (a === null || b === null) return null
   const ms = Date.parse(b) - Date.parse(a)
   return Number.isFinite(ms) ? ms / 86_400_000 : null
+}
+
+/** A run's start in ms since the epoch; null when it has none or it is not a date. */
+function startMs(c: Comparison): number | null {
+  const s = c.stamp.started_at
+  if (s === null) return null
+  const ms = Date.parse(s)
+  return Number.isFinite(ms) ? ms : null
 }
 
 function fmtDays(d: number): string {

@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { ExitClassSchema } from '../records/attempt.js'
+import { MAX_LEDGER_USD } from '../records/limits.js'
 import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duration.js'
 import { HwError } from '../util/errors.js'
 import { BASE_IMAGE_REF, parseImageRef } from '../util/image-ref.js'
@@ -502,10 +503,10 @@ export const ReportingSchema = z.strictObject({
   value_per_resolution_usd: z
     .number()
     .positive()
-    .finite()
+    .max(MAX_LEDGER_USD)
     .optional()
     .describe(
-      'USD one resolved instance is worth to you: reports show each comparison’s paired net benefit, value × (resolved_T − resolved_B) − (spend_T − spend_B) per block, with its bootstrap interval; absent = no net benefit',
+      'USD one resolved instance is worth to you (at most a billion: larger values overflow the net benefit): reports show each comparison’s paired net benefit, value × (resolved_T − resolved_B) − (spend_T − spend_B) per block, with its bootstrap interval; absent = no net benefit',
     ),
 })
 

@@ -63,11 +63,20 @@ export async function historyStep(
       throw new HwError('history_input_invalid', e.message, { ...(e.file ? { where: e.file } : {}) })
     throw e
   }
-  await mkdir(opts.out, { recursive: true })
   const jsonPath = path.join(opts.out, HISTORY_JSON)
   const htmlPath = path.join(opts.out, HISTORY_HTML)
-  await writeFile(jsonPath, strictJson(history))
-  await writeFile(htmlPath, renderHistoryHtml(history))
+  try {
+    await mkdir(opts.out, { recursive: true })
+    await writeFile(jsonPath, strictJson(history))
+    await writeFile(htmlPath, renderHistoryHtml(history))
+  } catch (e) {
+    const code = (e as NodeJS.ErrnoException).code
+    if (typeof code !== 'string') throw e
+    throw new HwError('usage', `cannot write the history into --out ${opts.out}: ${code}`, {
+      where: opts.out,
+      help: '--out names a folder (created when absent) for history.html and history.json',
+    })
+  }
   return { history, jsonPath, htmlPath }
 }
 

@@ -27,6 +27,14 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, 
   // Several models: each model's baseline is its cell running the baseline's harness configuration.
   const multi = isMultiModel(m)
   const base = m.cells.find((c) => c.id === m.baseline)
+  // A model none of whose cells runs the baseline's configuration has no baseline: nothing on it is compared.
+  const routeOf = (c: (typeof m.cells)[number]) => c.model ?? null
+  const baseKey = base ? harnessKey(base) : null
+  const orphaned = multi
+    ? [...new Set(m.cells.map(routeOf))].filter(
+        (r) => !m.cells.some((c) => routeOf(c) === r && (c.id === m.baseline || harnessKey(c) === baseKey)),
+      )
+    : []
   const modelLines =
     routes.length === 1 && routes[0]?.name === null
       ? [`model       ${routeLine(routes[0].route)}`]
@@ -46,9 +54,11 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, 
           ? 'baseline'
           : multi && c.model !== base?.model && base && harnessKey(c) === harnessKey(base)
             ? `baseline on ${c.model ?? 'model'}`
-            : treatmentIds(m).includes(c.id)
-              ? 'treatment'
-              : 'not compared'
+            : orphaned.includes(routeOf(c))
+              ? `not compared (no baseline on ${c.model ?? 'the default model'})`
+              : treatmentIds(m).includes(c.id)
+                ? 'treatment'
+                : 'not compared'
       const runnable =
         isHarnessName(c.harness) && !HARNESSES[c.harness].runnable ? ' (not runnable on this machine)' : ''
       return `  ${c.id.padEnd(16)} ${`${c.harness}@${c.version}`.padEnd(34)} ${cellApi(c, cellRoute(m, c)).padEnd(9)}${c.model ? ` model ${c.model}` : ''} config ${(loaded.configHashes[c.id] ?? '').slice(0, 12)}  ${role}${runnable}`
@@ -61,6 +71,12 @@ export function summarizeManifest(loaded: LoadedManifest, panel: ResolvedPanel, 
   if (plan) {
     lines.push(
       `plan        ${plan.legs.length} legs (${plan.cells.length} cells × ${plan.shards.count} shards)${plan.shards.note ? `; ${plan.shards.note}` : ''}`,
+    )
+  }
+  for (const r of orphaned) {
+    const cells = m.cells.filter((c) => routeOf(c) === r).map((c) => c.id)
+    lines.push(
+      `warning     model ${r ?? '(default)'}: no cell runs the baseline's harness configuration (${base ? `${base.harness}@${base.version}, cell ${base.id}` : 'none'}), so ${cells.join(', ')} ${cells.length === 1 ? 'is' : 'are'} compared with nothing; declare that configuration on ${r ?? 'the default model'} too`,
     )
   }
   if (treatmentIds(m).length === 0) {

@@ -283,7 +283,16 @@ export const CellSummarySchema = z.strictObject({
     missing: Count,
   }),
   exit_classes: z.record(z.string(), Count),
-  resolve_rate: z.strictObject({ n: Count, value: z.number().nullable(), reason: Reason }),
+  resolve_rate: z.strictObject({
+    n: Count,
+    value: z
+      .number()
+      .min(0)
+      .max(1)
+      .nullable()
+      .describe('resolved share of the outcome-complete blocks, 0 to 1'),
+    reason: Reason,
+  }),
   pass_at_k: z.array(PassKSchema),
   pass_hat_k: z.array(PassKSchema),
   pass_k_denominator: z.string(),

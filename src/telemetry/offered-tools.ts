@@ -13,6 +13,23 @@ const obj = (v: unknown): Obj | null =>
 const text = (v: unknown): string | null => (typeof v === 'string' && v !== '' ? v : null)
 
 /**
+ * A tool name as the providers accept one: letters, digits and `_ - . : / @ +`, 1 to
+ * {@link MAX_TOOL_NAME} characters (OpenAI and Anthropic allow fewer). Any other text in a name's place
+ * is request content, not a name.
+ */
+const TOOL_NAME = /^[A-Za-z0-9_.:/@+-]+$/
+
+/**
+ * The name a row and a report may show: the name itself when it is name-shaped, else a placeholder
+ * with the first 16 hex digits of its sha256 (tells names apart, keeps no text).
+ */
+export function shownToolName(name: string): string {
+  return name.length <= MAX_TOOL_NAME && TOOL_NAME.test(name)
+    ? name
+    : `(not a tool name, sha256 ${sha256(name).slice(0, 16)})`
+}
+
+/**
  * First 16 hex digits of the sha256 of a tool definition's canonical JSON (name, description and
  * parameters together): two requests offering the same tool name with another schema differ here.
  * Null for a definition nested too deep to hash.
@@ -88,5 +105,5 @@ export function offeredTools(api: ObservedApi, body: unknown): OfferedTool[] | n
   if (!b || api === 'other') return null
   return definitions(api, b)
     .slice(0, MAX_OFFERED_TOOLS)
-    .map(({ name, def }) => ({ name: name.slice(0, MAX_TOOL_NAME), schema_sha256: toolSchemaHash(def) }))
+    .map(({ name, def }) => ({ name: shownToolName(name), schema_sha256: toolSchemaHash(def) }))
 }

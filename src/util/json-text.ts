@@ -142,8 +142,9 @@ export function jsonErrorReason(e: unknown): string {
     .replace(/\s*\(line \d+ column \d+\)/, '')
     .replace(/\s*in JSON at position \d+.*$/s, '')
     .replace(/ at position \d+.*$/s, '')
-  // V8 quotes a window of the input after the token ( `, "…" is not valid JSON`): drop it.
-  msg = msg.replace(/, ".*" is not valid JSON$/s, '')
+  // V8 quotes a window of the input after the token (`, "…" is not valid JSON`, with `...` before
+  // and/or after the quotes when the window is cut from a longer text): drop it.
+  msg = msg.replace(/, (?:\.\.\.)?".*"(?:\.\.\.)? is not valid JSON$/s, '')
   msg = oneLine(msg)
   return clip(msg.charAt(0).toLowerCase() + msg.slice(1), 120)
 }

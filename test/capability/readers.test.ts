@@ -127,6 +127,30 @@ describe('capabilities read from the configuration each adapter writes', () => {
     expect(caps.request_routes.value).toEqual(['chat'])
   })
 
+  it('a config file that is not JSON is unknown with its line and column, never a window of its text', async () => {
+    const ctx = makeCtx(dirs)
+    const inv = await opencodeAdapter.prepare(fakeInstalled('opencode', '/cache/bin/opencode'), ctx)
+    // V8's own message for this text quotes it: `Unexpected token 's', "{"apiKey": sk-live-SE"... is not valid JSON`
+    await writeFile(
+      path.join(dirs.home, '.config/opencode/opencode.json'),
+      '{\n  "apiKey": sk-live-SECRET-0123456789\n}\n',
+    )
+    const caps = await readConfiguredCapabilities('opencode', {
+      home: ctx.home,
+      args: inv.args,
+      env: inv.env,
+      api: 'chat',
+    })
+    expect(caps.permission_mode.value).toBeNull()
+    expect(caps.permission_mode.from).toMatch(
+      /^\.config\/opencode\/opencode\.json unreadable \(not valid JSON at line 2, column 13: /,
+    )
+    for (const f of Object.values(caps)) {
+      expect(f.from).not.toContain('sk-live')
+      expect(f.from).not.toContain('apiKey')
+    }
+  })
+
   it('Codex: config.toml gives approval bypass, retries off, the responses route and the bridge server', async () => {
     const { caps } = await prepared(codexAdapter, { api: 'responses' as WireApi }, true)
     expect(values(caps)).toEqual({

@@ -231,6 +231,68 @@ describe('harness-watch history: errors are located, never a stack trace', () =>
     )
   })
 
+  it('a forged resolve rate outside 0–1 is refused at its file, line and field, never a NaN or a stack trace', async () => {
+    const c = JSON.parse(readFileSync(files[0]!, 'utf8'))
+    c.cells[0].resolve_rate.value = 1e308
+    const text = JSON.stringify(c, null, 2)
+    const bad = path.join(dir, 'forged-rate.json')
+    writeFileSync(bad, text)
+    const line = text.split('\n').findIndex((l) => l.includes('"value": 1e+308')) + 1
+    expect(line).toBeGreaterThan(0)
+    const code = await main(['history', bad, '--out', path.join(dir, 'o-forged-rate')])
+    expect(code).toBe(2)
+    expect(io.err).toContain(`${bad}:${line} `)
+    expect(io.err).toContain('resolve_rate.value')
+    expect(io.err).not.toContain('non-finite')
+    expect(io.err).not.toMatch(/\n\s+at /)
+  })
+
+  it('an --out that is a file is a located usage error, never a bare system error', async () => {
+    const file = path.join(dir, 'not-a-folder')
+    writeFileSync(file, '')
+    expect(await main(['history', files[0]!, '--out', file])).toBe(2)
+    expect(io.err).toContain(`${file} cannot write the history into --out ${file}: EEXIST`)
+    expect(io.err).toContain('--out names a folder')
+  })
+
+  it('a run without an id given twice by the same file is refused, never counted twice', async () => {
+    const c = JSON.parse(readFileSync(files[0]!, 'utf8'))
+    c.run_id = null
+    mkdirSync(path.join(dir, 'no-id'), { recursive: true })
+    const f = path.join(dir, 'no-id', 'comparison.json')
+    writeFileSync(f, strictJson(c))
+    expect(await main(['history', f, f, '--out', path.join(dir, 'o-no-id')])).toBe(2)
+    expect(io.err).toContain(`${f} this comparison.json is given twice`)
+  })
+
+  it('a start time that is not a date is unknown: placed last and marked, never sorted as text', async () => {
+    const c = JSON.parse(readFileSync(files[1]!, 'utf8'))
+    c.stamp.started_at = '0000-not-a-date'
+    c.run_id = 'w-bad-time'
+    mkdirSync(path.join(dir, 'bad-time'), { recursive: true })
+    const f = path.join(dir, 'bad-time', 'comparison.json')
+    writeFileSync(f, strictJson(c))
+    const r = await historyStep({ comparisons: [f, files[0]!], out: path.join(dir, 'o-bad-time') })
+    expect(r.history.runs.map((x) => [x.run_id, x.break_before?.kind ?? null])).toEqual([
+      ['w1', null],
+      ['w-bad-time', 'time_unknown'],
+    ])
+    expect(r.history.runs[1]!.break_before!.detail).toContain('"0000-not-a-date" is not a date')
+    expect(r.history.runs[1]!.change_points).toEqual([])
+  })
+
+  it('runs are ordered by time, not by the text of their start (time zones differ)', async () => {
+    const c = JSON.parse(readFileSync(files[1]!, 'utf8'))
+    // 2026-11-02T07:00+05:00 is 02:00Z: before w1 (06:00Z) although its text sorts after it
+    c.stamp.started_at = '2026-11-02T07:00:00+05:00'
+    c.run_id = 'w-early'
+    mkdirSync(path.join(dir, 'tz'), { recursive: true })
+    const f = path.join(dir, 'tz', 'comparison.json')
+    writeFileSync(f, strictJson(c))
+    const r = await historyStep({ comparisons: [files[0]!, f], out: path.join(dir, 'o-tz') })
+    expect(r.history.runs.map((x) => x.run_id)).toEqual(['w-early', 'w1'])
+  })
+
   it('a run without a start time is placed last and marked as a break, never guessed', async () => {
     const c = JSON.parse(readFileSync(files[1]!, 'utf8'))
     c.stamp.started_at = null

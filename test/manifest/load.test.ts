@@ -103,6 +103,9 @@ describe('manifest validation', () => {
     expect(negative).toMatch(/^manifests\/p0\.yml:24:29 reporting\.value_per_resolution_usd: /)
     const [text] = problems(`${ok}reporting:\n  value_per_resolution_usd: lots\n`)
     expect(text).toMatch(/^manifests\/p0\.yml:24:29 reporting\.value_per_resolution_usd: /)
+    // 1e308 per resolution overflows V × (resolved_T − resolved_B) to ±Infinity: refused where it is written
+    const [huge] = problems(`${ok}reporting:\n  value_per_resolution_usd: 1e308\n`)
+    expect(huge).toMatch(/^manifests\/p0\.yml:24:29 reporting\.value_per_resolution_usd: .*1000000000/)
   })
 
   it('rejects an empty panel', () => {

@@ -170,6 +170,27 @@ describe('plan: several models', () => {
     expect(summary).toMatch(/pi-glm +pi@0\.73\.1 +chat +model glm config \w{12} {2}baseline$/m)
   })
 
+  it('a model with no cell running the baseline configuration: its cells are not compared, and validate says so', async () => {
+    const m = twoByTwo({
+      cells: [
+        { id: 'pi-glm', harness: 'pi', version: '0.73.1', model: 'glm' },
+        { id: 'oc-glm', harness: 'opencode', version: '1.18.33', model: 'glm' },
+        { id: 'oc-sonnet', harness: 'opencode', version: '1.18.33', model: 'sonnet' },
+      ],
+    })
+    const loaded = await loadManifest(writeManifest(m))
+    const panel = await resolvePanel(loaded.manifest, loaded.dir)
+    const summary = summarizeManifest(loaded, panel, buildPlan(loaded, panel))
+    expect(summary).toMatch(/oc-glm +opencode@1\.18\.33 +chat +model glm config \w{12} {2}treatment$/m)
+    expect(summary).toMatch(
+      /oc-sonnet +opencode@1\.18\.33 +anthropic model sonnet config \w{12} {2}not compared \(no baseline on sonnet\)$/m,
+    )
+    expect(summary).toContain(
+      "warning     model sonnet: no cell runs the baseline's harness configuration (pi@0.73.1, cell pi-glm), so oc-sonnet is compared with nothing; declare that configuration on sonnet too",
+    )
+    expect(summary).not.toContain('model glm: no cell')
+  })
+
   it('a one-model plan keeps its cells as before (no model fields)', async () => {
     const loaded = await loadManifest(writeManifest(baseManifest()))
     const panel = await resolvePanel(loaded.manifest, loaded.dir)
