@@ -11,7 +11,8 @@
 # hw-confirmation), HW_PREVIOUS_HISTORY (the previous run's history artifact, default
 # hw-previous-history), HW_HISTORY (output, default hw-history), HW_HISTORY_RUNS (runs kept, newest
 # first, default 104), HW_CLI (the command line, default the bundled CLI of the action checkout).
-# Output (GITHUB_OUTPUT): html, the page's path, once it is written.
+# Output (GITHUB_OUTPUT): runs, the folder of runs carried to next week (written whenever this run was
+# added, so a history that fails to build never loses the series); html, the page's path, once written.
 set -euo pipefail
 
 out="${HW_OUT:-hw-out}"
@@ -70,9 +71,12 @@ mapfile -t ordered < <(
 excess=$((${#ordered[@]} - keep))
 for ((i = 0; i < excess; i++)); do rm -rf "${ordered[$i]}"; done
 
+# The runs are carried to next week even when the page cannot be built from them.
+if [ -n "${GITHUB_OUTPUT:-}" ]; then echo "runs=$runs" >>"$GITHUB_OUTPUT"; fi
+
 # The run's result never depends on its history: a history that cannot be built is a warning.
 if ! "${cli[@]}" history "$runs"/*/comparison.json --out "$history"; then
-  echo "::warning::history: the weekly history could not be built (the error is above); this run's result stands"
+  echo "::warning::history: the weekly history could not be built (the error is above); this run's result stands, and its runs are kept for next week"
   exit 0
 fi
 if [ -n "${GITHUB_OUTPUT:-}" ]; then echo "html=$history/history.html" >>"$GITHUB_OUTPUT"; fi

@@ -63,7 +63,7 @@ describe('scripts/history.sh carries the series from week to week', () => {
     const r1 = await runScript(w1)
     expect(r1.exitCode, r1.stderr).toBe(0)
     expect(r1.stdout).toContain('history: 0 earlier run(s) from the previous history')
-    expect(r1.outputs).toBe('html=hw-history/history.html\n')
+    expect(r1.outputs).toBe('runs=hw-history/runs\nhtml=hw-history/history.html\n')
     expect(readdirSync(path.join(w1, 'hw-history', 'runs'))).toEqual(['901-r0'])
 
     const w2 = job(weeks[1]!, { previous: path.join(w1, 'hw-history'), confirmed: true })
@@ -111,7 +111,7 @@ describe('scripts/history.sh carries the series from week to week', () => {
     expect(none.outputs).toBe('')
 
     // a history that cannot be built (here: an earlier run of another experiment) is a warning, never
-    // a failed step, and nothing is offered for upload
+    // a failed step; its runs are still offered for upload (next week's series loses nothing), its page is not
     const other = mkdtempSync(path.join(tmpdir(), 'hw-history-other-'))
     mkdirSync(path.join(other, 'runs', 'x-r0'), { recursive: true })
     writeFileSync(
@@ -123,6 +123,8 @@ describe('scripts/history.sh carries the series from week to week', () => {
     expect(bad.exitCode).toBe(0)
     expect(bad.stdout).toContain('::warning::history: the weekly history could not be built')
     expect(bad.stderr).toContain('experiment exp-other is not exp-a')
-    expect(bad.outputs).toBe('')
+    expect(bad.stdout).toContain('its runs are kept for next week')
+    expect(bad.outputs).toBe('runs=hw-history/runs\n')
+    expect(readdirSync(path.join(mixed, 'hw-history', 'runs')).sort()).toEqual(['902-r0', 'x-r0'])
   }, 120_000)
 })
