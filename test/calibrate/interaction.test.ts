@@ -47,6 +47,8 @@ describe('calibrate: sizing the harness × model interaction test', () => {
       /^harness × model interaction: \d+ blocks on both models give \d+\.\d% power \(target 80\.0%\) to detect an interaction of 40 pp/,
     )
     expect(io.out).toMatch(/this panel has 16 comparable block\(s\): \d+ short/)
+    // The demo declares one model: the sizing says so rather than implying the test will run.
+    expect(io.err).toContain('declares one model for every cell: no interaction is estimated')
     expect(await main(['calibrate', demo, '--interaction', '0'])).not.toBe(0)
     expect(io.err).toContain('--interaction must be a number of points above 0 and at most 200')
   })

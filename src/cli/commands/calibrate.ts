@@ -7,6 +7,7 @@ import { formatInteractionSizing, sizeInteraction } from '../../calibrate/intera
 import { PilotNoiseUnknown, pilotModel } from '../../calibrate/pilot.js'
 import { parseWorldFile } from '../../calibrate/world-file.js'
 import { loadManifest } from '../../manifest/load.js'
+import { isMultiModel } from '../../manifest/schema.js'
 import { resolvePanel } from '../../panel/resolve.js'
 import type { Comparison } from '../../records/comparison.js'
 import { ComparisonSchema } from '../../records/comparison.js'
@@ -84,6 +85,11 @@ export function registerCalibrate(program: Command): void {
             ? strictJson({ interaction: sizing, panel_blocks: blocks })
             : formatInteractionSizing(sizing, blocks),
         )
+        // The sizing holds for any panel, but only a manifest with cells on two models runs the test.
+        if (!isMultiModel(m))
+          process.stderr.write(
+            `note: ${file} declares one model for every cell: no interaction is estimated until cells name two models (models: and cells[].model)\n`,
+          )
         return
       }
       if (opts.discordance !== undefined) throw new HwError('usage', '--discordance needs --interaction')
