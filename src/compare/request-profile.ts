@@ -1,4 +1,4 @@
-import type { TrialRequests } from '../ingest/trial-requests.js'
+import { type TrialRequests, zeroParts } from '../ingest/trial-requests.js'
 import { REQUEST_ROLES } from '../records/ledger.js'
 import {
   REQUEST_PROFILE_METRICS,
@@ -98,16 +98,7 @@ function cellProfile(id: string, blocks: readonly Block[]): RequestProfile['cell
   const roles = new Map(REQUEST_ROLES.map((r) => [r, { requests: 0, spend: 0 as number | null }]))
   let trials = 0
   let without = 0
-  const parts: Parts = {
-    requests: 0,
-    unread: 0,
-    bytes: 0,
-    tool_schema_bytes: 0,
-    system_bytes: 0,
-    history_bytes: 0,
-    latest_message_bytes: 0,
-    cache_prefix_bytes: 0,
-  }
+  const parts: Parts = zeroParts()
   let withParts = 0
   const params: Record<string, string[]> = {}
   for (const b of blocks) {

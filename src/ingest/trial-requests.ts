@@ -41,16 +41,7 @@ function zeroRoles(): NonNullable<TrialRequests['roles']> {
 export function trialRequests(summaries: readonly TelemetrySummary[]): TrialRequests | null {
   if (summaries.length === 0) return null
   let roles: TrialRequests['roles'] = zeroRoles()
-  let parts: TrialRequests['parts'] = {
-    requests: 0,
-    unread: 0,
-    bytes: 0,
-    tool_schema_bytes: 0,
-    system_bytes: 0,
-    history_bytes: 0,
-    latest_message_bytes: 0,
-    cache_prefix_bytes: 0,
-  }
+  let parts: TrialRequests['parts'] = zeroParts()
   const params: Record<string, string[]> = {}
   for (const t of summaries) {
     if (t.coverage === 'missing') {
@@ -87,4 +78,18 @@ export function trialRequests(summaries: readonly TelemetrySummary[]): TrialRequ
 export function primaryRequests(t: TelemetrySummary): number | null {
   if (!t.request_roles) return null
   return t.request_roles.find((r) => r.role === 'primary')?.requests ?? 0
+}
+
+/** Request-part sums with nothing counted yet (a trial's, or a cell's over its trials). */
+export function zeroParts(): NonNullable<TrialRequests['parts']> {
+  return {
+    requests: 0,
+    unread: 0,
+    bytes: 0,
+    tool_schema_bytes: 0,
+    system_bytes: 0,
+    history_bytes: 0,
+    latest_message_bytes: 0,
+    cache_prefix_bytes: 0,
+  }
 }
