@@ -15,6 +15,7 @@ import {
   panelText,
   routeText,
 } from '../util/format.js'
+import { adjustedLabel, adjustedP } from './adjusted.js'
 import { chartSources } from './assets.js'
 import { capabilityRows, capabilityTableHtml } from './capabilities.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
@@ -361,7 +362,7 @@ function resourceTables(c: Comparison): string {
   for (const x of c.comparisons) {
     parts.push(`<h3>${e(`${x.baseline} → ${x.treatment}`)} (cost blocks: ${x.denominators.cost})</h3>`)
     parts.push(
-      '<table><tr><th>Metric</th><th>n</th><th>Baseline mean · median · P90</th><th>Treatment mean · median · P90</th><th>Ratio of means [CI]</th><th>Geo-mean ratio</th><th>Paired Δ mean</th><th>Sign test p (Holm)</th></tr>',
+      `<table><tr><th>Metric</th><th>n</th><th>Baseline mean · median · P90</th><th>Treatment mean · median · P90</th><th>Ratio of means [CI]</th><th>Geo-mean ratio</th><th>Paired Δ mean</th><th>Sign test p (${e(adjustedLabel(c))})</th></tr>`,
     )
     for (const m of METRIC_NAMES) {
       const r = x.metrics[m]
@@ -381,7 +382,7 @@ function resourceTables(c: Comparison): string {
         r.ratio_of_means.estimate === null
           ? `— (${r.ratio_of_means.reason ?? ''})`
           : `${fmtRatio(r.ratio_of_means.estimate)} ${fmtCi(r.ratio_of_means.ci, (v) => fmtNum(v, 3))} ${r.ratio_of_means.ci ? r.ratio_of_means.method : ''}`
-      const holm = x.tests.find((t) => t.id === `sign:${m}`)?.p_holm ?? null
+      const holm = adjustedP(c, x, `sign:${m}`).p
       const sign =
         r.sign_test.p_two_sided === null
           ? '—'

@@ -19,6 +19,7 @@ import {
   panelText,
   routeText,
 } from '../util/format.js'
+import { adjustedLabel, adjustedP } from './adjusted.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
 import { capabilityMarkdownRows } from './capabilities.js'
 import {
@@ -353,10 +354,10 @@ function resourceSection(c: Comparison): string {
       '',
     )
     lines.push(
-      '| Metric | n | Baseline mean · median · P90 | Treatment mean · median · P90 | Ratio of means [CI] | Geo-mean ratio | Paired Δ mean | Sign test p (Holm) |',
+      `| Metric | n | Baseline mean · median · P90 | Treatment mean · median · P90 | Ratio of means [CI] | Geo-mean ratio | Paired Δ mean | Sign test p (${adjustedLabel(c)}) |`,
       '|---|---:|---|---|---|---:|---:|---|',
     )
-    for (const m of METRIC_NAMES) lines.push(metricRow(cmp, m, notComparable(c, cmp, m)))
+    for (const m of METRIC_NAMES) lines.push(metricRow(c, cmp, m, notComparable(c, cmp, m)))
     lines.push('')
     const cpr = cmp.cost_per_resolution
     const arm = (a: typeof cpr.baseline) =>
@@ -380,7 +381,12 @@ export function notComparable(c: Comparison, cmp: ComparisonEntry, m: MetricName
   return m === 'input_fresh_tokens' ? freshInputNotComparable(c, cmp.baseline, cmp.treatment) : null
 }
 
-function metricRow(cmp: ComparisonEntry, m: MetricName, incomparable: string | null = null): string {
+function metricRow(
+  c: Comparison,
+  cmp: ComparisonEntry,
+  m: MetricName,
+  incomparable: string | null = null,
+): string {
   const x = cmp.metrics[m]
   const u = x.unit
   if (incomparable) {
@@ -399,11 +405,10 @@ function metricRow(cmp: ComparisonEntry, m: MetricName, incomparable: string | n
     gm.estimate === null
       ? '—'
       : `${fmtRatio(gm.estimate)}${gm.zeros_excluded ? ` (${gm.zeros_excluded} zero blocks excluded)` : ''}`
-  const test = cmp.tests.find((t) => t.id === `sign:${m}`)
   const sign =
     x.sign_test.p_two_sided === null
       ? '—'
-      : `${fmtP(x.sign_test.p_two_sided)} (${fmtP(test?.p_holm ?? null)}); ↑${x.sign_test.increases} ↓${x.sign_test.decreases} =${x.sign_test.ties}`
+      : `${fmtP(x.sign_test.p_two_sided)} (${fmtP(adjustedP(c, cmp, `sign:${m}`).p)}); ↑${x.sign_test.increases} ↓${x.sign_test.decreases} =${x.sign_test.ties}`
   return `| ${METRIC_LABELS[m]} | ${x.n} | ${arm(x.baseline)} | ${arm(x.treatment)} | ${ratio} | ${gmText} | ${fmtValue(x.paired_difference.mean, u)} | ${sign} |`
 }
 
