@@ -23,6 +23,7 @@ import { costEffectivenessHtml, PARETO_APP_JS } from './cost-effectiveness.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { environmentLines } from './environment.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
+import { type HistoryLink, historyLinkHtml } from './history-link.js'
 import { REPORT_APP_JS } from './html-app.js'
 import {
   atifHref,
@@ -56,7 +57,7 @@ const MARK: Record<string, string> = {
  */
 export function renderHtmlReport(
   c: Comparison,
-  opts: { decision?: DecisionView | null; artifactsHref?: string } = {},
+  opts: { decision?: DecisionView | null; artifactsHref?: string; history?: HistoryLink | null } = {},
 ): string {
   const { chart, matrix } = chartSources()
   const title = c.kind === 'published' ? 'published results' : c.experiment_id
@@ -69,6 +70,7 @@ export function renderHtmlReport(
     '</head><body>',
     `<h1>Harness Watch — ${e(title)}</h1>`,
     evaluatedShareHtml(c),
+    historyLinkHtml(opts.history),
     headerTable(c),
     ...(opts.decision ? [decisionHtml(opts.decision)] : []),
     classificationHtml(c),

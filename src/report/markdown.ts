@@ -32,6 +32,7 @@ import { costEffectivenessMarkdown } from './cost-effectiveness.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
+import { type HistoryLink, historyLinkMarkdown } from './history-link.js'
 import { modelRoutesText, modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { requestProfileMarkdown } from './request-profile.js'
@@ -56,6 +57,8 @@ export interface MarkdownOptions {
    * ATIF links resolve from the report; absent: links are relative to the artifacts folder.
    */
   artifactsHref?: string
+  /** The experiment's weekly history page, linked under the run line; absent: no history is named. */
+  history?: HistoryLink | null
 }
 
 export const METRIC_LABELS: Record<MetricName, string> = {
@@ -100,7 +103,11 @@ export function renderMarkdownReport(c: Comparison, opts: MarkdownOptions = {}):
 export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Section[] {
   const h = '#'.repeat(opts.titleLevel ?? 1)
   return [
-    { id: 'header', text: header(c, h, opts.decision?.decision ?? null, opts.verdict ?? true), keep: true },
+    {
+      id: 'header',
+      text: header(c, h, opts.decision?.decision ?? null, opts.verdict ?? true, opts.history),
+      keep: true,
+    },
     ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
     ...[modelsMarkdownSection(c)].filter((s) => s !== null),
@@ -129,7 +136,13 @@ function cellName(c: Comparison, id: string): string {
   return codeSpan(c.cells.find((x) => x.id === id)?.id ?? id)
 }
 
-function header(c: Comparison, h: string, decision: Decision | null, verdict: boolean): string {
+function header(
+  c: Comparison,
+  h: string,
+  decision: Decision | null,
+  verdict: boolean,
+  history?: HistoryLink | null,
+): string {
   const s = c.stamp
   const lines: string[] = []
   const title = c.kind === 'published' ? 'published results' : codeSpan(c.experiment_id)
@@ -144,6 +157,8 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
   if (c.kind === 'experiment') {
     lines.push(`Run ${c.run_id ? codeSpan(c.run_id) : '—'} · round ${c.round}${when}`, '')
   }
+  const historyLine = historyLinkMarkdown(history)
+  if (historyLine) lines.push(historyLine, '')
   const share = evaluatedShareMarkdown(c)
   if (share) lines.push(share, '')
   if (c.cells.length === 0) {

@@ -13,7 +13,13 @@ import { actionCheckout, built, root, simulateWorkflow } from './support.js'
 interface SimResult {
   conclusion: 'success' | 'failure'
   jobs: Record<string, { result: string; outputs: Record<string, string> }>
-  steps: { job: string; step: string; result: string; outputs?: Record<string, string> }[]
+  steps: {
+    job: string
+    step: string
+    result: string
+    outputs?: Record<string, string>
+    with?: Record<string, string>
+  }[]
 }
 
 describe.skipIf(!built)('harness-watch.yml: the weekly history carried from run to run', () => {
@@ -77,6 +83,22 @@ describe.skipIf(!built)('harness-watch.yml: the weekly history carried from run 
     expect(r1.jobs.history?.outputs.url).toMatch(
       /^https:\/\/github\.com\/acme\/widgets\/actions\/runs\/201\/artifacts\/\d+$/,
     )
+    // The aggregate steps (first run and confirmation) link the history before it exists: this run's
+    // page, under which the history job's artifact-url lies, and the artifact's name.
+    for (const [job, step] of [
+      ['aggregate', 'aggregate'],
+      ['confirm-aggregate', 'confirm'],
+    ]) {
+      const s = r1.steps.find((x) => x.job === job && x.step === step)
+      expect(s?.with).toMatchObject({
+        command: 'aggregate',
+        'history-url': 'https://github.com/acme/widgets/actions/runs/201',
+        'history-artifact': 'harness-watch-history-canary-c7cb7540',
+      })
+      expect(r1.jobs.history?.outputs.url?.startsWith(`${s!.with!['history-url']}/artifacts/`)).toBe(true)
+      expect(existsSync(artifact('201'))).toBe(true)
+      expect(path.basename(artifact('201'))).toBe(s!.with!['history-artifact'])
+    }
 
     const r2 = await simulate('202', { manifest, 'max-parallel': '4', 'previous-run-id': '201' }, signal)
     expect(r2.conclusion).toBe('success')
