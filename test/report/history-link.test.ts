@@ -191,5 +191,22 @@ describe('reports: the link to the weekly history', () => {
       ]),
     ).toBe(2)
     expect(io.err).toContain('the history address "javascript:alert(1)" is neither an http(s) URL nor a path')
+    expect(() => readFileSync(path.join(other, 'report.md'))).toThrow()
+  })
+
+  it('local --history-url: a forged address is refused before anything runs', async () => {
+    const out = path.join(tmp('local-cli'), 'o')
+    expect(
+      await main([
+        'local',
+        'no-such-manifest.yml',
+        '--out',
+        out,
+        '--history-url',
+        'https://x.test/"><script>',
+      ]),
+    ).toBe(2)
+    expect(io.err).toContain('the history URL "https://x.test/"><script>" cannot be linked safely')
+    expect(() => readFileSync(path.join(out, 'plan.json'))).toThrow()
   })
 })
