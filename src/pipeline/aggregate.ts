@@ -77,6 +77,8 @@ export async function writeReports(
 ): Promise<WrittenReports> {
   const comparison = buildComparison(input)
   if (capabilities) comparison.capabilities = capabilities
+  // Kept in the comparison so that the reports detect and confirm write again link the same files.
+  if (artifactsHref !== undefined && artifactsHref !== '.') comparison.artifacts_href = artifactsHref
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
   await writeFile(comparisonPath, comparisonJson(comparison))

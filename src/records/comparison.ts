@@ -496,6 +496,12 @@ export const ComparisonSchema = z.strictObject({
   cost_effectiveness: CostEffectivenessSchema.optional().describe(
     'resolve rate against expected spend per cell (Pareto view) and the paired net benefit at a declared value per resolution',
   ),
+  artifacts_href: z
+    .string()
+    .optional()
+    .describe(
+      "the artifacts folder, relative to this file's folder, through which the reports' ATIF links resolve (written again by detect and confirm); absent: the same folder",
+    ),
   capabilities: CapabilitiesSectionSchema.optional().describe(
     "each cell's capabilities (its configuration and the tools the proxy saw) and their differences, one line each (experiments only)",
   ),

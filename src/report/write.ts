@@ -54,6 +54,8 @@ export async function writeReportFiles(
   const reportPath = path.join(out, 'report.md')
   const htmlPath = path.join(out, 'report.html')
   const link = history ? historyLinkFrom(history, out) : null
+  // A report written again (detect, confirm) links ATIF files as the first one did.
+  artifactsHref ??= c.artifacts_href
   const markdown = renderMarkdownReport(c, {
     fullReport: 'report.html',
     decision,

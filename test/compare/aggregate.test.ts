@@ -475,6 +475,7 @@ describe('aggregate: determinism and strictness', () => {
     const top = Object.keys(JSON.parse(text))
     expect(top).toEqual([...top].sort())
     expect(top).toEqual([
+      'artifacts_href',
       'blocks',
       'cells',
       'classification',

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { aggregate } from '../../src/pipeline/aggregate.js'
+import { detectStep } from '../../src/pipeline/detect.js'
 import { ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from './fixtures.js'
 
 // The run stage names each attempt's ATIF file in its record (relative to logs_dir); the comparison
@@ -18,7 +19,8 @@ describe("the reports link each attempt's ATIF trajectory", () => {
     delete noFile.atif
     const dir = writeArtifacts(plan, records)
     const out = mkdtempSync(path.join(tmpdir(), 'hw-atif-links-'))
-    const r = await aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 200 })
+    const planPath = writePlan(plan)
+    const r = await aggregate({ plan: planPath, artifacts: dir, out, resamples: 200 })
     const legA = plan.legs.find((l) => l.cell === 'a')!
     const want = (i: string) => `${legA.artifact}/logs/${i}/0-1/trajectory.atif.json`
     const row = (i: string) => r.comparison.instances.find((x) => x.instance === i)!
@@ -42,5 +44,15 @@ describe("the reports link each attempt's ATIF trajectory", () => {
     expect(html).toContain(`<a class="atif" href="${href('t-001')}"`)
     expect(html.match(/<a class="atif"/g)).toHaveLength(2)
     expect(html).not.toContain('../../outside')
+
+    // detect writes both reports again with its decision: the links still resolve the same way
+    expect(r.comparison.artifacts_href).toBe(rel)
+    await detectStep({ comparison: r.comparisonPath, plan: planPath })
+    const md2 = readFileSync(r.reportPath, 'utf8')
+    expect(md2).toContain('## Decision')
+    expect(md2).toContain(`[ATIF](${href('t-001')})`)
+    const html2 = readFileSync(r.htmlPath, 'utf8')
+    expect(html2).toContain(`<a class="atif" href="${href('t-001')}"`)
+    expect(html2.match(/<a class="atif"/g)).toHaveLength(2)
   })
 })
