@@ -69,11 +69,45 @@ const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
     'two',
     3,
   ],
+  // The combined statistic's null from each arm's run-to-run spread (first run against the rerun of
+  // the same blocks), a seeded lognormal parametric null (stats/totals-null.ts), B = 199.
+  ['student, lognormal null', { method: 'student', pooledSd: false, calibration: 'lognormal-null' }, 'all', 1],
+  ['chosen, lognormal null', { method: 'johnson-down', pooledSd: true, calibration: 'lognormal-null' }, 'all', 1],
+  ...[2, 3].map((k): [string, StageTest, Scope, number] => [
+    `student, lognormal null, weights √(blocks × trials), ${k} trials`,
+    { method: 'student', pooledSd: false, attemptWeights: true, calibration: 'lognormal-null' },
+    'all',
+    k,
+  ]),
+  ...[0, 0.25, 0.5].flatMap((g): Array<[string, StageTest, Scope, number]> => [
+    [`student, noise-model floor g ${g}`, { method: 'student', pooledSd: false, noiseFloor: g }, 'all', 1],
+    [
+      `student, noise-model floor g ${g}, weights √(blocks × trials), 3 trials`,
+      { method: 'student', pooledSd: false, noiseFloor: g, attemptWeights: true },
+      'all',
+      3,
+    ],
+    [
+      `student, noise-model floor g ${g}, the whole rerun decides`,
+      { method: 'student', pooledSd: false, noiseFloor: g, estimateShare: 0 },
+      'all',
+      1,
+    ],
+  ]),
+  [
+    'student, lognormal null, the whole rerun decides',
+    { method: 'student', pooledSd: false, calibration: 'lognormal-null', estimateShare: 0 },
+    'all',
+    1,
+  ],
 ]
+// Narrowing while exploring: npx tsx bench/totals-tests.ts [candidate substring] [two]
+const only = process.argv[2]
+const narrow = process.argv[3] === 'two'
 const TWO = new Set(['uniform-2x', 'unequal-noise-base-at-threshold'])
 const theta = { spend_usd: 1.5, input_fresh_tokens: 1.5, proxy_requests: 1.5 }
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`
-for (const [name, test, scope, trials] of CANDIDATES) {
+for (const [name, test, scope, trials] of CANDIDATES.filter(([n]) => !only || n.includes(only))) {
   const policy = {
     thresholds: ThresholdsSchema.parse({}),
     maxBlocks: 50,
@@ -84,14 +118,18 @@ for (const [name, test, scope, trials] of CANDIDATES) {
   const worlds = [
     ...nullWorlds(theta).map((w, k) => ({ w, k, kind: 'null' })),
     ...powerWorlds().map((w, k) => ({ w, k, kind: 'power' })),
-  ].filter(({ w }, i) => scope === 'all' || (scope === 'two' ? TWO.has(w.name) : i < 5))
+  ].filter(({ w }, i) =>
+    narrow || scope === 'two' ? TWO.has(w.name) : scope === 'all' || i < 5,
+  )
   console.log(`\n${name}`)
   for (const { w, k, kind } of worlds) {
     const r = runScenario((_e, rng) => w.make(40, rng), NO_EFFECT, policy, SIMS, 1 + k * 7919)
     const rates = [r.confirmed.spend_usd, r.confirmed.input_fresh_tokens, r.confirmed.proxy_requests]
     const worst = kind === 'null' ? Math.max(...rates) : Math.min(...rates)
     const se = Math.sqrt((worst * (1 - worst)) / SIMS)
-    const verdict = kind === 'null' ? (worst <= 0.05 ? 'met' : 'MISSED') : ''
+    const over = [r.meanShownOverTruth.spend_usd, r.meanShownOverTruth.input_fresh_tokens, r.meanShownOverTruth.proxy_requests]
+    const bias = over.every((x) => x !== null) ? `; shown/truth ${over.map((x) => (x as number).toFixed(3)).join(' / ')}` : ''
+    const verdict = kind === 'null' ? (worst <= 0.05 ? 'met' : 'MISSED') : bias
     console.log(
       `  ${kind === 'null' ? 'false confirmations' : 'power'}, ${w.label}: ${rates.map(pct).join(' / ')}; ${kind === 'null' ? 'worst' : 'least'} ${pct(worst)} ± ${pct(se)} ${verdict}`,
     )

@@ -1,8 +1,12 @@
 import {
   inverseNormalCombination,
+  lognormalNullP,
   mcnemarPOneSided,
+  noiseModelSd,
+  pairedLogSigma,
   ratioOfTotalsTest,
   type SeededRng,
+  type StageColumns,
   sdOfD,
   type TotalsMethod,
 } from '../../stats/index.js'
@@ -31,8 +35,21 @@ export interface StageTest {
    * if the whole spread of a k-trial sum grew with k) or × √k (as run-to-run noise adds up).
    */
   floorScale?: 'trials' | 'sqrt-trials'
-  /** Share of the sample held out for the estimate (default ½). */
+  /** Share of the sample held out for the estimate (default ½; 0 decides on the whole rerun). */
   estimateShare?: number
+  /**
+   * The combined statistic's null distribution: the inverse-normal combination's normal (default) or
+   * a seeded lognormal parametric null fitted to each arm's run-to-run spread between the first run
+   * and the rerun of the same blocks (stats/totals-null.ts), with `resamples` replicates.
+   */
+  calibration?: 'normal' | 'lognormal-null'
+  resamples?: number
+  /**
+   * Floor each stage's s of D also at the lognormal noise model's (stats/totals-null.ts
+   * `noiseModelSd`), each arm's σ estimated on the log scale from the blocks both stages measured;
+   * the value is g (block means read as observed × e^{g·σ²}).
+   */
+  noiseFloor?: number
 }
 
 /** The test version 2 decides with (chosen by simulation; see the design's comment). */
@@ -212,38 +229,89 @@ function plannedTrials(rerun: readonly PairedBlock[]): number {
   return 1
 }
 
-function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
+/** The combined statistic of two stages' columns (and its stage p's and estimates). */
+function combinedStatistic(
+  first: StageColumns,
+  half: StageColumns,
+  threshold: number,
+  options: StageTest,
+  k: { k1: number; k2: number; w: [number, number]; model?: [number | null, number | null] },
+) {
   const { method } = options
-  const s = input.signal
-  const firstCols = metricColumns([...input.first], metric)
-  const half = decisionBlocks(input, input.rerun).filter((p) => input.sample.has(p.instance))
-  const halfCols = metricColumns(half, metric)
   // Pooled: each stage's standard deviation of D is floored at the other stage's, so a stage whose
   // blocks missed the heavy tail another stage saw does not decide on a too-small spread.
   // Blocks sum their trials' costs, so the floor compares spreads per trial: a stage of k-trial
   // blocks takes the other stage's s of D per trial times k.
   const pooled = options.pooledSd
-  const sq = options.floorScale === 'sqrt-trials'
-  const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
-  const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
-  const sd1 = pooled ? sdOfD(firstCols.base, firstCols.treat, s.threshold) : null
-  const sd2 = pooled ? sdOfD(halfCols.base, halfCols.treat, s.threshold) : null
-  const t1 = ratioOfTotalsTest(firstCols.base, firstCols.treat, s.threshold, {
+  const { k1, k2 } = k
+  const sd1 = pooled ? sdOfD(first.base, first.treat, threshold) : null
+  const sd2 = pooled ? sdOfD(half.base, half.treat, threshold) : null
+  const floor = (a: number | null, b: number | null | undefined) =>
+    a == null && b == null ? {} : { sdFloor: Math.max(a ?? 0, b ?? 0) }
+  const t1 = ratioOfTotalsTest(first.base, first.treat, threshold, {
     method,
-    ...(sd2 != null ? { sdFloor: (sd2 / k2) * k1 } : {}),
+    ...floor(sd2 != null ? (sd2 / k2) * k1 : null, k.model?.[0]),
   })
-  const t2 = ratioOfTotalsTest(halfCols.base, halfCols.treat, s.threshold, {
+  const t2 = ratioOfTotalsTest(half.base, half.treat, threshold, {
     method,
-    ...(sd1 != null ? { sdFloor: (sd1 / k1) * k2 } : {}),
+    ...floor(sd1 != null ? (sd1 / k1) * k2 : null, k.model?.[1]),
   })
   // An undefined stage (no spread, no baseline total) carries no evidence: p = 1.
   const p1 = t1?.p ?? 1
   const p2 = t2?.p ?? 1
+  return { t1, t2, p1, p2, ...inverseNormalCombination([p1, p2], k.w) }
+}
+
+function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
+  const s = input.signal
+  const firstCols = metricColumns([...input.first], metric)
+  const half = decisionBlocks(input, input.rerun).filter((p) => input.sample.has(p.instance))
+  const halfCols = metricColumns(half, metric)
+  const sq = options.floorScale === 'sqrt-trials'
+  const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
+  const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
   const planned = [...input.decide].filter((i) => input.sample.has(i) && !input.estimate.has(i)).length
   const w = options.attemptWeights
     ? weights(firstCols.base.length * k1, planned * plannedTrials(input.rerun))
     : weights(firstCols.base.length, planned)
-  const combined = inverseNormalCombination([p1, p2], w)
+  let model: [number | null, number | null] | undefined
+  if (options.noiseFloor !== undefined) {
+    const at = new Map(firstCols.instances.map((id, i) => [id, i]))
+    const paired = halfCols.instances.map((id) => at.get(id) ?? -1)
+    const a1 = meanTrials(input.first)
+    const a2 = meanTrials(half)
+    const sb = pairedLogSigma(firstCols.base, halfCols.base, paired, a1, a2)
+    const st = pairedLogSigma(firstCols.treat, halfCols.treat, paired, a1, a2)
+    if (sb !== null && st !== null) {
+      const g = options.noiseFloor
+      model = [
+        noiseModelSd(firstCols, a1, [sb, st], s.threshold, g),
+        noiseModelSd(halfCols, a2, [sb, st], s.threshold, g),
+      ]
+    }
+  }
+  const stat = (a: StageColumns, b: StageColumns) =>
+    combinedStatistic(a, b, s.threshold, options, { k1, k2, w, ...(model ? { model } : {}) })
+  const observed = stat(firstCols, halfCols)
+  const { t1, t2, p1, p2 } = observed
+  let combined = { z: observed.z, p: observed.p }
+  if (options.calibration === 'lognormal-null') {
+    const at = new Map(firstCols.instances.map((id, i) => [id, i]))
+    const nullP = lognormalNullP(
+      {
+        first: firstCols,
+        second: halfCols,
+        paired: halfCols.instances.map((id) => at.get(id) ?? -1),
+        k1: meanTrials(input.first),
+        k2: meanTrials(half),
+      },
+      s.threshold,
+      (a, b) => stat(a, b).z,
+      observed.z,
+      { resamples: options.resamples ?? 199, seed: 1 },
+    )
+    if (nullP) combined = { z: observed.z, p: nullP.p }
+  }
   const adv = discordantCounts(input.outcome)
   const advantageP = mcnemarPOneSided(adv.b, adv.c, 'treatment_better')
   const excused = advantageP <= input.alpha
