@@ -94,6 +94,26 @@ const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
       1,
     ],
   ]),
+  ...[0.25, 0.5].flatMap((g): Array<[string, StageTest, Scope, number]> => [
+    ...[3, 4].map((k): [string, StageTest, Scope, number] => [
+      `johnson-down, noise-model floor g ${g}, weights √(blocks × trials), ${k} trials`,
+      { method: 'johnson-down', pooledSd: false, noiseFloor: g, attemptWeights: true },
+      'all',
+      k,
+    ]),
+    [
+      `johnson-down, stages floored × √k, noise-model floor g ${g}, weights √(blocks × trials), 3 trials`,
+      {
+        method: 'johnson-down',
+        pooledSd: true,
+        floorScale: 'sqrt-trials',
+        noiseFloor: g,
+        attemptWeights: true,
+      },
+      'all',
+      3,
+    ],
+  ]),
   [
     'student, lognormal null, the whole rerun decides',
     { method: 'student', pooledSd: false, calibration: 'lognormal-null', estimateShare: 0 },
@@ -103,8 +123,12 @@ const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
 ]
 // Narrowing while exploring: npx tsx bench/totals-tests.ts [candidate substring] [two]
 const only = process.argv[2]
-const narrow = process.argv[3] === 'two'
-const TWO = new Set(['uniform-2x', 'unequal-noise-base-at-threshold'])
+const narrow = process.argv[3] === 'two' || process.argv[3] === 'three'
+const TWO = new Set([
+  'uniform-2x',
+  'unequal-noise-base-at-threshold',
+  ...(process.argv[3] === 'three' ? ['overhead-at-threshold'] : []),
+])
 const theta = { spend_usd: 1.5, input_fresh_tokens: 1.5, proxy_requests: 1.5 }
 const pct = (x: number) => `${(100 * x).toFixed(1)}%`
 for (const [name, test, scope, trials] of CANDIDATES.filter(([n]) => !only || n.includes(only))) {
