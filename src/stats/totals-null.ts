@@ -136,7 +136,9 @@ export function lognormalNullP(
   // A block with no treatment cost in either stage keeps none; the null total then rests on the others.
   for (let i = 0; i < n1; i++) muT[i] = (muT[i] as number) * scale
   // Second-stage blocks without a first-stage match take their own observed means.
-  const mu2B = second.base.map((x, j) => ((paired[j] ?? -1) >= 0 ? (muB[paired[j] as number] as number) : x / k2))
+  const mu2B = second.base.map((x, j) =>
+    (paired[j] ?? -1) >= 0 ? (muB[paired[j] as number] as number) : x / k2,
+  )
   const mu2T = second.treat.map((x, j) =>
     (paired[j] ?? -1) >= 0 ? (muT[paired[j] as number] as number) : (x / k2) * scale,
   )
