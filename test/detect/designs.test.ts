@@ -234,7 +234,11 @@ describe('two-stage-split design (the default)', () => {
     // The rerun draws the same blocks again (the design reads each arm's run-to-run noise from them).
     const draw = (levels: number[]) =>
       levels.map((level, i) =>
-        blockOf(`inst-${i}`, level * Math.exp(0.4 * norm() - 0.08), 1.5 * level * Math.exp(0.4 * norm() - 0.08)),
+        blockOf(
+          `inst-${i}`,
+          level * Math.exp(0.4 * norm() - 0.08),
+          1.5 * level * Math.exp(0.4 * norm() - 0.08),
+        ),
       )
     let rejects = 0
     const sims = 2000
