@@ -195,6 +195,33 @@ describe('two-stage-split design (the default)', () => {
     expect(other.estimate).not.toEqual(sel.estimate)
   })
 
+  it('select (version 3): halves matched in pairs on the first run’s D, one of each pair to each half; four rerun trials', () => {
+    expect(design.version).toBe(3)
+    expect(design.trials).toBe(4)
+    // D = t − 1.5·b rises with i: sorted pairs are (0, 1), (2, 3), …
+    const pairs = pairsOf(Array.from({ length: 40 }, (_, i) => [1, 1.5 + 0.1 * i] as [number, number]))
+    const byD = pairs.map((p) => p.instance)
+    const held = new Set(
+      design.select(
+        { signals: [spendSignal()], unstable: new Set(), maxBlocks: 50, pairs: () => pairs },
+        createRng(8),
+      ).estimate,
+    )
+    expect(held.size).toBe(20)
+    for (let i = 0; i < 40; i += 2) {
+      const inHalf = [byD[i], byD[i + 1]].filter((id) => held.has(id as string))
+      expect(inHalf).toHaveLength(1)
+    }
+    // The coin differs by seed; the pairing does not.
+    const other = new Set(
+      design.select(
+        { signals: [spendSignal()], unstable: new Set(), maxBlocks: 50, pairs: () => pairs },
+        createRng(9),
+      ).estimate,
+    )
+    expect([...other].sort()).not.toEqual([...held].sort())
+  })
+
   it('decide: combines the first run and the decision half, never reads the estimation half', () => {
     const first = pairsOf(
       Array.from(
