@@ -6,12 +6,14 @@
 import { NO_EFFECT } from '../src/calibrate/scenario.js'
 import { runScenario } from '../src/calibrate/simulate.js'
 import { nullWorlds, powerWorlds } from '../src/calibrate/worlds.js'
-import { type StageTest, twoStageWith } from '../src/detect/designs/two-stage.js'
+import { DEFAULT_TEST, type StageTest, twoStageWith } from '../src/detect/designs/two-stage.js'
 import { ThresholdsSchema } from '../src/manifest/schema.js'
 
 const SIMS = 1000
 type Scope = 'all' | 'first-five' | 'two'
 const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
+  // The default (version 3) at its four rerun trials.
+  ['version 3 (default)', DEFAULT_TEST, 'all', DEFAULT_TEST.trials ?? 1],
   ['student', { method: 'student', pooledSd: false }, 'all', 1],
   ['johnson', { method: 'johnson', pooledSd: false }, 'all', 1],
   ['hall', { method: 'hall', pooledSd: false }, 'all', 1],
@@ -20,11 +22,11 @@ const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
   ['bootstrap-t', { method: 'bootstrap-t', pooledSd: false }, 'first-five', 1],
   ['johnson-down', { method: 'johnson-down', pooledSd: false }, 'all', 1],
   ['student, floored', { method: 'student', pooledSd: true }, 'all', 1],
-  ['johnson-down, floored (chosen)', { method: 'johnson-down', pooledSd: true }, 'all', 1],
+  ['johnson-down, floored (version 2)', { method: 'johnson-down', pooledSd: true }, 'all', 1],
   // More rerun trials and designs that use them (the two worlds that bind: uniform 2× power and
   // the σ 1.0 baseline / 0.35 treatment null world).
   ...[2, 3, 4].map((k): [string, StageTest, Scope, number] => [
-    `chosen, ${k} trials`,
+    `version 2, ${k} trials`,
     { method: 'johnson-down', pooledSd: true },
     'two',
     k,

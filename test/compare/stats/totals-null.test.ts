@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { createRng, lognormalNullP, noiseModelSd, pairedLogSigma } from '../../../src/stats/index.js'
+import {
+  createRng,
+  lognormalNullP,
+  noiseModelSd,
+  pairedLogSigma,
+  type StageColumns,
+} from '../../../src/stats/index.js'
 
 function normals(seed: number) {
   const rng = createRng(seed)
@@ -63,9 +69,9 @@ describe('lognormalNullP: a seeded parametric null of a two-stage statistic', ()
     k1: 1,
     k2: 1,
   }
-  const meanD = (a: { base: readonly number[]; treat: readonly number[] }) =>
+  const meanD = (a: StageColumns) =>
     a.treat.reduce((s, t, i) => s + t - 1.5 * (a.base[i] as number), 0) / a.treat.length
-  const stat = (a: typeof sample.first, b: typeof sample.second) => meanD(a) + meanD(b)
+  const stat = (a: StageColumns, b: StageColumns) => meanD(a) + meanD(b)
 
   it('is deterministic for a seed; an extreme statistic gets p = 1 / (B + 1), a very low one p = 1', () => {
     const obs = stat(sample.first, sample.second)
