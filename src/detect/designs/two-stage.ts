@@ -331,7 +331,9 @@ function combinedStatistic(
   // blocks missed the heavy tail another stage saw does not decide on a too-small spread.
   // Blocks sum their trials' costs, so the floor compares spreads per trial: a stage of k-trial
   // blocks takes the other stage's s of D per trial times k.
-  const pooled = options.pooledSd
+  // A noise floor that cannot be read (under two blocks with costs in both stages) falls back to
+  // version 2's floor at the other stage's spread rather than to none.
+  const pooled = options.pooledSd || (options.noiseFloor !== undefined && !k.model)
   const { k1, k2 } = k
   const sd1 = pooled ? sdOfD(first.base, first.treat, threshold) : null
   const sd2 = pooled ? sdOfD(half.base, half.treat, threshold) : null
