@@ -140,6 +140,12 @@ const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
       ]),
     ),
   ),
+  [
+    "version 3 with halves matched on every ratio signal's log ratio",
+    { ...DEFAULT_TEST, balancedSplit: 'all-log' },
+    'all',
+    4,
+  ],
   ...[4, 5].map((k): [string, StageTest, Scope, number] => [
     `student, noise-model floor g 0.5, weights √(blocks × trials), halves matched on every ratio signal's D, ${k} trials`,
     { method: 'student', pooledSd: false, noiseFloor: 0.5, attemptWeights: true, balancedSplit: 'all' },
