@@ -22,7 +22,7 @@ const VERSION = 3
 
 /**
  * A per-stage test of the ratio of totals and how the stages are tied and weighted. The optional
- * knobs default to version 2's choices; the others are candidates bench/totals-tests.ts measures.
+ * knobs default to version 2's choices (DEFAULT_TEST sets version 3's); the others are candidates bench/totals-tests.ts measures.
  */
 export interface StageTest {
   method: TotalsMethod
