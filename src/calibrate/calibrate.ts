@@ -112,7 +112,7 @@ export interface CalibrateInput {
   pilot?: PilotModel | null
   /** Parametric settings when there is no pilot. */
   spec?: Omit<ParametricSpec, 'n'>
-  /** Trials per block and cell in the rerun (default 1). */
+  /** Trials per block and cell in the rerun (default: the design's, confirmation.trials' default). */
   rerunTrials?: number
   /** Also run the family of worlds, the rerun sizes and the recommendation. */
   family?: boolean
@@ -134,7 +134,7 @@ export function headlineEffect(metric: SignalMetric, threshold: number): number 
 }
 
 /** Rerun trials tried for the table of rerun sizes, and the σ of the recommendation. */
-const TRIALS_TRIED = [1, 2, 3]
+const TRIALS_TRIED = [1, 2, 3, 4]
 export const RECOMMEND_NOISE = 0.7
 export const RECOMMEND_POWER = 0.8
 /** Panel sizes (× the manifest's blocks) tried when no trial count reaches the recommendation's power. */
@@ -167,7 +167,7 @@ function sameRatios(r: number): Record<RatioMetric, number> {
  * worlds.ts, the power of each rerun size and the recommended one. Deterministic for a seed.
  */
 export function calibrate(input: CalibrateInput): Calibration {
-  const trials = input.rerunTrials ?? 1
+  const trials = input.rerunTrials ?? DEFAULT_DESIGN.trials
   const policy: Policy = {
     thresholds: input.thresholds,
     maxBlocks: input.maxBlocks,
@@ -391,7 +391,7 @@ export function calibrateWorldFile(
     noise: [number, number]
   },
 ): WorldFileCalibration {
-  const trials = input.rerunTrials ?? 1
+  const trials = input.rerunTrials ?? DEFAULT_DESIGN.trials
   const world = worldOf(file, input.noise)
   const r = runScenario(
     () => world,

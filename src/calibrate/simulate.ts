@@ -27,7 +27,7 @@ export interface Policy {
   thresholds: Thresholds
   maxBlocks: number
   alpha: number
-  /** Trials per block and cell in the rerun (default 1). */
+  /** Trials per block and cell in the rerun (default: the design's, confirmation.trials' default). */
   rerunTrials?: number
   /** The confirmation design (default DEFAULT_DESIGN). */
   design?: ConfirmationDesign
@@ -92,7 +92,7 @@ export function simulateOnce(
   const confirmed = new Set<SignalMetric>()
   const shown = new Map<SignalMetric, number>()
   const concentrated = new Set<SignalMetric>()
-  const trials = policy.rerunTrials ?? 1
+  const trials = policy.rerunTrials ?? design.trials
   if (found.signals.length === 0)
     return { breach, confirmed, shown, concentrated, rerunBlocks: 0, rerunAttempts: 0 }
   const selection = design.select(

@@ -83,8 +83,8 @@ export function confirmationSeed(originalSeed: number, round: number): number {
  */
 export function buildConfirmationPlan(original: Plan, selection: ConfirmationSelection, round = 1): Plan {
   const { loaded: first, panel } = fromPlan(original)
-  // The rerun runs each block confirmation.trials times per cell (the first run's trials otherwise).
-  const trials = first.manifest.confirmation.trials ?? 1
+  // The rerun runs each block confirmation.trials times per cell (the design's planned trials otherwise).
+  const trials = first.manifest.confirmation.trials ?? DEFAULT_DESIGN.trials
   const loaded = trials > 1 ? { ...first, manifest: { ...first.manifest, trials } } : first
   // Keep the original panel order so shards are reproducible; buildPlan reshuffles with the new seed.
   const wanted = new Set(selection.instances)

@@ -365,7 +365,7 @@ export const ConfirmationSchema = z.strictObject({
     .max(10)
     .optional()
     .describe(
-      'attempts per block and cell in the rerun (default 1): more trials give the ratio rules power at high run noise (harness-watch calibrate recommends a value)',
+      "attempts per block and cell in the rerun (default 4, the trials the confirmation design's error rates are measured at): more trials give the ratio rules power at high run noise (harness-watch calibrate recommends a value)",
     ),
 })
 

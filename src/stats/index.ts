@@ -153,6 +153,14 @@ export {
   type TotalsOptions,
   type TotalsTest,
 } from './totals.js'
+export {
+  type LognormalNull,
+  lognormalNullP,
+  noiseModelSd,
+  pairedLogSigma,
+  type StageColumns,
+  type TwoStageSample,
+} from './totals-null.js'
 export { defined, type Maybe, type Numbers, undefinedBecause } from './types.js'
 export {
   WILCOXON_EXACT_MAX_N,

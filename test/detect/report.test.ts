@@ -92,7 +92,7 @@ describe('report.md and report.html state the decision once it is made', () => {
     expect(rerunMd).toMatch(
       /\| confirmed \| round 1: two-stage test of the resolve-rate difference treatment − baseline \(points\): combined p = 0\.00973 ≤ α 0\.05 \(first run n = 30, p = 0\.0156; rerun decision half n = 15, p = 0\.125\); figure shown, estimation half of the rerun \(n = 15\), not used by the decision: −13\.3 pp \[[^\]]*\]; 30 of 30 rerun blocks complete, b′ = 5, c′ = 0 \|/,
     )
-    expect(rerunMd).toContain('Design (two-stage-split@2): Confirmation reruns a seeded random sample')
+    expect(rerunMd).toContain('Design (two-stage-split@3): Confirmation reruns a seeded random sample')
     // Every report states what its claims cover.
     expect(rerunMd).toContain('Scope: the resolve-rate claim covers these 30 instances')
     expect(rerunMd).toContain('not the benchmark they were drawn from')

@@ -6,6 +6,7 @@ import { compareDesigns, formatDesigns } from '../../calibrate/group-sequential.
 import { formatInteractionSizing, sizeInteraction } from '../../calibrate/interaction.js'
 import { PilotNoiseUnknown, pilotModel } from '../../calibrate/pilot.js'
 import { parseWorldFile } from '../../calibrate/world-file.js'
+import { DEFAULT_DESIGN } from '../../detect/designs/registry.js'
 import { loadManifest } from '../../manifest/load.js'
 import { isMultiModel } from '../../manifest/schema.js'
 import { resolvePanel } from '../../panel/resolve.js'
@@ -106,7 +107,7 @@ export function registerCalibrate(program: Command): void {
           alpha: m.confirmation.alpha,
           sims: opts.sims,
           seed,
-          rerunTrials: m.confirmation.trials ?? 1,
+          rerunTrials: m.confirmation.trials ?? DEFAULT_DESIGN.trials,
           noise: [noise, noise],
           onProgress: progress.update,
         })
@@ -147,7 +148,7 @@ export function registerCalibrate(program: Command): void {
         sims: opts.sims,
         seed,
         pilot,
-        rerunTrials: m.confirmation.trials ?? 1,
+        rerunTrials: m.confirmation.trials ?? DEFAULT_DESIGN.trials,
         family: true,
         ...(opts.noise !== undefined ? { spec: { noise: opts.noise } } : {}),
         onProgress: progress.update,

@@ -65,6 +65,11 @@ export interface Verdict {
 export interface ConfirmationDesign {
   name: string
   version: number
+  /**
+   * Attempts per block and cell of the rerun the design's measured error rates assume: the default of
+   * confirmation.trials.
+   */
+  trials: number
   /** One sentence for the report, naming the test and the declared α. */
   statement(alpha: number): string
   select(input: SelectInput, rng: SeededRng): Selection

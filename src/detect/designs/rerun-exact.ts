@@ -34,6 +34,7 @@ const ID = `${NAME}@${VERSION}`
 export const rerunExact: ConfirmationDesign = {
   name: NAME,
   version: VERSION,
+  trials: 1,
   statement: (alpha) =>
     `Confirmation reruns a seeded random sample of the panel (up to max_blocks) plus the first run's discordant blocks, and confirms a signal only when an exact one-sided test on the rerun data alone rejects at α = ${alpha}: McNemar on the rerun's discordant pairs for the resolve rate, the Wilcoxon signed-rank test of log(treatment/baseline) against log(threshold) on the sampled blocks for a ratio.`,
   select,

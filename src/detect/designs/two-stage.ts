@@ -1,8 +1,12 @@
 import {
   inverseNormalCombination,
+  lognormalNullP,
   mcnemarPOneSided,
+  noiseModelSd,
+  pairedLogSigma,
   ratioOfTotalsTest,
   type SeededRng,
+  type StageColumns,
   sdOfD,
   type TotalsMethod,
 } from '../../stats/index.js'
@@ -14,11 +18,11 @@ import type { ConfirmationDesign, DecideInput, SelectInput, Selection, Verdict }
 import { discordantCounts, select as selectRerun } from './rerun-exact.js'
 
 const NAME = 'two-stage-split'
-const VERSION = 2
+const VERSION = 3
 
 /**
  * A per-stage test of the ratio of totals and how the stages are tied and weighted. The optional
- * knobs default to version 2's choices; the others are candidates bench/totals-tests.ts measures.
+ * knobs default to version 2's choices (DEFAULT_TEST sets version 3's); the others are candidates bench/totals-tests.ts measures.
  */
 export interface StageTest {
   method: TotalsMethod
@@ -31,12 +35,42 @@ export interface StageTest {
    * if the whole spread of a k-trial sum grew with k) or × √k (as run-to-run noise adds up).
    */
   floorScale?: 'trials' | 'sqrt-trials'
-  /** Share of the sample held out for the estimate (default ½). */
+  /** Share of the sample held out for the estimate (default ½; 0 decides on the whole rerun). */
   estimateShare?: number
+  /**
+   * The combined statistic's null distribution: the inverse-normal combination's normal (default) or
+   * a seeded lognormal parametric null fitted to each arm's run-to-run spread between the first run
+   * and the rerun of the same blocks (stats/totals-null.ts), with `resamples` replicates.
+   */
+  calibration?: 'normal' | 'lognormal-null'
+  resamples?: number
+  /**
+   * Floor each stage's s of D also at the lognormal noise model's (stats/totals-null.ts
+   * `noiseModelSd`), each arm's σ estimated on the log scale from the blocks both stages measured;
+   * the value is g (block means read as observed × e^{g·σ²}).
+   */
+  noiseFloor?: number
+  /**
+   * Split the sample into halves by matched pairs: blocks sorted by the first run's Dᵢ = tᵢ − θ·bᵢ
+   * of the first ratio signal (`first`) or by the sum over every ratio signal of Dᵢ / s(D) (`all`),
+   * adjacent blocks paired, one of each pair to each half by a fair coin.
+   * Each block still joins either half with probability ½, but the halves match in composition, so
+   * a decision half that drew the dear instances does not leave the estimation half without them.
+   */
+  balancedSplit?: 'first' | 'all' | 'all-log'
+  /** Rerun trials per block and cell the design plans (default 1). */
+  trials?: number
 }
 
-/** The test version 2 decides with (chosen by simulation; see the design's comment). */
-export const DEFAULT_TEST: StageTest = { method: 'johnson-down', pooledSd: true }
+/** The test version 3 decides with (chosen by simulation; see the design's comment). */
+export const DEFAULT_TEST: StageTest = {
+  method: 'johnson-down',
+  pooledSd: false,
+  noiseFloor: 0.5,
+  attemptWeights: true,
+  balancedSplit: 'all',
+  trials: 4,
+}
 const ID = `${NAME}@${VERSION}`
 
 /**
@@ -44,13 +78,18 @@ const ID = `${NAME}@${VERSION}`
  * on blocks the decision never saw.
  *
  * Select (first run only): a seeded uniform random sample of the breached comparisons' complete
- * blocks, up to max_blocks (the whole panel when it fits), split at random into two halves: the
- * *decision half* and the *estimation half*. Room left under max_blocks is filled with the first
- * run's discordant blocks of resolve-rate signals (never unstable instances, F07); they join the
- * decision half. Inclusion in either half depends on no value.
- * Decide: an inverse-normal combination (stats/totals.ts) of two independent one-sided
- * p-values of the same null, with weights √n₁ and √n₂ fixed by the first run's complete blocks n₁ and
- * the planned decision half n₂ before the rerun:
+ * blocks, up to max_blocks (the whole panel when it fits), split into two halves, the *decision half*
+ * and the *estimation half*, by matched pairs (version 3): the sample sorted by the first run's
+ * Σ over the ratio signals of Dᵢ/s(D) (Dᵢ = tᵢ − θ·bᵢ), adjacent blocks paired, a fair coin per pair
+ * sending one to each half (a resolve-rate-only round splits at random). Each block joins either
+ * half with probability ½ whatever the values, so the estimation half estimates the panel; the
+ * matching keeps the halves alike, so a decision half that drew the dear instances does not leave
+ * the estimation half without them. Room left under max_blocks is filled with the first run's
+ * discordant blocks of resolve-rate signals (never unstable instances, F07); they join the decision
+ * half. The rerun runs every block confirmation.trials times per cell (default 4, `trials`).
+ * Decide: an inverse-normal combination (stats/totals.ts) of two one-sided p-values of the same null,
+ * with weights fixed before the rerun by the first run's complete blocks n₁ and the planned decision
+ * half n₂ (√n for the resolve rate; √(n × trials per block) for a ratio):
  *  - stage 1, the first run (whole panel): exact one-sided McNemar for the resolve rate; for a ratio,
  *    the test of totals H0 Σt ≤ θ·Σb on Dᵢ = tᵢ − θ·bᵢ (the estimand: the ratio of totals);
  *  - stage 2, the rerun's decision half (fresh draws): the same test.
@@ -59,13 +98,19 @@ const ID = `${NAME}@${VERSION}`
  * when the exact one-sided McNemar of the rerun rejects "no advantage" at α. Rerun losses only on
  * unstable instances never confirm a resolve-rate deficit.
  *
- * The ratio's per-stage test (version 2, DEFAULT_TEST): Johnson's skewness-modified t applied only
- * downwards (min(t, t_J), stats/totals.ts `johnson-down`), with each stage's s floored at the other
- * stage's s of D. Why: D has a heavy left tail whenever baseline costs do (lognormal run noise, a
- * dear instance a random half can miss), and Student's t of a left-skewed mean is liberal: the
- * samples that miss the tail have a high mean and a small s at once. The floor breaks that link (a
- * stage that missed the tail is studentized by the spread the other stage saw); the price is that
- * the stages are no longer independent, so the level is a measured property, not a theorem.
+ * The ratio's per-stage test (version 3, DEFAULT_TEST): Johnson's skewness-modified t applied only
+ * downwards (min(t, t_J), stats/totals.ts `johnson-down`), each stage's s of D floored at what the
+ * arms' run-to-run noise implies (stats/totals-null.ts `noiseModelSd`): each arm's per-attempt σ is
+ * estimated on the log scale from the decision-half blocks both stages measured (first run against
+ * rerun), where a missed tail does not shrink it as it shrinks a raw variance, and each block's
+ * variance under lognormal noise, k·μ²·(e^{σ²} − 1) per arm with μ its observed cost per attempt ×
+ * e^{σ²/2} (the observed value read as the median of its draw), is averaged over the stage's blocks.
+ * Why: D has a heavy left tail whenever baseline costs do (lognormal run noise, a dear instance a
+ * random half can miss), and Student's t of a left-skewed mean is liberal: the samples that miss
+ * the tail have a high mean and a small s at once; σ on the log scale does not fall with them. σ is
+ * estimated from both stages, so they are no longer independent: the level is a measured property,
+ * not a theorem. Version 2 floored each stage's s at the other stage's (below, column "chosen").
+ * Version 2's record follows, then version 3's measurements.
  * Measured false confirmations (n = 40, max_blocks 50, α 0.05, one rerun trial, 1,000 simulated runs
  * per world, each of the three ratio rules; worst rule shown, Monte Carlo s.e. ≤ 1.2 points;
  * `npm run bench -- totals-tests`: calibrate's null worlds through runScenario, seeds 1 + 7919·k):
@@ -107,8 +152,44 @@ const ID = `${NAME}@${VERSION}`
  * rerun, a lighter floor, a larger decision part) lets the noisier-baseline world through, and the
  * smaller estimation part biased the confirmed ratio shown in the heterogeneous world (a third held
  * out: −5.6% against the truth; three trials, √k floor and rerun weights on halves: −6.6%; version 2
- * with one trial: within 1.4%). So version 2 stays: one rerun trial by default, the rerun sizes and their attempts in
- * calibrate's table, and this world named as its worst.
+ * with one trial: within 1.4%). Version 2 kept one rerun trial and named
+ * this world as its worst.
+ * Then measured (same runs and bench; power = least of the three ratio rules, uniform 2× at σ 0.35;
+ * false confirmations in the σ 1.0 baseline / 0.35 treatment world at 1.5×, and in fixed overhead
+ * 1.5× where it binds). Each arm's run-to-run σ is visible on the log scale in the blocks both stages
+ * measured (stats/totals-null.ts), where a missed tail does not shrink it as it does a raw variance:
+ *   lognormal parametric null of the combined statistic (Student per stage, B = 199)   85.3 / 9.8
+ *     the same, weights √(blocks × trials), 2 · 3 trials                           88.6 · 91.7 / 12.1 · 14.3
+ *     the same, the whole rerun decides (no estimation half)                        87.4 / 8.8
+ *   (the null is fitted to the observed block means, which are low exactly when the tail was missed:
+ *   the plug-in world is then less skewed and its critical value too small)
+ *   Student, each stage's s also floored at the lognormal noise model's s of D
+ *   (block means read as observed × e^{g·σ²}, σ per arm from the paired log ratios), 1 trial:
+ *     g ¼ · ½                                                                       77.9 · 76.8 / 4.5 · 3.3
+ *     g 0 · ¼ · ½, weights √(blocks × trials), 3 trials     90.4 · 90.1 · 89.6 / 7.1 · 4.7 · 3.1 (overhead 6.0–6.5)
+ *     g 0 · ¼ · ½, the whole rerun decides                  84.9 · 84.1 · 83.6 / 6.0 · 4.0 · 2.6
+ *   Johnson-down with that floor, weights √(blocks × trials), g ¼ · ½:
+ *     3 trials                                               89.0 · 88.4 / 4.6 · 3.0 (overhead 4.4 · 3.9)
+ *     3 trials, stage floors × √k as well                    86.5 · 86.1 / 4.4 · 3.0
+ *     4 trials                                               90.4 · 90.2 / 3.9 · 2.6 (overhead 5.1 · 4.7)
+ *   and halves matched in pairs on the first run's Dᵢ (sorted, adjacent pairs, a coin per pair):
+ *     on the first ratio signal's D, 3 · 4 trials, g ½       87.2 · 90.2 / 2.7 · 2.0
+ *     on every ratio signal's D (standardized, summed), 4 trials, g ¼ · ½
+ *                                                            90.4 · 90.2 / 3.8 · 2.3 (overhead 4.5 · 4.5)
+ *   Student with the floor, matched halves, 4 · 5 trials     90.8 · 90.4 / 2.3 · 2.3 (overhead 6.6 · 6.2)
+ *   version 3 with halves matched on the summed log ratios ln(tᵢ/bᵢ) instead, 4 trials
+ *                                                            90.3 / 2.8 (overhead 4.1; heterogeneous
+ *                                                            ratio shown −4.5 to −6.2%: kept on D)
+ * Version 3 (DEFAULT_TEST) is the row matched on every ratio signal's D, g ½, four trials by
+ * default (`npx tsx bench/totals-tests.ts 'version 3'` prints its row). It meets both targets in
+ * these runs — every null world ≤ 4.5% (worst: fixed overhead 1.5×), uniform 2× 90.2% ± 0.9 (at the
+ * edge, within Monte Carlo error) — at four times the rerun attempts (320 for 40 blocks) and with
+ * less power where the baseline is noisy (σ 1.0: 1.4% against 12.2%; σ 1.0 / 0.35: 27.4% against
+ * 37.8%; σ 0.7 about equal; fixed overhead 80.2% and heterogeneous 46.8%, both higher). The confirmed
+ * ratio shown in the heterogeneous world is 3.9–5.3% under the truth (version 2: 1.7–4.3%): the halves
+ * are complementary, so a decision half that drew the dear-ratio instances leaves the estimation half
+ * without them, and four trials make the decision follow the split more closely; matching on every
+ * ratio signal's D halves that only in part, since the simulated resources vary independently.
  * Estimate: the estimation half's figure (confirm.ts) — unbiased by the decision, which never used it.
  */
 export const twoStageSplit: ConfirmationDesign = twoStageWith(DEFAULT_TEST)
@@ -121,9 +202,13 @@ export function twoStageWith(options: StageTest): ConfirmationDesign {
   return {
     name: NAME,
     version: VERSION,
+    trials: options.trials ?? 1,
     statement: (alpha) =>
-      `Confirmation reruns a seeded random sample of the panel (up to max_blocks) split at random into a decision half and an estimation half. A signal is confirmed when the inverse-normal combination (weights √n fixed before the rerun) of the first run's one-sided p and the decision half's rejects at α = ${alpha}: exact McNemar for the resolve rate; for a ratio, a skewness-corrected t test of the ratio of totals (Johnson's correction applied only downwards, each stage's spread floored at the other's), H0 Σtreatment ≤ threshold × Σbaseline. The figure shown after a confirmation is estimated on the estimation half alone, which the decision never used.`,
-    select: (input, rng) => select(input, rng, options.estimateShare ?? 0.5),
+      `Confirmation reruns a seeded random sample of the panel (up to max_blocks), each block confirmation.trials times per cell, split into a decision half and an estimation half by matched pairs (blocks paired on the first run's differences, a fair coin per pair). A signal is confirmed when the inverse-normal combination (weights fixed before the rerun: √blocks for the resolve rate, √(blocks × trials) for a ratio) of the first run's one-sided p and the decision half's rejects at α = ${alpha}: exact McNemar for the resolve rate; for a ratio, a skewness-corrected t test of the ratio of totals (Johnson's correction applied only downwards; each stage's spread floored at what each arm's run-to-run noise, measured between the first run and the rerun of the same blocks, implies), H0 Σtreatment ≤ threshold × Σbaseline. The figure shown after a confirmation is estimated on the estimation half alone, which the decision never used.`,
+    select: (input, rng) =>
+      options.balancedSplit
+        ? selectBalanced(input, rng, options.balancedSplit)
+        : select(input, rng, options.estimateShare ?? 0.5),
     decide: (input) => decide(input, options),
   }
 }
@@ -133,6 +218,43 @@ function select(input: SelectInput, rng: SeededRng, share: number): Selection {
   const { sample } = chosen
   // The permutation is uniform, so its tail is a uniform random part of the sample.
   const estimate = sample.length >= 4 ? sample.slice(Math.ceil(sample.length * (1 - share))) : []
+  return { ...chosen, estimate }
+}
+
+function selectBalanced(input: SelectInput, rng: SeededRng, by: 'first' | 'all' | 'all-log'): Selection {
+  const chosen = selectRerun(input, rng)
+  const { sample } = chosen
+  const ratios = input.signals.filter((x) => x.metric !== 'resolved')
+  const used = by === 'first' ? ratios.slice(0, 1) : ratios
+  if (sample.length < 4 || used.length === 0)
+    return { ...chosen, estimate: sample.length >= 4 ? sample.slice(Math.ceil(sample.length / 2)) : [] }
+  // Each signal's first-run Dᵢ scaled by its standard deviation, summed over the signals used.
+  const key = new Map<string, number>()
+  for (const signal of used) {
+    const cols = metricColumns([...input.pairs(signal)], signal.metric as RatioMetric)
+    const sd = sdOfD(cols.base, cols.treat, signal.threshold) || 1
+    cols.instances.forEach((id, i) => {
+      const b = cols.base[i] as number
+      const t = cols.treat[i] as number
+      // 'all-log': the block's log ratio (a zero on one side counts as the extreme of its sign).
+      const d =
+        by === 'all-log'
+          ? b > 0 && t > 0
+            ? Math.log(t / b)
+            : t > 0
+              ? 50
+              : b > 0
+                ? -50
+                : 0
+          : (t - signal.threshold * b) / sd
+      key.set(id, (key.get(id) ?? 0) + d)
+    })
+  }
+  // Ties and blocks without a value keep the sample's random order (the sort is stable).
+  const sorted = [...sample].sort((a, b) => (key.get(a) ?? 0) - (key.get(b) ?? 0))
+  const estimate: string[] = []
+  for (let i = 0; i + 1 < sorted.length; i += 2) estimate.push(sorted[i + rng.nextInt(2)] as string)
+  if (sorted.length % 2 === 1 && rng.nextInt(2) === 1) estimate.push(sorted[sorted.length - 1] as string)
   return { ...chosen, estimate }
 }
 
@@ -212,38 +334,91 @@ function plannedTrials(rerun: readonly PairedBlock[]): number {
   return 1
 }
 
-function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
+/** The combined statistic of two stages' columns (and its stage p's and estimates). */
+function combinedStatistic(
+  first: StageColumns,
+  half: StageColumns,
+  threshold: number,
+  options: StageTest,
+  k: { k1: number; k2: number; w: [number, number]; model?: [number | null, number | null] },
+) {
   const { method } = options
-  const s = input.signal
-  const firstCols = metricColumns([...input.first], metric)
-  const half = decisionBlocks(input, input.rerun).filter((p) => input.sample.has(p.instance))
-  const halfCols = metricColumns(half, metric)
   // Pooled: each stage's standard deviation of D is floored at the other stage's, so a stage whose
   // blocks missed the heavy tail another stage saw does not decide on a too-small spread.
   // Blocks sum their trials' costs, so the floor compares spreads per trial: a stage of k-trial
   // blocks takes the other stage's s of D per trial times k.
-  const pooled = options.pooledSd
-  const sq = options.floorScale === 'sqrt-trials'
-  const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
-  const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
-  const sd1 = pooled ? sdOfD(firstCols.base, firstCols.treat, s.threshold) : null
-  const sd2 = pooled ? sdOfD(halfCols.base, halfCols.treat, s.threshold) : null
-  const t1 = ratioOfTotalsTest(firstCols.base, firstCols.treat, s.threshold, {
+  // A noise floor that cannot be read (under two blocks with costs in both stages) falls back to
+  // version 2's floor at the other stage's spread rather than to none.
+  const pooled = options.pooledSd || (options.noiseFloor !== undefined && !k.model)
+  const { k1, k2 } = k
+  const sd1 = pooled ? sdOfD(first.base, first.treat, threshold) : null
+  const sd2 = pooled ? sdOfD(half.base, half.treat, threshold) : null
+  const floor = (a: number | null, b: number | null | undefined) =>
+    a == null && b == null ? {} : { sdFloor: Math.max(a ?? 0, b ?? 0) }
+  const t1 = ratioOfTotalsTest(first.base, first.treat, threshold, {
     method,
-    ...(sd2 != null ? { sdFloor: (sd2 / k2) * k1 } : {}),
+    ...floor(sd2 != null ? (sd2 / k2) * k1 : null, k.model?.[0]),
   })
-  const t2 = ratioOfTotalsTest(halfCols.base, halfCols.treat, s.threshold, {
+  const t2 = ratioOfTotalsTest(half.base, half.treat, threshold, {
     method,
-    ...(sd1 != null ? { sdFloor: (sd1 / k1) * k2 } : {}),
+    ...floor(sd1 != null ? (sd1 / k1) * k2 : null, k.model?.[1]),
   })
   // An undefined stage (no spread, no baseline total) carries no evidence: p = 1.
   const p1 = t1?.p ?? 1
   const p2 = t2?.p ?? 1
+  return { t1, t2, p1, p2, ...inverseNormalCombination([p1, p2], k.w) }
+}
+
+function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
+  const s = input.signal
+  const firstCols = metricColumns([...input.first], metric)
+  const half = decisionBlocks(input, input.rerun).filter((p) => input.sample.has(p.instance))
+  const halfCols = metricColumns(half, metric)
+  const sq = options.floorScale === 'sqrt-trials'
+  const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
+  const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
   const planned = [...input.decide].filter((i) => input.sample.has(i) && !input.estimate.has(i)).length
   const w = options.attemptWeights
     ? weights(firstCols.base.length * k1, planned * plannedTrials(input.rerun))
     : weights(firstCols.base.length, planned)
-  const combined = inverseNormalCombination([p1, p2], w)
+  let model: [number | null, number | null] | undefined
+  if (options.noiseFloor !== undefined) {
+    const at = new Map(firstCols.instances.map((id, i) => [id, i]))
+    const paired = halfCols.instances.map((id) => at.get(id) ?? -1)
+    const a1 = meanTrials(input.first)
+    const a2 = meanTrials(half)
+    const sb = pairedLogSigma(firstCols.base, halfCols.base, paired, a1, a2)
+    const st = pairedLogSigma(firstCols.treat, halfCols.treat, paired, a1, a2)
+    if (sb !== null && st !== null) {
+      const g = options.noiseFloor
+      model = [
+        noiseModelSd(firstCols, a1, [sb, st], s.threshold, g),
+        noiseModelSd(halfCols, a2, [sb, st], s.threshold, g),
+      ]
+    }
+  }
+  const stat = (a: StageColumns, b: StageColumns) =>
+    combinedStatistic(a, b, s.threshold, options, { k1, k2, w, ...(model ? { model } : {}) })
+  const observed = stat(firstCols, halfCols)
+  const { t1, t2, p1, p2 } = observed
+  let combined = { z: observed.z, p: observed.p }
+  if (options.calibration === 'lognormal-null') {
+    const at = new Map(firstCols.instances.map((id, i) => [id, i]))
+    const nullP = lognormalNullP(
+      {
+        first: firstCols,
+        second: halfCols,
+        paired: halfCols.instances.map((id) => at.get(id) ?? -1),
+        k1: meanTrials(input.first),
+        k2: meanTrials(half),
+      },
+      s.threshold,
+      (a, b) => stat(a, b).z,
+      observed.z,
+      { resamples: options.resamples ?? 199, seed: 1 },
+    )
+    if (nullP) combined = { z: observed.z, p: nullP.p }
+  }
   const adv = discordantCounts(input.outcome)
   const advantageP = mcnemarPOneSided(adv.b, adv.c, 'treatment_better')
   const excused = advantageP <= input.alpha
@@ -252,7 +427,7 @@ function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest
   const test: RerunTest = {
     design: ID,
     method:
-      "inverse-normal combination of skewness-corrected one-sided t tests of the ratio of totals, each stage's spread floored at the other's (first run; rerun decision half)",
+      "inverse-normal combination of skewness-corrected one-sided t tests of the ratio of totals, each stage's spread floored at the arms' measured run-to-run noise (first run; rerun decision half)",
     hypothesis: estimandNull(e, s.threshold),
     estimand: estimandName(e),
     n: halfCols.base.length,
