@@ -60,6 +60,14 @@ export class JointBootstrap {
   }
 
   /**
+   * Whether Σt/Σb was registered as a ratio (`addRatio`: t, b and the moment columns its studentized
+   * interval needs). Columns added one by one (`add`) serve means and differences, not a ratio.
+   */
+  hasRatio(t: string, b: string): boolean {
+    return [t, b, squareKey(t), squareKey(b), crossKey(t, b)].every((k) => this.columns.has(k))
+  }
+
+  /**
    * Register the columns of a ratio of means Σt/Σb: t and b, and the moment columns t², b² and t·b
    * its studentized interval needs (squares are shared by every ratio of the same column).
    */

@@ -269,7 +269,12 @@ export function metricStats(
   const kb = columnKey(baseline, metric)
   const kt = columnKey(treatment, metric)
   const joint = jb?.has(kb) && jb.has(kt) ? jb : null
-  const ratio = bootstrapSummary(joint ? joint.ratioOfMeans(kt, kb) : bootstrapRatioOfMeans(b, t, boot), opts)
+  // A metric with missing values is not registered as a ratio, but its spend columns may be (for
+  // cost per resolution, on the same blocks): the ratio is then computed here.
+  const ratio = bootstrapSummary(
+    joint?.hasRatio(kt, kb) ? joint.ratioOfMeans(kt, kb) : bootstrapRatioOfMeans(b, t, boot),
+    opts,
+  )
   const gm = geometricMeanOfRatios(b, t)
   const pd = pairedDifferences(b, t)
   // The interval of the mean difference is given for spend (the budget metric); the ratio of means
