@@ -7,6 +7,7 @@ import {
   getResamplePlan,
   jackknifeAcceleration,
   MAX_MATERIALIZED_INDICES,
+  MEAN_REASONS,
   type PairedBootstrap,
   percentileInterval,
   ratioMomentColumns,
@@ -178,6 +179,16 @@ export class JointBootstrap {
       estimate: 'no blocks',
       replicate: 'empty resample',
     })
+  }
+
+  /**
+   * Mean of one registered column, (resampled Σ column) / n per replicate: bit-identical to
+   * bootstrapMeanDifference(b, t) when the column is pairedDifferenceColumn(b, t), to bootstrapMean(x)
+   * for meanColumn(x), and to pairedNetBenefit for netBenefitColumn (the same plan, the same sums in
+   * the same order, the same intervals).
+   */
+  mean(key: string): PairedBootstrap {
+    return this.statistic([key], (s, count) => s[0]! / count, MEAN_REASONS)
   }
 
   /**

@@ -157,7 +157,11 @@ export function registerPair(
   }
 }
 
-function columnKey(cell: string, what: string): string {
+/**
+ * The key of one cell's per-block column in a shared bootstrap. A key names one quantity of one cell,
+ * so on the same blocks it always holds the same values (whoever registers it).
+ */
+export function columnKey(cell: string, what: string): string {
   return `${cell}\u0000${what}`
 }
 
