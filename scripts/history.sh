@@ -3,7 +3,8 @@
 # comparison.json files (carried from week to week in the history artifact, whose runs/ folder the
 # previous run left) and this run's, then runs `harness-watch history` over them into $HW_HISTORY:
 #   $HW_HISTORY/history.html, history.json   the series page and its data
-#   $HW_HISTORY/runs/<run id>-r<round>/      each run's comparison.json and final decision.json
+#   $HW_HISTORY/runs/<run id>-r<round>/      each run's comparison.json and final decision.json (an id
+#                                            with other characters: sanitised, plus its hash)
 # A run's final decision is the confirmation's when there was one. No previous history (first run,
 # expired artifact) starts a new series; a gap in the weekly runs shows as a gap on the page.
 #
@@ -42,7 +43,15 @@ add() {
     echo "::warning::history: $comparison is not a readable comparison.json; left out of the series"
     return 1
   fi
-  id=${id//[^A-Za-z0-9._-]/_}
+  # A run id with other characters is sanitised, and the raw id's hash is added so that two ids
+  # that sanitise alike ("a/b", "a_b") never share a folder; a plain id keeps its own name.
+  # A leading dot or dash would hide the folder from the glob below or read as an option.
+  local safe=${id//[^A-Za-z0-9._-]/_}
+  if [[ "$safe" == [.-]* ]]; then safe="_${safe}"; fi
+  if [ "$safe" != "$id" ]; then
+    safe="${safe}-$(printf '%s' "$id" | sha256sum | cut -c1-12)"
+  fi
+  id=$safe
   mkdir -p "$runs/$id"
   cp "$comparison" "$runs/$id/comparison.json"
   rm -f "$runs/$id/decision.json"

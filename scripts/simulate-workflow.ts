@@ -78,6 +78,8 @@ export interface TraceEntry {
   step: string
   result: Result
   outputs?: Record<string, string>
+  /** A local action's inputs (`uses: ./…`), as evaluated for the step. */
+  with?: Record<string, string>
 }
 
 const args = process.argv.slice(2)
@@ -528,7 +530,7 @@ async function runStep(
   ctx: Record<string, Json>,
   stepsCtx: Record<string, Json>,
   envVars: Record<string, string>,
-): Promise<{ result: Result; outputs: Record<string, string> }> {
+): Promise<{ result: Result; outputs: Record<string, string>; with?: Record<string, string> }> {
   const temp = mkdtempSync(join(tmpdir(), 'sim-step-'))
   const files = {
     GITHUB_OUTPUT: join(temp, `set_output_${randomUUID()}`),
@@ -661,7 +663,12 @@ async function runStep(
   const result: Result = exitCode === 0 ? 'success' : 'failure'
   stepsCtx[step.id] = { outputs, outcome: result, conclusion: result }
   Object.assign(envVars, parseKv(readFileSync(files.GITHUB_ENV, 'utf8')))
-  return { result, outputs }
+  const local = 'uses' in step && step.uses.value.startsWith('./')
+  return {
+    result,
+    outputs,
+    ...(local ? { with: Object.fromEntries(Object.entries(withs).map(([k, v]) => [k, str(v)])) } : {}),
+  }
 }
 
 async function runJobs(
@@ -793,7 +800,13 @@ async function runJobs(
         }
         log(`  step ${step.id}${'uses' in step ? ` (uses ${step.uses.value})` : ''}`)
         const r = await runStep(workspace, id, step, raws[i], sctx, stepsCtx, envVars)
-        trace.push({ job: legName, step: step.id, result: r.result, outputs: r.outputs })
+        trace.push({
+          job: legName,
+          step: step.id,
+          result: r.result,
+          outputs: r.outputs,
+          ...(r.with ? { with: r.with } : {}),
+        })
         // continue-on-error: the step's outcome stays failure, its conclusion is success and the job goes on.
         const coe = step['continue-on-error']
         const goOn =

@@ -17,6 +17,7 @@ export const ActionInputsSchema = z.object({
   token: z.string(),
   'report-url': z.string(),
   'history-url': z.string(),
+  'history-artifact': z.string(),
   'pr-number': z.string().regex(/^\d*$/, 'expected a pull request number'),
   'call-key': z.string().regex(/^[A-Za-z0-9_-]{0,40}$/, 'expected at most 40 letters, digits, "_" or "-"'),
   'dry-run': z.enum(['true', 'false', '']),

@@ -11,6 +11,7 @@ import { resolvePanel } from '../panel/resolve.js'
 import { aggregate, aggregationFailure } from '../pipeline/aggregate.js'
 import { detectStep } from '../pipeline/detect.js'
 import { diagnoseRun, writeReportDiagnosis } from '../pipeline/diagnose.js'
+import { historySource } from '../pipeline/history.js'
 import { panelTasks, taskNetworkNotes } from '../pipeline/task-network.js'
 import { buildPlan } from '../plan/plan.js'
 import { legTimeoutMinutes, legTimeoutWarning } from '../plan/timeouts.js'
@@ -79,7 +80,18 @@ export async function run(): Promise<void> {
       }
       case 'aggregate': {
         const plan = required(inputs, 'plan')
-        const r = await aggregate({ plan, artifacts: required(inputs, 'artifacts'), out: inputs.out })
+        // The weekly history, built after this step (the workflow's history job): linked from both
+        // reports. An address that cannot be linked is a warning, never a failed aggregation.
+        const history = await historySource(inputs['history-url'], inputs['history-artifact']).catch((e) => {
+          core.warning(`history-url: not linked from the reports: ${messageOf(e)}`)
+          return null
+        })
+        const r = await aggregate({
+          plan,
+          artifacts: required(inputs, 'artifacts'),
+          out: inputs.out,
+          history,
+        })
         core.setOutput('comparison-path', r.comparisonPath)
         core.setOutput('report-path', r.reportPath)
         const { blocks, missing_legs: missing } = r.comparison
@@ -96,7 +108,12 @@ export async function run(): Promise<void> {
         // it writes report.md again with the decision, which becomes the job summary.
         let d: Awaited<ReturnType<typeof detectStep>>
         try {
-          d = await detectStep({ comparison: r.comparisonPath, plan, previous: inputs.previous || undefined })
+          d = await detectStep({
+            comparison: r.comparisonPath,
+            plan,
+            previous: inputs.previous || undefined,
+            history,
+          })
         } catch (e) {
           await core.summary.addRaw(jobSummary(r.markdown), true).write()
           throw e

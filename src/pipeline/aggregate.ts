@@ -10,7 +10,7 @@ import type { ComparisonInput } from '../ingest/observations.js'
 import { currentRunAttempt, currentWorkflowRun } from '../ingest/reupload.js'
 import type { CapabilitiesSection } from '../records/capabilities.js'
 import type { Comparison } from '../records/comparison.js'
-import { writeReportFiles } from '../report/write.js'
+import { type HistorySource, writeReportFiles } from '../report/write.js'
 
 export interface AggregateOptions {
   plan: string
@@ -24,6 +24,8 @@ export interface AggregateOptions {
   runAttempt?: number | null
   /** The workflow run (default: GITHUB_RUN_ID; null: legs of any run are read). */
   workflowRun?: string | null
+  /** The experiment's weekly history page, linked from both reports; absent: no history is named. */
+  history?: HistorySource | null
 }
 
 export interface WrittenReports {
@@ -62,7 +64,7 @@ export async function aggregate(opts: AggregateOptions): Promise<WrittenReports>
   )
   // ATIF links in the reports resolve from the report to the artifacts folder.
   const href = path.relative(opts.out, opts.artifacts).split(path.sep).join('/')
-  return writeReports(input, opts.out, path.isAbsolute(href) ? undefined : href, capabilities)
+  return writeReports(input, opts.out, path.isAbsolute(href) ? undefined : href, capabilities, opts.history)
 }
 
 /** Build the comparison of `input` and write the three files into `out` (shared by aggregate and compare). */
@@ -71,13 +73,20 @@ export async function writeReports(
   out: string,
   artifactsHref?: string,
   capabilities?: CapabilitiesSection | null,
+  history?: HistorySource | null,
 ): Promise<WrittenReports> {
   const comparison = buildComparison(input)
   if (capabilities) comparison.capabilities = capabilities
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
   await writeFile(comparisonPath, comparisonJson(comparison))
-  const { reportPath, htmlPath, markdown } = await writeReportFiles(comparison, out, null, artifactsHref)
+  const { reportPath, htmlPath, markdown } = await writeReportFiles(
+    comparison,
+    out,
+    null,
+    artifactsHref,
+    history,
+  )
   return { comparison, comparisonPath, reportPath, htmlPath, markdown }
 }
 

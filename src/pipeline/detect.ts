@@ -20,7 +20,7 @@ import {
 import { ManifestSchema } from '../manifest/schema.js'
 import { type Plan, PlanSchema } from '../plan/schema.js'
 import { type Comparison, ComparisonSchema } from '../records/comparison.js'
-import { type ReportFiles, writeReportFiles } from '../report/write.js'
+import { type HistorySource, type ReportFiles, writeReportFiles } from '../report/write.js'
 import { HwError } from '../util/errors.js'
 import { sha256, strictJson } from '../util/json.js'
 import { describeJsonError } from '../util/json-text.js'
@@ -116,6 +116,8 @@ export interface DetectStepOptions {
   previous?: string
   /** Where decision.json (and a confirmation plan) go; default: the folder of `comparison`. */
   out?: string
+  /** The experiment's weekly history page, linked from the reports written again; absent: none. */
+  history?: HistorySource | null
 }
 
 /** Action outputs of the detection step (names as in action.yml). */
@@ -156,7 +158,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   await mkdir(out, { recursive: true })
   const current = await loadRef(opts.comparison, out)
   checkSameExperiment(plan, current.comparison, opts)
-  if (plan.kind === 'confirmation') return confirmStep(opts.plan, current, out)
+  if (plan.kind === 'confirmation') return confirmStep(opts.plan, current, out, opts.history)
 
   const manifest = ManifestSchema.parse(plan.manifest)
   // A previous run's report that is not there (first run, expired artifact, another manifest) is a
@@ -240,7 +242,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   await writeFile(decisionPath, strictJson(DecisionSchema.parse(decision)))
   // The report was written before anything was decided: write it again with the decision in it.
   const shown = withPreviousCapabilities(current.comparison, previous?.comparison)
-  const reports = await writeReportFiles(shown, out, { decision })
+  const reports = await writeReportFiles(shown, out, { decision }, undefined, opts.history)
   return {
     decision,
     decisionPath,
@@ -256,7 +258,12 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   }
 }
 
-async function confirmStep(planPath: string, rerun: ComparisonRef, out: string): Promise<DetectStepResult> {
+async function confirmStep(
+  planPath: string,
+  rerun: ComparisonRef,
+  out: string,
+  history?: HistorySource | null,
+): Promise<DetectStepResult> {
   const planDir = path.dirname(path.resolve(planPath))
   const sidecarPath = path.join(planDir, SIDECAR_FILE)
   const sidecar = await readJson(sidecarPath, ConfirmationSidecarSchema, SIDECAR_FILE)
@@ -298,18 +305,27 @@ async function confirmStep(planPath: string, rerun: ComparisonRef, out: string):
   // The rerun's report states the final decision; the first run's report (beside its decision.json)
   // is written again pointing to it.
   const firstReport = path.join(originalDir, 'report.md')
-  const reports = await writeReportFiles(rerun.comparison, out, {
-    decision,
-    firstRunReport: relativeLink(out, firstReport),
-  })
-  await writeReportFiles(originalRef.comparison, originalDir, {
-    decision: original,
-    confirmedBy: {
-      round: decision.round,
-      status: decision.status,
-      report: relativeLink(originalDir, reports.reportPath),
+  const reports = await writeReportFiles(
+    rerun.comparison,
+    out,
+    { decision, firstRunReport: relativeLink(out, firstReport) },
+    undefined,
+    history,
+  )
+  await writeReportFiles(
+    originalRef.comparison,
+    originalDir,
+    {
+      decision: original,
+      confirmedBy: {
+        round: decision.round,
+        status: decision.status,
+        report: relativeLink(originalDir, reports.reportPath),
+      },
     },
-  })
+    undefined,
+    history,
+  )
   return {
     decision,
     decisionPath,

@@ -1,4 +1,4 @@
-import { access, mkdir, readFile, writeFile } from 'node:fs/promises'
+import { access, mkdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { z } from 'zod'
 import {
@@ -11,13 +11,59 @@ import {
 import { type Decision, DecisionSchema } from '../detect/schema.js'
 import { parseJsonFile } from '../ingest/jsonl.js'
 import { type Comparison, ComparisonSchema } from '../records/comparison.js'
+import { linkTarget } from '../report/escape.js'
 import { renderHistoryHtml } from '../report/history.js'
+import type { HistorySource } from '../report/write.js'
 import { HwError } from '../util/errors.js'
 import { strictJson } from '../util/json.js'
 import { DECISION_FILE } from './detect.js'
 
 export const HISTORY_HTML = 'history.html'
 export const HISTORY_JSON = 'history.json'
+
+/**
+ * `--history-url` (CLI) or the action's `history-url` input for the commands that write reports: an
+ * http(s) URL of plain characters, or a path to history.html (or to the folder holding it) that the
+ * reports link relative to their own folder. `artifact`: the workflow's history artifact the page is
+ * uploaded in, when `value` is the run's page. Empty: null (the reports name no history). A scheme
+ * other than http(s) (`javascript:`, `data:`, `file:`) or a URL with quotes, spaces, brackets or
+ * parentheses is a usage error, never a link.
+ */
+export async function historySource(
+  value: string | undefined,
+  artifact?: string,
+): Promise<HistorySource | null> {
+  const v = value?.trim() ?? ''
+  const name = artifact?.trim() ?? ''
+  if (name !== '' && !/^[A-Za-z0-9._-]{1,255}$/.test(name))
+    throw new HwError(
+      'usage',
+      `the history artifact name must be letters, digits, ".", "_" or "-", got "${name}"`,
+    )
+  if (v === '') return null
+  const help =
+    'give an http(s) URL (percent-encode spaces, quotes, brackets and parentheses) or the path of history.html written by `harness-watch history`'
+  if (/^https?:\/\//i.test(v)) {
+    if (linkTarget(v) === null)
+      throw new HwError('usage', `the history URL "${v}" cannot be linked safely`, { help })
+    return { target: v, artifact: name || null }
+  }
+  if (/^[A-Za-z][A-Za-z0-9+.-]*:/.test(v) && !/^[A-Za-z]:[/]/.test(v))
+    throw new HwError('usage', `the history address "${v}" is neither an http(s) URL nor a path`, { help })
+  if (name !== '')
+    throw new HwError(
+      'usage',
+      'a history artifact names where an http(s) history URL points; a path needs none',
+      {
+        help,
+      },
+    )
+  const isDir = await stat(v).then(
+    (s) => s.isDirectory(),
+    () => false,
+  )
+  return { target: path.resolve(isDir ? path.join(v, HISTORY_HTML) : v) }
+}
 
 export interface HistoryOptions {
   comparisons: string[]

@@ -12,6 +12,7 @@ import { resolvePanel } from '../panel/resolve.js'
 import { buildPlan } from '../plan/plan.js'
 import type { Plan } from '../plan/schema.js'
 import type { LegRecord } from '../records/attempt.js'
+import type { HistorySource } from '../report/write.js'
 import { defaultRunId } from '../run/entry.js'
 import { legWorkRoot, runLeg } from '../run/leg.js'
 import type { ProgressReporter } from '../run/progress.js'
@@ -49,6 +50,8 @@ export interface LocalOptions {
   /** Aborting stops every attempt in flight and every process this run started. */
   signal?: AbortSignal
   env?: NodeJS.ProcessEnv
+  /** The experiment's weekly history page, linked from every round's reports; absent: none. */
+  history?: HistorySource | null
 }
 
 export interface LocalRound {
@@ -260,8 +263,14 @@ async function runRound(
   )
   if (ctx.signal?.aborted) throw new HwError('aborted', 'stopped: the report was not written')
   // Its own legs, of this and earlier local runs (a resume): not checked against a workflow run.
-  const reports = await aggregate({ plan: planPath, artifacts, out: dir, workflowRun: null })
-  const detection = await detectStep({ comparison: reports.comparisonPath, plan: planPath, out: dir })
+  const history = ctx.history ?? null
+  const reports = await aggregate({ plan: planPath, artifacts, out: dir, workflowRun: null, history })
+  const detection = await detectStep({
+    comparison: reports.comparisonPath,
+    plan: planPath,
+    out: dir,
+    history,
+  })
   return { round: plan.round, plan, planPath, legs, reports, detection }
 }
 

@@ -15,6 +15,7 @@ import {
   panelText,
   routeText,
 } from '../util/format.js'
+import { adjustedLabel, adjustedP } from './adjusted.js'
 import { chartSources } from './assets.js'
 import { capabilityRows, capabilityTableHtml } from './capabilities.js'
 import { classificationHtml, evaluatedShareHtml } from './classification.js'
@@ -22,6 +23,7 @@ import { costEffectivenessHtml, PARETO_APP_JS } from './cost-effectiveness.js'
 import { type DecisionView, decisionHtml } from './decision.js'
 import { environmentLines } from './environment.js'
 import { escapeHtml as e, jsonForScript } from './escape.js'
+import { type HistoryLink, historyLinkHtml } from './history-link.js'
 import { REPORT_APP_JS } from './html-app.js'
 import {
   atifHref,
@@ -55,7 +57,7 @@ const MARK: Record<string, string> = {
  */
 export function renderHtmlReport(
   c: Comparison,
-  opts: { decision?: DecisionView | null; artifactsHref?: string } = {},
+  opts: { decision?: DecisionView | null; artifactsHref?: string; history?: HistoryLink | null } = {},
 ): string {
   const { chart, matrix } = chartSources()
   const title = c.kind === 'published' ? 'published results' : c.experiment_id
@@ -68,6 +70,7 @@ export function renderHtmlReport(
     '</head><body>',
     `<h1>Harness Watch — ${e(title)}</h1>`,
     evaluatedShareHtml(c),
+    historyLinkHtml(opts.history),
     headerTable(c),
     ...(opts.decision ? [decisionHtml(opts.decision)] : []),
     classificationHtml(c),
@@ -361,7 +364,7 @@ function resourceTables(c: Comparison): string {
   for (const x of c.comparisons) {
     parts.push(`<h3>${e(`${x.baseline} → ${x.treatment}`)} (cost blocks: ${x.denominators.cost})</h3>`)
     parts.push(
-      '<table><tr><th>Metric</th><th>n</th><th>Baseline mean · median · P90</th><th>Treatment mean · median · P90</th><th>Ratio of means [CI]</th><th>Geo-mean ratio</th><th>Paired Δ mean</th><th>Sign test p (Holm)</th></tr>',
+      `<table><tr><th>Metric</th><th>n</th><th>Baseline mean · median · P90</th><th>Treatment mean · median · P90</th><th>Ratio of means [CI]</th><th>Geo-mean ratio</th><th>Paired Δ mean</th><th>Sign test p (${e(adjustedLabel(c))})</th></tr>`,
     )
     for (const m of METRIC_NAMES) {
       const r = x.metrics[m]
@@ -381,7 +384,7 @@ function resourceTables(c: Comparison): string {
         r.ratio_of_means.estimate === null
           ? `— (${r.ratio_of_means.reason ?? ''})`
           : `${fmtRatio(r.ratio_of_means.estimate)} ${fmtCi(r.ratio_of_means.ci, (v) => fmtNum(v, 3))} ${r.ratio_of_means.ci ? r.ratio_of_means.method : ''}`
-      const holm = x.tests.find((t) => t.id === `sign:${m}`)?.p_holm ?? null
+      const holm = adjustedP(c, x, `sign:${m}`).p
       const sign =
         r.sign_test.p_two_sided === null
           ? '—'

@@ -19,6 +19,7 @@ import {
   panelText,
   routeText,
 } from '../util/format.js'
+import { adjustedLabel, adjustedP } from './adjusted.js'
 import { fitSections, GITHUB_BODY_LIMIT, type Section } from './budget.js'
 import { capabilityMarkdownRows } from './capabilities.js'
 import {
@@ -31,6 +32,7 @@ import { costEffectivenessMarkdown } from './cost-effectiveness.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
 import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
+import { type HistoryLink, historyLinkMarkdown } from './history-link.js'
 import { modelRoutesText, modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
 import { requestProfileMarkdown } from './request-profile.js'
@@ -55,6 +57,8 @@ export interface MarkdownOptions {
    * ATIF links resolve from the report; absent: links are relative to the artifacts folder.
    */
   artifactsHref?: string
+  /** The experiment's weekly history page, linked under the run line; absent: no history is named. */
+  history?: HistoryLink | null
 }
 
 export const METRIC_LABELS: Record<MetricName, string> = {
@@ -99,7 +103,11 @@ export function renderMarkdownReport(c: Comparison, opts: MarkdownOptions = {}):
 export function markdownSections(c: Comparison, opts: MarkdownOptions = {}): Section[] {
   const h = '#'.repeat(opts.titleLevel ?? 1)
   return [
-    { id: 'header', text: header(c, h, opts.decision?.decision ?? null, opts.verdict ?? true), keep: true },
+    {
+      id: 'header',
+      text: header(c, h, opts.decision?.decision ?? null, opts.verdict ?? true, opts.history),
+      keep: true,
+    },
     ...(opts.decision ? [{ id: 'decision', text: decisionMarkdown(opts.decision), keep: true }] : []),
     { id: 'outcome', text: outcomeSection(c), keep: true },
     ...[modelsMarkdownSection(c)].filter((s) => s !== null),
@@ -128,7 +136,13 @@ function cellName(c: Comparison, id: string): string {
   return codeSpan(c.cells.find((x) => x.id === id)?.id ?? id)
 }
 
-function header(c: Comparison, h: string, decision: Decision | null, verdict: boolean): string {
+function header(
+  c: Comparison,
+  h: string,
+  decision: Decision | null,
+  verdict: boolean,
+  history?: HistoryLink | null,
+): string {
   const s = c.stamp
   const lines: string[] = []
   const title = c.kind === 'published' ? 'published results' : codeSpan(c.experiment_id)
@@ -143,6 +157,8 @@ function header(c: Comparison, h: string, decision: Decision | null, verdict: bo
   if (c.kind === 'experiment') {
     lines.push(`Run ${c.run_id ? codeSpan(c.run_id) : '—'} · round ${c.round}${when}`, '')
   }
+  const historyLine = historyLinkMarkdown(history)
+  if (historyLine) lines.push(historyLine, '')
   const share = evaluatedShareMarkdown(c)
   if (share) lines.push(share, '')
   if (c.cells.length === 0) {
@@ -353,10 +369,10 @@ function resourceSection(c: Comparison): string {
       '',
     )
     lines.push(
-      '| Metric | n | Baseline mean · median · P90 | Treatment mean · median · P90 | Ratio of means [CI] | Geo-mean ratio | Paired Δ mean | Sign test p (Holm) |',
+      `| Metric | n | Baseline mean · median · P90 | Treatment mean · median · P90 | Ratio of means [CI] | Geo-mean ratio | Paired Δ mean | Sign test p (${adjustedLabel(c)}) |`,
       '|---|---:|---|---|---|---:|---:|---|',
     )
-    for (const m of METRIC_NAMES) lines.push(metricRow(cmp, m, notComparable(c, cmp, m)))
+    for (const m of METRIC_NAMES) lines.push(metricRow(c, cmp, m, notComparable(c, cmp, m)))
     lines.push('')
     const cpr = cmp.cost_per_resolution
     const arm = (a: typeof cpr.baseline) =>
@@ -380,7 +396,12 @@ export function notComparable(c: Comparison, cmp: ComparisonEntry, m: MetricName
   return m === 'input_fresh_tokens' ? freshInputNotComparable(c, cmp.baseline, cmp.treatment) : null
 }
 
-function metricRow(cmp: ComparisonEntry, m: MetricName, incomparable: string | null = null): string {
+function metricRow(
+  c: Comparison,
+  cmp: ComparisonEntry,
+  m: MetricName,
+  incomparable: string | null = null,
+): string {
   const x = cmp.metrics[m]
   const u = x.unit
   if (incomparable) {
@@ -399,11 +420,10 @@ function metricRow(cmp: ComparisonEntry, m: MetricName, incomparable: string | n
     gm.estimate === null
       ? '—'
       : `${fmtRatio(gm.estimate)}${gm.zeros_excluded ? ` (${gm.zeros_excluded} zero blocks excluded)` : ''}`
-  const test = cmp.tests.find((t) => t.id === `sign:${m}`)
   const sign =
     x.sign_test.p_two_sided === null
       ? '—'
-      : `${fmtP(x.sign_test.p_two_sided)} (${fmtP(test?.p_holm ?? null)}); ↑${x.sign_test.increases} ↓${x.sign_test.decreases} =${x.sign_test.ties}`
+      : `${fmtP(x.sign_test.p_two_sided)} (${fmtP(adjustedP(c, cmp, `sign:${m}`).p)}); ↑${x.sign_test.increases} ↓${x.sign_test.decreases} =${x.sign_test.ties}`
   return `| ${METRIC_LABELS[m]} | ${x.n} | ${arm(x.baseline)} | ${arm(x.treatment)} | ${ratio} | ${gmText} | ${fmtValue(x.paired_difference.mean, u)} | ${sign} |`
 }
 

@@ -1,5 +1,6 @@
 import type { Comparison } from '../records/comparison.js'
 import { fmtP, fmtPointsCi, fmtPp, fmtRate } from '../util/format.js'
+import { adjustedP } from './adjusted.js'
 import type { Section } from './budget.js'
 import { escapeHtml, escapeMarkdown } from './escape.js'
 
@@ -41,7 +42,7 @@ function view(c: Comparison): ModelsView | null {
       fmtRate(e.outcome.treatment_rate),
       e.not_evaluated ? 'not evaluated' : `${fmtPp(e.outcome.diff_pp)} ${fmtPointsCi(e.outcome.diff_ci)}`,
       e.not_evaluated ? '—' : fmtP(e.outcome.mcnemar.p_two_sided),
-      fmtP(adjusted.get(`${e.baseline} → ${e.treatment}|mcnemar`)),
+      fmtP(adjustedP(c, e, 'mcnemar').p),
     ]),
   }
   const inter: Table = {

@@ -313,7 +313,8 @@ describe('harness-watch history: errors are located, never a stack trace', () =>
     const out = path.join(dir, 'o-ok')
     expect(await main(['history', ...files, '--out', out])).toBe(0)
     expect(io.out).toBe(
-      `4 run(s), 2 panel segment(s), 2 break(s)\nwrote ${path.join(out, 'history.html')}\nwrote ${path.join(out, 'history.json')}\n`,
+      `4 run(s), 2 panel segment(s), 2 break(s)\nwrote ${path.join(out, 'history.html')}\nwrote ${path.join(out, 'history.json')}\n` +
+        `link it from a run's reports: --history-url ${path.join(out, 'history.html')} (aggregate, detect, confirm, local)\n`,
     )
   })
 })

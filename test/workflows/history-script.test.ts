@@ -91,6 +91,41 @@ describe('scripts/history.sh carries the series from week to week', () => {
     expect(h3.runs[0]!.decision!.status).toBe('confirmed')
   }, 120_000)
 
+  it('run ids that sanitise alike keep folders of their own; a leading dot never hides a run', async () => {
+    const prev = mkdtempSync(path.join(tmpdir(), 'hw-history-forged-'))
+    for (const [dir, c] of [
+      ['one', { ...weeks[0]!, run_id: 'a/b' }],
+      ['two', { ...weeks[1]!, run_id: 'a_b' }],
+    ] as const) {
+      mkdirSync(path.join(prev, 'runs', dir), { recursive: true })
+      writeFileSync(path.join(prev, 'runs', dir, 'comparison.json'), strictJson(c))
+    }
+    const ws = job({ ...weeks[2]!, run_id: '..' }, { previous: prev })
+    const r = await runScript(ws)
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stdout).toContain('history: 2 earlier run(s) from the previous history')
+    const hash = async (s: string) =>
+      (await execa('bash', ['-c', `printf '%s' "$1" | sha256sum | cut -c1-12`, '_', s])).stdout
+    expect(readdirSync(path.join(ws, 'hw-history', 'runs')).sort()).toEqual(
+      [`_..-r0-${await hash('..-r0')}`, 'a_b-r0', `a_b-r0-${await hash('a/b-r0')}`].sort(),
+    )
+    const h = HistorySchema.parse(
+      JSON.parse(readFileSync(path.join(ws, 'hw-history', 'history.json'), 'utf8')),
+    )
+    expect(h.runs.map((x) => x.run_id)).toEqual(['a/b', 'a_b', '..'])
+
+    // carried again next week, each run keeps its folder (the name comes from the id, not the folder)
+    const next = job(
+      { ...weeks[2]!, run_id: '904', stamp: { ...weeks[2]!.stamp, started_at: '2026-11-23T06:00:00.000Z' } },
+      {
+        previous: path.join(ws, 'hw-history'),
+      },
+    )
+    const r2 = await runScript(next)
+    expect(r2.exitCode, r2.stderr).toBe(0)
+    expect(readdirSync(path.join(next, 'hw-history', 'runs'))).toHaveLength(4)
+  }, 120_000)
+
   it('an unreadable earlier file is left out with a warning naming it; no report: nothing to do', async () => {
     const prev = mkdtempSync(path.join(tmpdir(), 'hw-history-prev-'))
     mkdirSync(path.join(prev, 'runs', 'broken'), { recursive: true })

@@ -17,7 +17,13 @@ import { actionCheckout, built, root, simulateWorkflow } from './support.js'
 interface SimResult {
   conclusion: 'success' | 'failure'
   jobs: Record<string, { result: string; outputs: Record<string, string> }>
-  steps: { job: string; step: string; result: string; outputs?: Record<string, string> }[]
+  steps: {
+    job: string
+    step: string
+    result: string
+    outputs?: Record<string, string>
+    with?: Record<string, string>
+  }[]
   summaries: string[]
 }
 
@@ -176,6 +182,12 @@ describe.skipIf(!built)('harness-watch.yml simulated end to end', () => {
     expect(r.conclusion).toBe('success')
     expect(r.jobs['publish-issue']?.result).toBe('skipped')
     expect(r.jobs['publish-comment']?.result).toBe('success')
+    // No weekly history for a pull request: the reports name none.
+    expect(r.jobs.history?.result).toBe('skipped')
+    expect(r.steps.find((x) => x.job === 'aggregate' && x.step === 'aggregate')?.with).toMatchObject({
+      'history-url': '',
+      'history-artifact': '',
+    })
     const comments = gh.comments('acme', 'widgets', pr.number)
     expect(comments).toHaveLength(1)
     expect(parseIdentity(comments[0]!.body)).toEqual({ kind: 'pr-report', key: 'canary' })

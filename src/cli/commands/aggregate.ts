@@ -1,6 +1,7 @@
 import type { Command } from 'commander'
 import { parseResamplesOption } from '../../compare/options.js'
 import { aggregate, aggregationFailure } from '../../pipeline/aggregate.js'
+import { historySource } from '../../pipeline/history.js'
 import type { Comparison } from '../../records/comparison.js'
 import { fmtP, fmtPp } from '../../util/format.js'
 import { printable } from '../../util/text.js'
@@ -25,9 +26,17 @@ export function registerAggregate(program: Command): void {
       parseResamplesOption,
     )
     .option('--seed <n>', 'bootstrap seed (default: the plan seed)', parseIntOption)
+    .option('--history-url <url-or-path>', HISTORY_URL_HELP)
     .action(
-      async (opts: { plan: string; artifacts: string; out: string; resamples?: number; seed?: number }) => {
-        const r = await aggregate(opts)
+      async (opts: {
+        plan: string
+        artifacts: string
+        out: string
+        resamples?: number
+        seed?: number
+        historyUrl?: string
+      }) => {
+        const r = await aggregate({ ...opts, history: await historySource(opts.historyUrl) })
         process.stdout.write(
           `${aggregateSummaryLine(r.comparison)}\nwrote ${r.comparisonPath}, ${r.reportPath}, ${r.htmlPath}\n`,
         )
@@ -40,6 +49,12 @@ export function registerAggregate(program: Command): void {
       },
     )
 }
+
+/** Help of `--history-url` (aggregate, detect, confirm, local). */
+export const HISTORY_URL_HELP =
+  'the weekly history page to link from report.md and report.html: an http(s) URL, or the path of the ' +
+  'history.html `harness-watch history` writes (linked relative to each report); give it to every ' +
+  'command that writes the reports (aggregate, detect, confirm). Absent: the reports name no history'
 
 /** One line per comparison plus what is incomplete: what a person needs after `aggregate`. */
 export function aggregateSummaryLine(c: Comparison): string {

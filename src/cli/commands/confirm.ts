@@ -3,7 +3,9 @@ import path from 'node:path'
 import type { Command } from 'commander'
 import { detectStep } from '../../pipeline/detect.js'
 import { diagnoseRun } from '../../pipeline/diagnose.js'
+import { historySource } from '../../pipeline/history.js'
 import { HwError } from '../../util/errors.js'
+import { HISTORY_URL_HELP } from './aggregate.js'
 import { describeDecision, failOnNothingRun } from './detect.js'
 
 export function registerConfirm(program: Command): void {
@@ -24,6 +26,7 @@ export function registerConfirm(program: Command): void {
       '--artifacts <dir>',
       'the rerun artifacts: on a confirmed breach, diagnosis/dossier.json is written',
     )
+    .option('--history-url <url-or-path>', HISTORY_URL_HELP)
     .action(
       async (opts: {
         comparison: string
@@ -31,13 +34,14 @@ export function registerConfirm(program: Command): void {
         out?: string
         json?: boolean
         artifacts?: string
+        historyUrl?: string
       }) => {
         if (!(await isConfirmationPlan(opts.plan))) {
           throw new HwError('usage', `${opts.plan} is not a confirmation plan`, {
             help: 'pass the confirm-<round>/plan.json that `harness-watch detect` wrote on a breach',
           })
         }
-        const r = await detectStep(opts)
+        const r = await detectStep({ ...opts, history: await historySource(opts.historyUrl) })
         if (r.decision.status === 'confirmed')
           await writeDossier(path.dirname(r.decisionPath), opts.artifacts)
         if (opts.json)

@@ -4,6 +4,8 @@ import { formatEffect, formatRerunTest } from '../../detect/decide.js'
 import { groupedMessage, groupHealth } from '../../detect/health.js'
 import type { Decision } from '../../detect/schema.js'
 import { detectStep } from '../../pipeline/detect.js'
+import { historySource } from '../../pipeline/history.js'
+import { HISTORY_URL_HELP } from './aggregate.js'
 
 export function registerDetect(program: Command): void {
   program
@@ -17,9 +19,17 @@ export function registerDetect(program: Command): void {
     .option('--previous <file>', "an earlier run's comparison.json of the same experiment (self-regression)")
     .option('--out <dir>', 'folder for decision.json (default: beside the comparison)')
     .option('--json', 'print the step outputs (breach, confirm-matrix, confirm-plan-path, confirmed) as JSON')
+    .option('--history-url <url-or-path>', HISTORY_URL_HELP)
     .action(
-      async (opts: { comparison: string; plan: string; previous?: string; out?: string; json?: boolean }) => {
-        const r = await detectStep(opts)
+      async (opts: {
+        comparison: string
+        plan: string
+        previous?: string
+        out?: string
+        json?: boolean
+        historyUrl?: string
+      }) => {
+        const r = await detectStep({ ...opts, history: await historySource(opts.historyUrl) })
         if (opts.json)
           process.stdout.write(`${JSON.stringify({ status: r.decision.status, ...r.outputs })}\n`)
         else process.stdout.write(describeDecision(r.decision, r.decisionPath, r.confirmPlanPath))

@@ -27,7 +27,8 @@ export function registerHistory(program: Command): void {
       else
         process.stdout.write(
           `${r.history.runs.length} run(s), ${r.history.segments.length} panel segment(s), ${breaks} break(s)\n` +
-            `wrote ${r.htmlPath}\nwrote ${r.jsonPath}\n`,
+            `wrote ${r.htmlPath}\nwrote ${r.jsonPath}\n` +
+            `link it from a run's reports: --history-url ${r.htmlPath} (aggregate, detect, confirm, local)\n`,
         )
     })
 }

@@ -1,5 +1,6 @@
 import path from 'node:path'
 import type { Command } from 'commander'
+import { historySource } from '../../pipeline/history.js'
 import { runLocal } from '../../pipeline/local.js'
 import { handleInterrupts } from '../../run/interrupt.js'
 import { createProgressReporter } from '../../run/progress.js'
@@ -16,6 +17,7 @@ interface LocalCliOptions {
   fresh?: boolean
   instances?: string
   limit?: number
+  historyUrl?: string
 }
 
 export function registerLocal(program: Command): void {
@@ -44,6 +46,12 @@ export function registerLocal(program: Command): void {
       'a short run: only the first n instances of the panel, in its order',
       parseIntOption,
     )
+    .option(
+      '--history-url <url-or-path>',
+      "the weekly history page to link from every round's report.md and report.html: an http(s) URL, or " +
+        'the path of the history.html `harness-watch history` writes (linked relative to each report). ' +
+        'Absent: the reports name no history',
+    )
     .addHelpText(
       'after',
       '\nCtrl-C stops every attempt and process started here. Rerunning into the same --out resumes.\n' +
@@ -59,7 +67,9 @@ export function registerLocal(program: Command): void {
         process.stderr.write(`${line}\n`)
       }
       try {
+        const history = await historySource(opts.historyUrl)
         const r = await runLocal({
+          history,
           manifestFile: manifest,
           out: opts.out,
           cacheDir: opts.cacheDir,
