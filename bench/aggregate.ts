@@ -9,6 +9,13 @@
 // every row, exact McNemar, a joint block bootstrap of ratios of means over the 8 metrics) on the same
 // files, timed in the same run after this one; target: this aggregate ≤ 0.5× the reference's wall time
 // (skipped with a note when python3 with numpy and scipy is not available).
+// Measured on the shared 2-core machine at load average 4.4–6.3, 10 runs each, interleaved with the
+// previous version (medians): 5.96 s wall, 4.11 s CPU (statistics phase 2.09 s CPU), reference 5.47 s,
+// 1.00× wall; the previous version 6.23 s wall, 5.03 s CPU (statistics 2.89 s CPU), reference 6.58 s,
+// 0.88×. At such load the ratio swings 0.65–1.33 between runs (the reference alone 3.5–9.8 s); CPU
+// time is the steadier figure. The fastest run, at load 3.9: 2.42 s wall, reference 5.67 s, 0.43×.
+// Later, 5 runs at load 3.8–5.4 (medians): 2.66 s wall, 4.29 s CPU (the worker thread ran), reference
+// 3.90 s, 0.71× (0.61–1.07); the fastest 2.31 s wall, 0.61×.
 // Run: npm run bench -- aggregate   (options: --cells N --instances N --trials N --resamples N --ledger-rows N)
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'

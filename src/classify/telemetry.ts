@@ -115,15 +115,15 @@ export function thinCells(
   }
   const cells = [...new Set(attempts.map((a) => a.record.cell_id))].sort()
   if (cells.length < 2) return
-  const others: number[] = []
+  // Each instance's row counts sorted once; a cell's "others" are these without one of its own value.
+  const sortedRows = new Map<Map<string, number>, Float64Array>()
+  for (const m of rows.values()) if (m.size >= 2) sortedRows.set(m, Float64Array.from(m.values()).sort())
   for (const cell of cells) {
     const shares: number[] = []
     for (const m of rows.values()) {
       const mine = m.get(cell)
       if (mine === undefined || m.size < 2) continue
-      others.length = 0
-      for (const [c, n] of m) if (c !== cell) others.push(n)
-      shares.push(mine / median(others))
+      shares.push(mine / medianWithout(sortedRows.get(m)!, mine))
     }
     if (shares.length === 0) continue
     const share = median(shares)
@@ -145,6 +145,15 @@ export function thinCells(
       attempts: n,
     })
   }
+}
+
+/** The median of sorted `s` with one element equal to `value` left out (`value` is in `s`). */
+function medianWithout(s: Float64Array, value: number): number {
+  const k = s.indexOf(value)
+  const at = (i: number) => s[i < k ? i : i + 1]!
+  const len = s.length - 1
+  const m = len >> 1
+  return len % 2 ? at(m) : (at(m - 1) + at(m)) / 2
 }
 
 function median(xs: number[]): number {

@@ -7,7 +7,7 @@ import { QUANTILE_METHOD, RESOLVE_RATE_DIFFERENCE_METHOD, ratioIntervalCoverageN
 import { type Block, buildBlocks, COST_RULE, OUTCOME_RULE } from './blocks.js'
 import { cellSummary, instanceRows, PASS_K_DENOMINATOR } from './cells.js'
 import { classificationSummary } from './classification.js'
-import { costEffectiveness, mergeCostEffectiveness } from './cost-effectiveness.js'
+import { costEffectiveness, mergeCostEffectiveness, registerCostEffectiveness } from './cost-effectiveness.js'
 import { SharedBootstraps } from './joint-bootstrap.js'
 import {
   familyAdjustment,
@@ -83,20 +83,32 @@ export function buildComparison(input: ComparisonInput): Comparison {
   let comparisons: ComparisonEntry[]
   let mde: Mde
   let models: ModelsSection | undefined
+  let costEffectivenessSection: CostEffectiveness
+  const value = input.options.valuePerResolutionUsd ?? null
   const profilePairs: ProfilePair[] = []
   if (!groups) {
     const treatments = input.treatments.filter(
       (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
     )
-    const r = evaluate(blocks, input.baseline, treatments, opts, classification)
+    const ce = costEffectivenessOf(
+      blocks,
+      input.cells.map((c) => c.id),
+      input.baseline,
+      treatments,
+      opts,
+      value,
+    )
+    const r = evaluate(blocks, input.baseline, treatments, opts, classification, ce.register)
     for (const t of treatments) profilePairs.push({ baseline: input.baseline, treatment: t, blocks })
     cells = input.cells.map((c) => cellSummary(c, r.blocks))
     comparisons = r.comparisons
     mde = r.mde
+    costEffectivenessSection = ce.section()
   } else {
     // Several models: blocks pair only the cells of one model; each model is compared on its own.
     const byGroup = new Map<ModelGroup, Block[]>()
     const summaries = new Map<string, CellSummary>()
+    const parts: CostEffectiveness[] = []
     comparisons = []
     let first: Mde | null = null
     for (const g of groups) {
@@ -105,14 +117,26 @@ export function buildComparison(input: ComparisonInput): Comparison {
       byGroup.set(g, gBlocks)
       for (const c of g.cells) summaries.set(c.id, cellSummary(c, gBlocks))
       if (!g.baseline) continue
-      const r = evaluate(gBlocks, g.baseline, g.treatments, opts, classification)
+      // Each model's cost-effectiveness: its cells on its own blocks.
+      const ce = costEffectivenessOf(
+        gBlocks,
+        g.cells.map((c) => c.id),
+        g.baseline,
+        g.treatments,
+        opts,
+        value,
+      )
+      const r = evaluate(gBlocks, g.baseline, g.treatments, opts, classification, ce.register)
       for (const t of g.treatments) profilePairs.push({ baseline: g.baseline, treatment: t, blocks: gBlocks })
       first ??= r.mde
       comparisons.push(...r.comparisons.map((e) => ({ ...e, model: g.route })))
+      parts.push(ce.section())
     }
     cells = input.cells.map((c) => summaries.get(c.id) ?? cellSummary(c, blocks))
     mde = first ?? mdeFor(0, 0, opts, 0)
     models = modelsSection(groups, byGroup, interactions(input, groups, byGroup, opts))
+    // The frontier is taken across every placed cell of every model.
+    costEffectivenessSection = mergeCostEffectiveness(parts, value)
   }
   const multiplicity = familyAdjustment(
     comparisons,
@@ -205,56 +229,39 @@ export function buildComparison(input: ComparisonInput): Comparison {
       : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
     ...(classification ? { classification } : {}),
-    cost_effectiveness: costEffectivenessOf(input, blocks, groups, opts),
+    cost_effectiveness: costEffectivenessSection,
     ...(profile ? { request_profile: profile } : {}),
   }
 }
 
 /**
- * The cost-effectiveness section: one model, every cell on the shared blocks; several models, each
- * model's cells on that model's blocks (cells of different models share no block), merged, with the
- * frontier taken across every placed cell.
+ * The cost-effectiveness section of one set of blocks (all cells, or one model's cells on that
+ * model's blocks; several models' sections are merged, the frontier taken across every placed cell):
+ * `register` adds its bootstrap columns to the comparisons' shared bootstrap before the sums are
+ * computed, `section` then builds it from those sums.
  */
 function costEffectivenessOf(
-  input: ComparisonInput,
   blocks: Block[],
-  groups: ModelGroup[] | null,
+  cellIds: string[],
+  baseline: string,
+  treatments: string[],
   opts: PairOptions,
-): CostEffectiveness {
-  const value = input.options.valuePerResolutionUsd ?? null
-  if (!groups) {
-    const treatments = input.treatments.filter(
-      (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
-    )
-    return costEffectiveness(
-      blocks,
-      input.cells.map((c) => c.id),
-      input.baseline,
-      treatments,
-      opts,
-      value,
-    )
+  value: number | null,
+): { register: (shared: SharedBootstraps) => void; section: () => CostEffectiveness } {
+  let sums: SharedBootstraps | undefined
+  return {
+    register: (shared) => {
+      registerCostEffectiveness(blocks, cellIds, baseline, treatments, value, shared)
+      sums = shared
+    },
+    section: () => costEffectiveness(blocks, cellIds, baseline, treatments, opts, value, sums),
   }
-  return mergeCostEffectiveness(
-    groups
-      .filter((g) => g.baseline !== null)
-      .map((g) =>
-        costEffectiveness(
-          buildBlocks(groupInput(input, g)),
-          g.cells.map((c) => c.id),
-          g.baseline!,
-          g.treatments,
-          opts,
-          value,
-        ),
-      ),
-    value,
-  )
 }
 
 /**
  * The comparisons of one set of blocks (all cells, or one model's): every pair's bootstrap columns
- * registered first so each cell's sums are computed once, then the panel MDE and each pair.
+ * registered first (and those of `registerMore`: the cost-effectiveness section's) so each column's
+ * sums are computed once, then the panel MDE and each pair.
  */
 function evaluate(
   blocks: Block[],
@@ -262,10 +269,12 @@ function evaluate(
   treatments: string[],
   opts: PairOptions,
   classification: ReturnType<typeof classificationSummary>,
+  registerMore: (shared: SharedBootstraps) => void,
 ): { blocks: Block[]; comparisons: ComparisonEntry[]; mde: Mde } {
   // Large sums run on the worker thread while the MDE is computed here.
   const shared = new SharedBootstraps({ B: opts.resamples, seed: opts.seed, level: opts.level })
   for (const t of treatments) registerPair(blocks, baseline, t, shared)
+  registerMore(shared)
   shared.computeAll()
   // The MDE is a property of the panel: outcome n is the same for every comparison (blocks are
   // complete across all cells), and the discordance is pooled over the comparisons.

@@ -7,6 +7,7 @@ import {
   getResamplePlan,
   jackknifeAcceleration,
   MAX_MATERIALIZED_INDICES,
+  MEAN_REASONS,
   type PairedBootstrap,
   percentileInterval,
   ratioMomentColumns,
@@ -57,6 +58,14 @@ export class JointBootstrap {
 
   has(key: string): boolean {
     return this.columns.has(key)
+  }
+
+  /**
+   * Whether Σt/Σb was registered as a ratio (`addRatio`: t, b and the moment columns its studentized
+   * interval needs). Columns added one by one (`add`) serve means and differences, not a ratio.
+   */
+  hasRatio(t: string, b: string): boolean {
+    return [t, b, squareKey(t), squareKey(b), crossKey(t, b)].every((k) => this.columns.has(k))
   }
 
   /**
@@ -170,6 +179,16 @@ export class JointBootstrap {
       estimate: 'no blocks',
       replicate: 'empty resample',
     })
+  }
+
+  /**
+   * Mean of one registered column, (resampled Σ column) / n per replicate: bit-identical to
+   * bootstrapMeanDifference(b, t) when the column is pairedDifferenceColumn(b, t), to bootstrapMean(x)
+   * for meanColumn(x), and to pairedNetBenefit for netBenefitColumn (the same plan, the same sums in
+   * the same order, the same intervals).
+   */
+  mean(key: string): PairedBootstrap {
+    return this.statistic([key], (s, count) => s[0]! / count, MEAN_REASONS)
   }
 
   /**

@@ -157,7 +157,11 @@ export function registerPair(
   }
 }
 
-function columnKey(cell: string, what: string): string {
+/**
+ * The key of one cell's per-block column in a shared bootstrap. A key names one quantity of one cell,
+ * so on the same blocks it always holds the same values (whoever registers it).
+ */
+export function columnKey(cell: string, what: string): string {
   return `${cell}\u0000${what}`
 }
 
@@ -269,7 +273,12 @@ export function metricStats(
   const kb = columnKey(baseline, metric)
   const kt = columnKey(treatment, metric)
   const joint = jb?.has(kb) && jb.has(kt) ? jb : null
-  const ratio = bootstrapSummary(joint ? joint.ratioOfMeans(kt, kb) : bootstrapRatioOfMeans(b, t, boot), opts)
+  // A metric with missing values is not registered as a ratio, but its spend columns may be (for
+  // cost per resolution, on the same blocks): the ratio is then computed here.
+  const ratio = bootstrapSummary(
+    joint?.hasRatio(kt, kb) ? joint.ratioOfMeans(kt, kb) : bootstrapRatioOfMeans(b, t, boot),
+    opts,
+  )
   const gm = geometricMeanOfRatios(b, t)
   const pd = pairedDifferences(b, t)
   // The interval of the mean difference is given for spend (the budget metric); the ratio of means

@@ -39,14 +39,18 @@ export function taskCounts(trials: TrialObservation[]): Map<string, { resolved: 
   return out
 }
 
-export function passAt1(trials: TrialObservation[]): number | null {
-  const per = [...taskCounts(trials).values()].filter((t) => t.graded > 0)
+export function passAt1(trials: TrialObservation[], counts = taskCounts(trials)): number | null {
+  const per = [...counts.values()].filter((t) => t.graded > 0)
   if (per.length === 0) return null
   return per.reduce((s, t) => s + t.resolved / t.graded, 0) / per.length
 }
 
-export function passHatK(trials: TrialObservation[], k: number): { value: number | null; instances: number } {
-  const per = [...taskCounts(trials).values()].filter((t) => t.graded >= k)
+export function passHatK(
+  trials: TrialObservation[],
+  k: number,
+  counts = taskCounts(trials),
+): { value: number | null; instances: number } {
+  const per = [...counts.values()].filter((t) => t.graded >= k)
   if (per.length === 0) return { value: null, instances: 0 }
   return {
     value: per.reduce((s, t) => s + choiceRatio(t.resolved, t.graded, k), 0) / per.length,
@@ -117,8 +121,11 @@ export function buildScorecard(
   cells: { id: string; trials: number }[],
   observations: TrialObservation[],
 ): Scorecard {
+  const byCell = new Map<string, TrialObservation[]>(cells.map((c) => [c.id, []]))
+  for (const o of observations) byCell.get(o.cell)?.push(o)
   return cells.map((c) => {
-    const trials = observations.filter((o) => o.cell === c.id)
+    const trials = byCell.get(c.id)!
+    const counts = taskCounts(trials)
     const tools = toolCallErrorRate(trials)
     const maxK = Math.max(1, c.trials)
     return {
@@ -126,14 +133,14 @@ export function buildScorecard(
       trials: trials.length,
       graded_trials: trials.filter(graded).length,
       resolved_trials: trials.filter((o) => o.outcome === 'resolved').length,
-      pass_at_1: passAt1(trials),
-      pass_hat_k: Array.from({ length: maxK }, (_, i) => ({ k: i + 1, ...passHatK(trials, i + 1) })),
+      pass_at_1: passAt1(trials, counts),
+      pass_hat_k: Array.from({ length: maxK }, (_, i) => ({ k: i + 1, ...passHatK(trials, i + 1, counts) })),
       cost_per_solved_usd: costPerSolved(trials),
       tool_calls: tools.calls,
       tool_call_error_rate: tools.rate,
       exits: exitDistribution(trials),
       ...userSimulationField(trials),
-      tasks: Object.fromEntries([...taskCounts(trials).entries()].sort(([a], [b]) => a.localeCompare(b))),
+      tasks: Object.fromEntries([...counts.entries()].sort(([a], [b]) => a.localeCompare(b))),
     }
   })
 }

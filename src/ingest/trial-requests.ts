@@ -26,11 +26,11 @@ export interface TrialRequests {
 const NAME = /^[a-z_]{1,32}$/
 const WORD = /^[A-Za-z0-9_.:+-]{1,32}$/
 
-/** Roles a trial starts from: every one at zero. */
+/** Roles a trial starts from: every one at zero, in REQUEST_ROLES order. */
 function zeroRoles(): NonNullable<TrialRequests['roles']> {
-  return Object.fromEntries(REQUEST_ROLES.map((r) => [r, { requests: 0, spend_usd: 0 }])) as NonNullable<
-    TrialRequests['roles']
-  >
+  const roles: Partial<NonNullable<TrialRequests['roles']>> = {}
+  for (const r of REQUEST_ROLES) roles[r] = { requests: 0, spend_usd: 0 }
+  return roles as NonNullable<TrialRequests['roles']>
 }
 
 /**
@@ -40,17 +40,21 @@ function zeroRoles(): NonNullable<TrialRequests['roles']> {
  */
 export function trialRequests(summaries: readonly TelemetrySummary[]): TrialRequests | null {
   if (summaries.length === 0) return null
-  let roles: TrialRequests['roles'] = zeroRoles()
+  // Roles are counted from the first attempt that has them, and only while every attempt does (most
+  // summaries of a spend-log source have none: no sums are set up for them).
+  let rolesKnown = true
+  let roles: TrialRequests['roles'] = null
   let parts: TrialRequests['parts'] = zeroParts()
   const params: Record<string, string[]> = {}
   for (const t of summaries) {
     if (t.coverage === 'missing') {
-      roles = null
+      rolesKnown = false
       parts = null
       continue
     }
-    if (!t.request_roles) roles = null
-    if (roles) {
+    if (!t.request_roles) rolesKnown = false
+    if (rolesKnown) {
+      roles ??= zeroRoles()
       for (const r of t.request_roles ?? []) {
         const c = roles[r.role]
         c.requests += r.requests
@@ -71,7 +75,7 @@ export function trialRequests(summaries: readonly TelemetrySummary[]): TrialRequ
     }
   }
   for (const list of Object.values(params)) list.sort()
-  return { roles, parts, params }
+  return { roles: rolesKnown ? (roles ?? zeroRoles()) : null, parts, params }
 }
 
 /** Primary requests of an attempt (null when it recorded no roles): what a primary-only request rule counts. */

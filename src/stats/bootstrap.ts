@@ -555,21 +555,42 @@ export function bootstrapMeanDifference(
   treatment: Numbers,
   options: BootstrapOptions = {},
 ): PairedBootstrap {
-  const where = 'bootstrapMeanDifference'
-  pairedColumns(where, baseline, treatment, false)
+  return bootstrapColumnMean('bootstrapMeanDifference', pairedDifferenceColumn(baseline, treatment), options)
+}
+
+/**
+ * The column `bootstrapMeanDifference(baseline, treatment)` resamples: d_i = treatment_i − baseline_i.
+ * A driver that sums columns over the same plan (the joint bootstrap) takes this column and the
+ * statistic Σd (resampled) / n to give the same intervals, bit for bit.
+ * Throws a RangeError for arrays of different lengths or non-finite values.
+ */
+export function pairedDifferenceColumn(baseline: Numbers, treatment: Numbers): Float64Array {
+  pairedColumns('bootstrapMeanDifference', baseline, treatment, false)
   const d = new Float64Array(baseline.length)
   for (let i = 0; i < d.length; i++) d[i] = treatment[i]! - baseline[i]!
+  return d
+}
+
+/** The mean of one column of per-block values with its block-bootstrap intervals (the resampled Σd divided by n per replicate). */
+export function bootstrapColumnMean(
+  where: string,
+  d: Float64Array,
+  options: BootstrapOptions,
+): PairedBootstrap {
   return bootstrapSums(
     where,
     {
       columns: [d],
       evaluate: (s, count) => s[0]! / count,
-      estimateReason: 'no blocks',
-      replicateReason: 'empty resample',
+      estimateReason: MEAN_REASONS.estimate,
+      replicateReason: MEAN_REASONS.replicate,
     },
     options,
   )
 }
+
+/** The reasons of a column mean's undefined estimate and replicates (shared with the joint bootstrap). */
+export const MEAN_REASONS = { estimate: 'no blocks', replicate: 'empty resample' } as const
 
 /** Per-block spend and resolutions of both arms, for the cost-per-resolution ratio. */
 export interface CostPerResolutionBlocks {

@@ -2,16 +2,20 @@
  * Cost-effectiveness of harnesses on the same blocks: the paired net benefit at a declared value per
  * resolution, the per-cell means behind a resolve-rate-against-spend (Pareto) view, and the frontier.
  *
- * All block bootstraps here go through `bootstrapMeanDifference`, whose resample plan depends only on
- * (n, B, seed): every column over the same blocks with the same options is resampled with the same
- * replicates, so the cells' intervals on both axes are paired (a joint block bootstrap).
+ * All block bootstraps here are the mean of one column over the blocks (`bootstrapColumnMean`, as
+ * `bootstrapMeanDifference`), whose resample plan depends only on (n, B, seed): every column over the
+ * same blocks with the same options is resampled with the same replicates, so the cells' intervals on
+ * both axes are paired (a joint block bootstrap). The columns are exported (`meanColumn`,
+ * `pairedDifferenceColumn`, `netBenefitColumn`) so a driver that sums many columns over one plan at
+ * once gives the same intervals.
  */
 
 import {
   type BootstrapOptions,
-  bootstrapMeanDifference,
+  bootstrapColumnMean,
   type CostPerResolutionBlocks,
   type PairedBootstrap,
+  pairedDifferenceColumn,
 } from './bootstrap.js'
 import { assertFiniteArray, assertSameLength, type Numbers } from './types.js'
 
@@ -35,6 +39,15 @@ export function pairedNetBenefit(
   valuePerResolution: number,
   options: BootstrapOptions = {},
 ): PairedBootstrap {
+  return bootstrapColumnMean('bootstrapMeanDifference', netBenefitColumn(blocks, valuePerResolution), options)
+}
+
+/**
+ * The column `pairedNetBenefit` resamples: per block, NB_i = (V·resolved_T,i − spend_T,i) −
+ * (V·resolved_B,i − spend_B,i). Summed over the same resample plan by any driver, with the statistic
+ * the resampled Σ NB divided by n, it gives `pairedNetBenefit`'s intervals bit for bit. Throws as `pairedNetBenefit`.
+ */
+export function netBenefitColumn(blocks: CostPerResolutionBlocks, valuePerResolution: number): Float64Array {
   const where = 'pairedNetBenefit'
   if (!Number.isFinite(valuePerResolution) || valuePerResolution < 0)
     throw new RangeError(`${where}: valuePerResolution must be finite and ≥ 0, got ${valuePerResolution}`)
@@ -55,10 +68,9 @@ export function pairedNetBenefit(
     for (let i = 0; i < out.length; i++) out[i] = valuePerResolution * resolved[i]! - spend[i]!
     return out
   }
-  return bootstrapMeanDifference(
+  return pairedDifferenceColumn(
     armValue(resolvedBaseline, spendBaseline),
     armValue(resolvedTreatment, spendTreatment),
-    options,
   )
 }
 
@@ -67,8 +79,17 @@ export function pairedNetBenefit(
  * the replicates are those of every other column and of `pairedNetBenefit` (one shared plan).
  */
 export function bootstrapMean(values: Numbers, options: BootstrapOptions = {}): PairedBootstrap {
+  return bootstrapColumnMean('bootstrapMeanDifference', meanColumn(values), options)
+}
+
+/**
+ * The column `bootstrapMean(values)` resamples (values − 0, as a paired difference from zero); with
+ * the statistic Σ (resampled) / n over the same plan it gives `bootstrapMean`'s intervals bit for bit.
+ * Throws a RangeError for non-finite values.
+ */
+export function meanColumn(values: Numbers): Float64Array {
   assertFiniteArray('bootstrapMean', 'values', values)
-  return bootstrapMeanDifference(new Float64Array(values.length), values, options)
+  return pairedDifferenceColumn(new Float64Array(values.length), values)
 }
 
 /** One point of a cost-effectiveness view: spend (lower is better) and resolve rate (higher is better). */

@@ -19,10 +19,12 @@ export {
   DEFAULT_B,
   DEFAULT_LEVEL,
   DEFAULT_SEED,
+  MEAN_REASONS,
   type PairedBootstrap,
   type PairedMetric,
   type PairedStatistic,
   pairedBootstrap,
+  pairedDifferenceColumn,
   ratioMomentColumns,
 } from './bootstrap.js'
 export {
@@ -38,6 +40,8 @@ export {
 export {
   bootstrapMean,
   type CostRatePoint,
+  meanColumn,
+  netBenefitColumn,
   pairedNetBenefit,
   paretoFrontier,
 } from './cost-effectiveness.js'

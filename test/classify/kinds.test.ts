@@ -240,6 +240,52 @@ describe('kind 4: telemetry that is implausibly thin is telemetry_suspect', () =
     expect(d.improvements).toEqual([])
   })
 
+  it('five cells: a cell’s share is its rows over the median of the four others’ per instance, then the median over instances', async () => {
+    const cells = ['a', 'b', 'c', 'd', 'e']
+    const plan = await makePlan({
+      panel: { source: 'inline', instances: ids(7) },
+      cells: cells.map((id, i) => ({ id, harness: 'pi', version: `0.73.${i}` })),
+    })
+    // rows per (cell, instance): c is thin; the others vary so the medians of even and odd lists differ
+    const rowsOf = (cell: string, i: number) =>
+      ({ a: 10 + i, b: 12, c: 2 + (i % 3), d: 8 + 2 * (i % 2), e: 14 - i })[cell]!
+    const atts = cells.flatMap((cell) =>
+      plan.panel.instances.map((instance, i) => {
+        const a = attempt(plan, { cell, instance })
+        a.telemetry = { ...a.telemetry, rows: rowsOf(cell, i), proxy_requests: rowsOf(cell, i) }
+        return a
+      }),
+    )
+    const median = (xs: number[]) => {
+      const s = [...xs].sort((x, y) => x - y)
+      const m = s.length >> 1
+      return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
+    }
+    const shareOf = (cell: string) =>
+      median(
+        plan.panel.instances.map(
+          (_, i) => rowsOf(cell, i) / median(cells.filter((c) => c !== cell).map((c) => rowsOf(c, i))),
+        ),
+      )
+    // per instance 2/11, 3/11.5, 4/12, 2/11.5, 3/11, 4/11, 2/10: the median is 3/11.5
+    expect(shareOf('c')).toBeCloseTo(6 / 23, 12)
+    const input = atts.map((record, k) => ({
+      record,
+      file: 'attempts.jsonl',
+      line: k + 1,
+      ledgerRows: record.telemetry.rows,
+    }))
+    const strict = classifyAttempts(input, { ...DEFAULT_CLASSIFY, minShare: 0.3 })
+    const thin = strict.findings.filter((f) => f.code === 'telemetry_thin_cell')
+    expect(thin.map((f) => f.cell)).toEqual(['c'])
+    expect(thin[0]!.message).toContain(`logs a median ${(shareOf('c') * 100).toFixed(0)}% of the other cells`)
+    expect(thin[0]!.attempts).toBe(7)
+    // at the default threshold (0.25) the same cell is not thin
+    expect(
+      classifyAttempts(input, DEFAULT_CLASSIFY).findings.filter((f) => f.code === 'telemetry_thin_cell'),
+    ).toEqual([])
+  })
+
   it('rows far below the harness’s own request count are suspect; keep_suspect_outcomes false drops the outcome', async () => {
     const plan = await makePlan({ panel: { source: 'inline', instances: ids(1) } })
     const a = attempt(plan, { cell: 'a', instance: 't-001', requests: 3 })

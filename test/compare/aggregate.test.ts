@@ -4,6 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { aggregate } from '../../src/pipeline/aggregate.js'
 import { type Comparison, ComparisonSchema } from '../../src/records/comparison.js'
+import { bootstrapRatioOfMeans, chosenInterval } from '../../src/stats/index.js'
 import { attempt, ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from './fixtures.js'
 
 const outDir = () => mkdtempSync(path.join(tmpdir(), 'hw-agg-out-'))
@@ -516,6 +517,30 @@ describe('aggregate: determinism and strictness', () => {
     expect(cmp.cost_per_resolution.ratio.estimate).toBeNull()
     expect(cmp.cost_per_resolution.ratio.reason).toBeTruthy()
     expect(parsed.telemetry_coverage.missing).toBe(4)
+  })
+
+  it('spend unpriced on some blocks: its ratio of means is taken over the priced blocks, never a crash', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(12) } })
+    const atts = pairedOutcomes(plan, { both: 5, bOnly: 2, cOnly: 3, neither: 2 })
+    // b's spend is unpriced on blocks 3 and 8 (complete telemetry, no price): spend is unknown there
+    const unpriced = new Set([plan.panel.instances[3], plan.panel.instances[8]])
+    for (const a of atts)
+      if (a.cell_id === 'b' && unpriced.has(a.instance_id))
+        Object.assign(a.telemetry, { spend_usd: null, spend_source: 'unpriced' })
+    const { parsed } = await run(plan, writeArtifacts(plan, atts))
+    const spend = parsed.comparisons[0]!.metrics.spend_usd
+    expect(spend).toMatchObject({ n: 10, n_missing_value: 2 })
+    const priced = [...Array(12).keys()].filter((i) => i !== 3 && i !== 8)
+    const direct = bootstrapRatioOfMeans(
+      priced.map((i) => 0.1 * (1 + (i % 7))),
+      priced.map((i) => 0.15 * (1 + (i % 7))),
+      { B: 2000, seed: plan.seed, level: 0.95 },
+    )
+    expect(spend.ratio_of_means.estimate).toBeCloseTo(1.5, 12)
+    expect(spend.ratio_of_means.ci).toEqual(chosenInterval(direct).ci)
+    expect(spend.ratio_of_means.method).toBe(chosenInterval(direct).method)
+    // cost per resolution uses the same ten blocks
+    expect(parsed.comparisons[0]!.cost_per_resolution.n).toBe(10)
   })
 
   it('no resolutions: portfolio cost per resolution is null with "no resolutions"', async () => {
