@@ -170,10 +170,10 @@ function cell(resolvedTrials: number, trials: number, values: Record<RatioMetric
     resolved_trials: resolvedTrials,
     attempts: trials,
     coverage: 'complete',
-    spend_usd: values.spend_usd,
-    proxy_requests: values.proxy_requests,
+    spend_usd: values.spend_usd / trials,
+    proxy_requests: values.proxy_requests / trials,
     input_tokens: null,
-    input_fresh_tokens: values.input_fresh_tokens,
+    input_fresh_tokens: values.input_fresh_tokens / trials,
     cache_read_tokens: null,
     cache_write_tokens: null,
     output_tokens: null,
@@ -183,7 +183,8 @@ function cell(resolvedTrials: number, trials: number, values: Record<RatioMetric
 
 /**
  * One independent run of `ids` (every block complete), each block run `trials` times per arm:
- * fresh outcomes and costs for both cells, costs summed over the trials.
+ * fresh outcomes and costs for both cells, each cost the mean over the trials of the attempts' costs
+ * (as comparison.json's instance rows hold them).
  */
 export function drawRun(
   world: World,

@@ -42,13 +42,13 @@ function pairsOf(spend: Array<[number, number]>): PairedBlock[] {
 }
 
 /** A complete block with only spend, built directly (no comparison.json: the loop runs 2,000 times). */
-function blockOf(instance: string, base: number, treat: number): PairedBlock {
+function blockOf(instance: string, base: number, treat: number, trials = 1): PairedBlock {
   const cell = (spend: number) => ({
     outcome: 'resolved' as const,
     exit_class: 'clean',
-    trials: 1,
-    resolved_trials: 1,
-    attempts: 1,
+    trials,
+    resolved_trials: trials,
+    attempts: trials,
     coverage: 'complete' as const,
     spend_usd: spend,
     proxy_requests: null,
@@ -253,6 +253,43 @@ describe('two-stage-split design (the default)', () => {
     const altered = rerun.map((p) => (estimate.has(p.instance) ? blockOf(p.instance, 1, 0.1) : p))
     const v2 = design.decide({ ...args, rerun: altered, outcome: altered })
     expect(v2.test.p_one_sided).toBe(v.test.p_one_sided)
+  })
+
+  it('a steady 3.6× breach confirms when the rerun blocks hold means over four trials, as comparison.json does', () => {
+    // Fresh input tokens of a real run (16 blocks, one trial), and its rerun of 6 blocks (four trials,
+    // each block the mean over its trials): a ratio of 3.6× with little run noise.
+    const b1 = [
+      2613, 2419, 2453, 2166, 2328, 2820, 2145, 2800, 1945, 2573, 2122, 2166, 2295, 2437, 2174, 2600,
+    ]
+    const t1 = [
+      8964, 8494, 8567, 8522, 8574, 9093, 8408, 9068, 8216, 8523, 8344, 8496, 8645, 8360, 8478, 8897,
+    ]
+    const first = b1.map((b, i) => blockOf(`inst-${String(i + 1).padStart(2, '0')}`, b, t1[i]!))
+    const rerunValues: Array<[number, number, number]> = [
+      [1, 2370.25, 8610],
+      [2, 2411, 8693.5],
+      [6, 2268.5, 8462],
+      [8, 2599, 8957.5],
+      [11, 2119, 8355],
+      [13, 2170.5, 8452.5],
+    ]
+    const rerun = rerunValues.map(([i, b, t]) => blockOf(`inst-${String(i).padStart(2, '0')}`, b, t, 4))
+    const ids = rerun.map((p) => p.instance)
+    const v = design.decide({
+      signal: spendSignal(),
+      rerun,
+      outcome: rerun,
+      sample: new Set(ids),
+      unstable: new Set<string>(),
+      alpha: 0.05,
+      first,
+      decide: new Set(ids),
+      estimate: new Set(ids.slice(3)),
+    })
+    expect(v.holds, v.reason).toBe(true)
+    expect(v.test.stages?.map((s) => s.n)).toEqual([16, 3])
+    for (const stage of v.test.stages ?? []) expect(stage.p).toBeLessThan(1e-3)
+    expect(v.test.p_one_sided).toBeLessThan(1e-6)
   })
 
   it('A/A by simulation through decide: size at the boundary with symmetric D (2,000 runs of 20 + 10 blocks)', () => {

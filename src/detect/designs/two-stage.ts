@@ -381,11 +381,31 @@ function combinedStatistic(
   return { t1, t2, p1, p2, ...inverseNormalCombination([p1, p2], k.w) }
 }
 
+/**
+ * A metric's aligned columns as each block's sum over its trials: comparison.json holds the mean over
+ * a block's trials (compare/blocks.ts), and this design's spreads, floors and noise model count a
+ * k-trial block as the sum of k attempts.
+ */
+export function trialSumColumns(
+  pairs: readonly PairedBlock[],
+  metric: RatioMetric,
+): StageColumns & { instances: string[] } {
+  const cols = metricColumns([...pairs], metric)
+  const byId = new Map(pairs.map((p) => [p.instance, p]))
+  const trials = (i: number, arm: 'base' | 'treat') =>
+    Math.max(1, byId.get(cols.instances[i] as string)?.[arm]?.trials ?? 1)
+  return {
+    instances: cols.instances,
+    base: cols.base.map((v, i) => v * trials(i, 'base')),
+    treat: cols.treat.map((v, i) => v * trials(i, 'treat')),
+  }
+}
+
 function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
   const s = input.signal
-  const firstCols = metricColumns([...input.first], metric)
+  const firstCols = trialSumColumns([...input.first], metric)
   const half = decisionBlocks(input, input.rerun).filter((p) => input.sample.has(p.instance))
-  const halfCols = metricColumns(half, metric)
+  const halfCols = trialSumColumns(half, metric)
   const sq = options.floorScale === 'sqrt-trials'
   const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
   const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
