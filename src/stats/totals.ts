@@ -29,8 +29,13 @@ import { studentTTwoSidedP } from './special.js'
  *      t_J = [d̄ + μ̂₃/(6·s²·n) + μ̂₃·d̄²/(3·s⁴)] / (s/√n), μ̂₃ = Σ(Dᵢ − d̄)³/n, against t(n − 1);
  *  - `johnson-down`: min(t, t_J) — Johnson's correction applied only when it lowers the statistic
  *      (μ̂₃ < 0, the liberal side for an upper-tailed test); never more liberal than `student`;
+ *  - `johnson-critical`: Johnson's correction evaluated at the one-sided 5% critical value q of
+ *      t(n − 1) rather than at the observed mean: t + min(0, t_J(q·se) − q); monotone in the mean;
  *  - `hall`: Hall's (1992, JRSS B 54:221) monotone cubic transformation of T = d̄/s, with γ̂ = μ̂₃/s³,
  *      √n·[T + γ̂·T²/3 + γ̂²·T³/27 + γ̂/(6n)], against t(n − 1);
+ *  - `hall-down`: min(t, Hall's) — Hall's correction applied only when it lowers the statistic; unlike
+ *      `johnson-down` it never falls as the mean grows (t_J's d̄² term makes a strong effect with any
+ *      left skew strongly negative);
  *  - `bootstrap-t`: the studentized bootstrap of the mean of D (Efron & Tibshirani 1993, §12.5),
  *      B resamples of the n blocks from a fixed seed, p = (1 + #{t*ᵦ ≥ t}) / (B + 1) with
  *      t*ᵦ = (d̄*ᵦ − d̄)/(s*ᵦ/√n); a resample with no spread has t* = ±∞ by the sign of d̄* − d̄, 0 at d̄;
@@ -45,7 +50,9 @@ export type TotalsMethod =
   | 'student'
   | 'johnson'
   | 'johnson-down'
+  | 'johnson-critical'
   | 'hall'
+  | 'hall-down'
   | 'bootstrap-t'
   | 'sign-flip'
   | 'log-ratio'
@@ -158,14 +165,46 @@ export function ratioOfTotalsTest(
     const stat = method === 'johnson' ? tJ : Math.min(t, tJ)
     return out(stat, upperT(stat, df))
   }
+  if (method === 'johnson-critical') {
+    // Johnson's correction evaluated where the test decides (t at its one-sided critical value q),
+    // not at the observed mean: the same shift near the boundary, and a statistic that only grows
+    // with the mean (t_J's d̄² term turns it down for a strong effect with any left skew).
+    const q = upperTQuantile(CRITICAL_ALPHA, df)
+    const m = q * se
+    const shift = (mu3 / (6 * s2 * n) + (mu3 * m * m) / (3 * s2 * s2)) / se
+    const stat = t + Math.min(0, shift)
+    return out(stat, upperT(stat, df))
+  }
   if (method === 'sign-flip') return out(t, signFlipP(d, options.resamples ?? 999, options.seed ?? 1))
-  if (method === 'hall') {
+  if (method === 'hall' || method === 'hall-down') {
     const g = mu3 / (s2 * sd)
     const T = t / Math.sqrt(n)
-    const stat = Math.sqrt(n) * (T + (g * T * T) / 3 + (g * g * T * T * T) / 27 + g / (6 * n))
+    const h = Math.sqrt(n) * (T + (g * T * T) / 3 + (g * g * T * T * T) / 27 + g / (6 * n))
+    const stat = method === 'hall' ? h : Math.min(t, h)
     return out(stat, upperT(stat, df))
   }
   return out(t, bootstrapTP(d, mean, t, options.resamples ?? 999, options.seed ?? 1))
+}
+
+/** The one-sided level at which `johnson-critical` evaluates Johnson's correction. */
+const CRITICAL_ALPHA = 0.05
+const quantiles = new Map<number, number>()
+
+/** q with P(T > q) = alpha for Student's t with df degrees of freedom (bisection; cached by df). */
+function upperTQuantile(alpha: number, df: number): number {
+  const key = df * 1000 + alpha
+  const hit = quantiles.get(key)
+  if (hit !== undefined) return hit
+  let lo = 0
+  let hi = 1000
+  for (let i = 0; i < 100 && hi - lo > 1e-12; i++) {
+    const mid = (lo + hi) / 2
+    if (upperT(mid, df) > alpha) lo = mid
+    else hi = mid
+  }
+  const q = (lo + hi) / 2
+  quantiles.set(key, q)
+  return q
 }
 
 /** The sign-flip p of Σd: (1 + #{Σ±dᵢ ≥ Σd}) / (B + 1). */

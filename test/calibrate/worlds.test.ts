@@ -55,7 +55,7 @@ const SEEDED: Array<[string, { breach: number; confirmed: number; concentrated: 
   ['runaway-attempts-at-threshold', { breach: 36, confirmed: 0, concentrated: 36 }],
   ['heterogeneous-at-threshold', { breach: 57, confirmed: 0, concentrated: 44 }],
   ['unequal-noise-base-at-threshold', { breach: 58, confirmed: 2, concentrated: 14 }],
-  ['overhead-2x', { breach: 96, confirmed: 72, concentrated: 0 }],
+  ['overhead-2x', { breach: 96, confirmed: 77, concentrated: 0 }],
   ['runaway-instances-2x', { breach: 94, confirmed: 1, concentrated: 94 }],
   ['heterogeneous-2x', { breach: 96, confirmed: 55, concentrated: 11 }],
   ['unequal-noise-2x', { breach: 82, confirmed: 22, concentrated: 5 }],

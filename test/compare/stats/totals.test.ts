@@ -101,6 +101,57 @@ describe('ratioOfTotalsTest: skewness-corrected and resampling methods', () => {
     expect(ratioOfTotalsTest(bR, tR, 1.5, { method: 'johnson-down' })!.statistic).toBe(st.statistic)
   })
 
+  // Sixteen blocks of fresh input tokens from a real run: the treatment uses 3.6× the baseline on every
+  // block, with a slight left skew of D (γ ≈ −0.35).
+  const fresh = {
+    b: [2613, 2419, 2453, 2166, 2328, 2820, 2145, 2800, 1945, 2573, 2122, 2166, 2295, 2437, 2174, 2600],
+    t: [8964, 8494, 8567, 8522, 8574, 9093, 8408, 9068, 8216, 8523, 8344, 8496, 8645, 8360, 8478, 8897],
+  }
+
+  it("johnson-critical: Johnson's correction evaluated at the critical value (numpy/scipy: q = t.isf(0.05, n − 1), shift at m = q·se)", () => {
+    const r = ratioOfTotalsTest(b8, t8, 1.5, { method: 'johnson-critical' })!
+    expect(r.statistic).toBeCloseTo(1.7377055316661953, 12)
+    expect(r.p).toBeCloseTo(0.06291452419787862, 12)
+    const skew = ratioOfTotalsTest(bSkew, tSkew, 1.5, { method: 'johnson-critical' })!
+    expect(skew.statistic).toBeCloseTo(-1.4087156687018685, 12)
+    expect(skew.p).toBeCloseTo(0.9037414755617412, 12)
+    const f = ratioOfTotalsTest(fresh.b, fresh.t, 1.5, { method: 'johnson-critical' })!
+    expect(f.statistic).toBeCloseTo(98.08236815076452, 9)
+    expect(f.p).toBeLessThan(1e-20)
+  })
+
+  it("a strong effect with a slight left skew: t_J's d̄² term turns Johnson's statistic negative; johnson-critical and hall-down stay monotone", () => {
+    // Student's t is 98; Johnson's modified t is −181 (p = 1): min(t, t_J) would never confirm a 3.6× ratio.
+    expect(ratioOfTotalsTest(fresh.b, fresh.t, 1.5)!.statistic).toBeCloseTo(98.1857369222127, 9)
+    expect(ratioOfTotalsTest(fresh.b, fresh.t, 1.5, { method: 'johnson-down' })!.p).toBe(1)
+    expect(ratioOfTotalsTest(fresh.b, fresh.t, 1.5, { method: 'hall-down' })!.p).toBeLessThan(1e-20)
+    // Shifting every treatment value up (the same D shape, a larger mean) never raises p.
+    for (const method of ['johnson-critical', 'hall-down'] as const) {
+      let last = 1
+      for (let k = 0; k <= 80; k++) {
+        const shifted = tSkew.map((x) => x + 0.05 * k)
+        const p = ratioOfTotalsTest(bSkew, shifted, 1.5, { method })!.p
+        expect(p, `${method} at shift ${k}`).toBeLessThanOrEqual(last + 1e-15)
+        last = p
+      }
+      // Hall's transformation is monotone but flat where γ·T = −3: it rejects later than johnson-critical.
+      expect(last).toBeLessThan(method === 'johnson-critical' ? 0.002 : 0.2)
+    }
+    // johnson-down is not monotone on the same path: p falls, then rises again.
+    const pDown = Array.from(
+      { length: 81 },
+      (_, k) =>
+        ratioOfTotalsTest(
+          bSkew,
+          tSkew.map((x) => x + 0.05 * k),
+          1.5,
+          { method: 'johnson-down' },
+        )!.p,
+    )
+    const lowest = Math.min(...pDown)
+    expect(pDown[80]!).toBeGreaterThan(lowest + 0.5)
+  })
+
   it('a floor on s replaces a smaller s (hand-computed with s floored at 2s)', () => {
     const s = sdOfD(b8, t8, 1.5)!
     const floored = ratioOfTotalsTest(b8, t8, 1.5, { sdFloor: 2 * s })!
