@@ -16,6 +16,12 @@
 // time is the steadier figure. The fastest run, at load 3.9: 2.42 s wall, reference 5.67 s, 0.43×.
 // Later, 5 runs at load 3.8–5.4 (medians): 2.66 s wall, 4.29 s CPU (the worker thread ran), reference
 // 3.90 s, 0.71× (0.61–1.07); the fastest 2.31 s wall, 0.61×.
+// After the cell summaries and the scorecard were moved to run while the worker sums (and the files
+// read two legs ahead), 12 runs each at load average 3.1–5.0, interleaved with the previous version
+// (medians): 3.28 s wall, 3.89 s CPU, reference 4.01 s, 0.90×; the previous version 3.77 s wall,
+// 3.80 s CPU, reference 4.31 s, 0.87×: no difference measurable at that load (the fastest runs 2.38 s,
+// 0.58×, and 2.15 s, 0.57×). A profile of a less loaded run shows the overlap: the worker's sums run
+// entirely beside the MDE, the cell summaries and the scorecard, and this thread no longer sums.
 // Run: npm run bench -- aggregate   (options: --cells N --instances N --trials N --resamples N --ledger-rows N)
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'

@@ -86,6 +86,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
   let costEffectivenessSection: CostEffectiveness
   const value = input.options.valuePerResolutionUsd ?? null
   const profilePairs: ProfilePair[] = []
+  let scorecard: ReturnType<typeof buildScorecard> | undefined
   if (!groups) {
     const treatments = input.treatments.filter(
       (t) => t !== input.baseline && input.cells.some((c) => c.id === t),
@@ -98,9 +99,14 @@ export function buildComparison(input: ComparisonInput): Comparison {
       opts,
       value,
     )
-    const r = evaluate(blocks, input.baseline, treatments, opts, classification, ce.register)
+    // The cell summaries and the scorecard are made while the worker sums the bootstrap columns.
+    let summaries: CellSummary[] = []
+    const r = evaluate(blocks, input.baseline, treatments, opts, classification, ce.register, () => {
+      summaries = input.cells.map((c) => cellSummary(c, blocks))
+      scorecard = buildScorecard(input.cells, input.observations)
+    })
     for (const t of treatments) profilePairs.push({ baseline: input.baseline, treatment: t, blocks })
-    cells = input.cells.map((c) => cellSummary(c, r.blocks))
+    cells = summaries
     comparisons = r.comparisons
     mde = r.mde
     costEffectivenessSection = ce.section()
@@ -169,7 +175,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
 
   return {
     schema_version: COMPARISON_SCHEMA_VERSION,
-    scorecard: buildScorecard(input.cells, input.observations),
+    scorecard: scorecard ?? buildScorecard(input.cells, input.observations),
     kind: input.kind,
     experiment_id: input.experimentId,
     run_id: input.runId,
@@ -270,6 +276,7 @@ function evaluate(
   opts: PairOptions,
   classification: ReturnType<typeof classificationSummary>,
   registerMore: (shared: SharedBootstraps) => void,
+  meanwhile?: () => void,
 ): { blocks: Block[]; comparisons: ComparisonEntry[]; mde: Mde } {
   // Large sums run on the worker thread while the MDE is computed here.
   const shared = new SharedBootstraps({ B: opts.resamples, seed: opts.seed, level: opts.level })
@@ -284,6 +291,8 @@ function evaluate(
   )
   const meanDiscordant = discordant.length ? discordant.reduce((x, y) => x + y, 0) / discordant.length : 0
   const mde = mdeFor(outcomeBlocks.length, meanDiscordant, opts, discordant.length)
+  // Work of the caller's that needs no sums, done before the first comparison waits for them.
+  meanwhile?.()
   const comparisons = treatments.map((t) =>
     notEvaluated(comparePair(blocks, baseline, t, opts, shared, mde), classification),
   )

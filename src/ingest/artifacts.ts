@@ -211,7 +211,8 @@ export async function readLegArtifacts(
     }
     return readLedger(dir, ledgerNames[i]!, null, offThread[i]!)
   }
-  // Each leg's other files are read on libuv's threads while the previous leg is parsed here.
+  // Each leg's other files are read (and hashed) on libuv's threads two legs ahead of the one parsed
+  // here, so this thread does not wait for them on a busy machine.
   const loads: Array<Promise<LoadedLeg> | undefined> = []
   const load = (i: number) => {
     const folder = folders[i]
@@ -233,8 +234,10 @@ export async function readLegArtifacts(
       missing('artifact folder not found')
       continue
     }
-    const loaded = await load(i)!
+    const loading = load(i)!
     load(i + 1)
+    const loaded = await loading
+    load(i + 2)
     loads[i] = undefined
     const rel = relOf(folder)
     for (const why of loaded.refused) out.inputErrors.push({ file: rel, line: null, message: why })
