@@ -26,8 +26,9 @@ export async function readCapabilityFile(
   root: string,
   rel: string,
   cellId: string,
+  folders?: Set<string>,
 ): Promise<CapabilityManifest | 'missing' | { ignored: string }> {
-  const read = await readInside(root, rel)
+  const read = await readInside(root, rel, folders)
   if (read === 'missing') return 'missing'
   if ('refused' in read) return { ignored: read.refused }
   if (read.bytes.length > MAX_BYTES) return { ignored: `${rel}: over ${MAX_BYTES} bytes, not read` }
@@ -87,6 +88,8 @@ export async function readCapabilities(
   const byCell = new Map<string, CapabilityManifest[]>()
   const missing = new Map<string, number>()
   const ignored: string[] = []
+  // The leg, logs and instance folders are shared by many attempts: each is checked once.
+  const folders = new Set<string>()
   const jobs: { cell: string; read: () => Promise<CapabilityManifest | 'missing' | { ignored: string }> }[] =
     []
   for (const leg of read.legs) {
@@ -98,7 +101,7 @@ export async function readCapabilities(
         read: () =>
           rel === null
             ? Promise.resolve({ ignored: `${where}: its logs folder leaves the artifact, not read` })
-            : readCapabilityFile(root, rel, a.cell_id),
+            : readCapabilityFile(root, rel, a.cell_id, folders),
       })
     }
   }

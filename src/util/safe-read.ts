@@ -37,20 +37,27 @@ export function checkInside(root: string, rel: string): string | 'missing' | nul
   return null
 }
 
-/** Read `rel` inside `root` on the terms of {@link checkInside} (async). */
-export async function readInside(root: string, rel: string): Promise<InsideRead> {
+/**
+ * Read `rel` inside `root` on the terms of {@link checkInside} (async). `folders`, when given, holds
+ * the folders already found to be real folders (no link) by earlier reads of the same batch, so a
+ * run of tens of thousands of files under a few leg folders checks each shared folder once; the
+ * artifacts do not change while one batch reads them, and the file itself is always checked.
+ */
+export async function readInside(root: string, rel: string, folders?: Set<string>): Promise<InsideRead> {
   const parts = splitRel(rel)
   if (typeof parts === 'string') return { refused: parts }
   let at = path.resolve(root)
   for (const [i, part] of parts.entries()) {
     at = path.join(at, part)
+    const last = i === parts.length - 1
+    if (!last && folders?.has(at)) continue
     const st = await lstat(at).catch(() => null)
     if (!st) return 'missing'
     const shown = parts.slice(0, i + 1).join('/')
     if (st.isSymbolicLink()) return { refused: `${shown} is a symbolic link: not followed out of the folder` }
-    const last = i === parts.length - 1
     if (!last && !st.isDirectory()) return 'missing'
     if (last && !st.isFile()) return { refused: `${shown} is not a regular file: not read` }
+    if (!last) folders?.add(at)
   }
   let fh: Awaited<ReturnType<typeof open>>
   try {
