@@ -446,8 +446,9 @@ function atifAnchors(paths: string[] | undefined, prefix?: string): string {
     .map((p, i) => {
       const label = paths.length > 1 ? `ATIF ${i + 1}` : 'ATIF'
       const title = `${e(p)} (ATIF v1.7)`
-      return plainPath(p)
-        ? ` <a class="atif" href="${e(atifHref(p, prefix))}" title="${title}">${label}</a>`
+      const href = plainPath(p) ? atifHref(p, prefix) : null
+      return href !== null
+        ? ` <a class="atif" href="${e(href)}" title="${title}">${label}</a>`
         : ` <small>${label} ${e(p)}</small>`
     })
     .join('')

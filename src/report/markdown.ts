@@ -570,7 +570,8 @@ export function atifLinks(paths: string[] | undefined, prefix?: string): string 
   return paths
     .map((p, i) => {
       const label = paths.length > 1 ? `ATIF ${i + 1}` : 'ATIF'
-      return plainPath(p) ? ` · [${label}](${atifHref(p, prefix)})` : ` · ${label} ${codeSpan(p)}`
+      const href = plainPath(p) ? atifHref(p, prefix) : null
+      return href !== null ? ` · [${label}](${href})` : ` · ${label} ${codeSpan(p)}`
     })
     .join('')
 }
@@ -580,10 +581,18 @@ export function plainPath(p: string): boolean {
   return /^[A-Za-z0-9._+@=/-]+$/.test(p) && !p.startsWith('/') && !p.split('/').includes('..')
 }
 
-/** The link to an artifact path from the report: the prefix's segments URI-encoded, then the path. */
-export function atifHref(p: string, prefix?: string): string {
+/**
+ * The link to an artifact path from the report: the prefix's segments percent-encoded (parentheses,
+ * quotes and `!*` too), then the path; null when the prefix is not a relative path of non-empty
+ * segments (it may come from a forged comparison.json: `/x` or `//host` would leave the reports).
+ */
+export function atifHref(p: string, prefix?: string): string | null {
   if (!prefix || prefix === '.') return p
-  return `${prefix.split('/').map(encodeURIComponent).join('/')}/${p}`
+  const segments = prefix.split('/')
+  if (segments.some((s) => s === '')) return null
+  const encode = (s: string) =>
+    encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)
+  return `${segments.map(encode).join('/')}/${p}`
 }
 
 function scopeSection(c: Comparison): string {

@@ -4,6 +4,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { aggregate } from '../../src/pipeline/aggregate.js'
 import { detectStep } from '../../src/pipeline/detect.js'
+import { writeReportFiles } from '../../src/report/write.js'
 import { ids, makePlan, pairedOutcomes, writeArtifacts, writePlan } from './fixtures.js'
 
 // The run stage names each attempt's ATIF file in its record (relative to logs_dir); the comparison
@@ -54,5 +55,45 @@ describe("the reports link each attempt's ATIF trajectory", () => {
     const html2 = readFileSync(r.htmlPath, 'utf8')
     expect(html2).toContain(`<a class="atif" href="${href('t-001')}"`)
     expect(html2.match(/<a class="atif"/g)).toHaveLength(2)
+  })
+
+  it("a forged artifacts_href in comparison.json never makes an ATIF link leave the reports' folder or break out", async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(2) } })
+    const records = pairedOutcomes(plan, { both: 2, bOnly: 0, cOnly: 0, neither: 0 })
+    for (const r of records) r.atif = 'trajectory.atif.json'
+    const dir = writeArtifacts(plan, records)
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-atif-forged-'))
+    const r = await aggregate({ plan: writePlan(plan), artifacts: dir, out, resamples: 200 })
+    const legA = plan.legs.find((l) => l.cell === 'a')!
+    const file = `${legA.artifact}/logs/t-001/0-1/trajectory.atif.json`
+    const refused = ['//evil.test', '/etc', '///evil.test', 'a//b', 'x/']
+    for (const forged of refused) {
+      const c = { ...r.comparison, artifacts_href: forged }
+      await writeReportFiles(c, out, null)
+      const md = readFileSync(r.reportPath, 'utf8')
+      const html = readFileSync(r.htmlPath, 'utf8')
+      expect(md, forged).not.toContain('[ATIF](')
+      expect(md, forged).toContain(`ATIF \`${file}\``)
+      expect(html, forged).not.toContain('<a class="atif"')
+      expect(html, forged).not.toMatch(/href="\//)
+    }
+    // A relative prefix with odd characters is percent-encoded: no scheme, no early `)`, no quote.
+    const encoded: Array<[string, string]> = [
+      ['javascript:alert(1)', 'javascript%3Aalert%281%29'],
+      ['x)](evil.test', 'x%29%5D%28evil.test'],
+      ['a"onmouseover="b', 'a%22onmouseover%3D%22b'],
+      ["it's", 'it%27s'],
+      ['../..', '../..'],
+    ]
+    for (const [forged, want] of encoded) {
+      const c = { ...r.comparison, artifacts_href: forged }
+      await writeReportFiles(c, out, null)
+      const md = readFileSync(r.reportPath, 'utf8')
+      const html = readFileSync(r.htmlPath, 'utf8')
+      expect(md, forged).toContain(`[ATIF](${want}`)
+      expect(md, forged).not.toMatch(/\]\([a-z]+:/i)
+      expect(html, forged).toContain(`<a class="atif" href="${want}`)
+      expect(html, forged).not.toContain('"onmouseover')
+    }
   })
 })
