@@ -4,7 +4,8 @@
 # previous run left) and this run's, then runs `harness-watch history` over them into $HW_HISTORY:
 #   $HW_HISTORY/history.html, history.json   the series page and its data
 #   $HW_HISTORY/runs/<run id>-r<round>/      each run's comparison.json and final decision.json (an id
-#                                            with other characters: sanitised, plus its hash)
+#                                            with other characters, or longer than 120: sanitised
+#                                            and cut, plus its hash)
 # A run's final decision is the confirmation's when there was one. No previous history (first run,
 # expired artifact) starts a new series; a gap in the weekly runs shows as a gap on the page.
 #
@@ -46,16 +47,19 @@ add() {
   # A run id with other characters is sanitised, and the raw id's hash is added so that two ids
   # that sanitise alike ("a/b", "a_b") never share a folder; a plain id keeps its own name.
   # A leading dot or dash would hide the folder from the glob below or read as an option.
+  # An id longer than 120 characters is cut there (with its hash): a folder name has at most 255 bytes.
   local safe=${id//[^A-Za-z0-9._-]/_}
   if [[ "$safe" == [.-]* ]]; then safe="_${safe}"; fi
+  if [ "${#safe}" -gt 120 ]; then safe=${safe:0:120}; fi
   if [ "$safe" != "$id" ]; then
     safe="${safe}-$(printf '%s' "$id" | sha256sum | cut -c1-12)"
   fi
   id=$safe
-  mkdir -p "$runs/$id"
-  cp "$comparison" "$runs/$id/comparison.json"
-  rm -f "$runs/$id/decision.json"
-  if [ -n "$decision" ] && [ -f "$decision" ]; then cp "$decision" "$runs/$id/decision.json"; fi
+  # Called as a condition, so `set -e` does not apply here: each step's failure is returned.
+  mkdir -p "$runs/$id" || return 1
+  cp "$comparison" "$runs/$id/comparison.json" || return 1
+  rm -f "$runs/$id/decision.json" || return 1
+  if [ -n "$decision" ] && [ -f "$decision" ]; then cp "$decision" "$runs/$id/decision.json" || return 1; fi
 }
 
 found=0

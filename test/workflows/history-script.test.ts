@@ -126,6 +126,31 @@ describe('scripts/history.sh carries the series from week to week', () => {
     expect(readdirSync(path.join(next, 'hw-history', 'runs'))).toHaveLength(4)
   }, 120_000)
 
+  it('a run id too long for a folder name is cut with its hash; none is lost', async () => {
+    const prev = mkdtempSync(path.join(tmpdir(), 'hw-history-long-'))
+    const long = 'x'.repeat(300)
+    const unicode = 'é'.repeat(200)
+    for (const [dir, c] of [
+      ['one', { ...weeks[0]!, run_id: long }],
+      ['two', { ...weeks[1]!, run_id: unicode }],
+    ] as const) {
+      mkdirSync(path.join(prev, 'runs', dir), { recursive: true })
+      writeFileSync(path.join(prev, 'runs', dir, 'comparison.json'), strictJson(c))
+    }
+    const ws = job({ ...weeks[2]!, run_id: `${long}y` }, { previous: prev })
+    const r = await runScript(ws)
+    expect(r.exitCode, r.stderr).toBe(0)
+    expect(r.stderr).not.toContain('too long')
+    expect(r.stdout).toContain('history: 2 earlier run(s) from the previous history')
+    const names = readdirSync(path.join(ws, 'hw-history', 'runs'))
+    expect(names).toHaveLength(3)
+    for (const n of names) expect(Buffer.byteLength(n)).toBeLessThanOrEqual(133)
+    const h = HistorySchema.parse(
+      JSON.parse(readFileSync(path.join(ws, 'hw-history', 'history.json'), 'utf8')),
+    )
+    expect(h.runs.map((x) => x.run_id)).toEqual([long, unicode, `${long}y`])
+  }, 120_000)
+
   it('an unreadable earlier file is left out with a warning naming it; no report: nothing to do', async () => {
     const prev = mkdtempSync(path.join(tmpdir(), 'hw-history-prev-'))
     mkdirSync(path.join(prev, 'runs', 'broken'), { recursive: true })
