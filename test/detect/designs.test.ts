@@ -9,6 +9,7 @@ import { competitivePairs, type PairedBlock } from '../../src/detect/pairs.js'
 import type { Signal } from '../../src/detect/schema.js'
 import { ThresholdsSchema } from '../../src/manifest/schema.js'
 import { createRng } from '../../src/stats/rng.js'
+import { strictJson } from '../../src/util/json.js'
 import { makeComparison, rows } from './fixtures.js'
 
 const spendSignal = (threshold = 1.5): Signal => ({
@@ -290,6 +291,52 @@ describe('two-stage-split design (the default)', () => {
     expect(v.test.stages?.map((s) => s.n)).toEqual([16, 3])
     for (const stage of v.test.stages ?? []) expect(stage.p).toBeLessThan(1e-3)
     expect(v.test.p_one_sided).toBeLessThan(1e-6)
+  })
+
+  it('a forged stage (costs or trial counts too large to sum) is not tested: no throw, no non-finite number', () => {
+    const first = Array.from({ length: 12 }, (_, i) => blockOf(`inst-${i}`, 1 + (i % 3), (1 + (i % 3)) * 2.2))
+    const decideWith = (firstBlocks: PairedBlock[], rerun: PairedBlock[]) => {
+      const ids = rerun.map((p) => p.instance)
+      return design.decide({
+        signal: spendSignal(),
+        rerun,
+        outcome: rerun,
+        sample: new Set(ids),
+        unstable: new Set<string>(),
+        alpha: 0.05,
+        first: firstBlocks,
+        decide: new Set(ids),
+        estimate: new Set(ids.slice(3)),
+      })
+    }
+    const cases: Array<[string, PairedBlock[], PairedBlock[], RegExp]> = [
+      [
+        'costs too large to sum',
+        first,
+        first.slice(0, 6).map((p) => blockOf(p.instance, 1e300, 1e308, 4)),
+        /the rerun's block inst-0 holds a negative spend_usd or totals too large to sum/,
+      ],
+      [
+        'a huge trial count',
+        first,
+        first.slice(0, 6).map((p) => blockOf(p.instance, 1e10, 3e10, 1e300)),
+        /the rerun's block inst-0 holds/,
+      ],
+      [
+        'first-run costs too large to sum',
+        first.map((p, i) => (i >= 2 ? blockOf(p.instance, 1e307, 1e308) : p)),
+        first.slice(0, 6).map((p, i) => blockOf(p.instance, 1.5 + 0.1 * i, 3.5, 4)),
+        /the first run's block inst-3 holds/,
+      ],
+    ]
+    for (const [name, firstBlocks, rerun, why] of cases) {
+      const v = decideWith(firstBlocks, rerun)
+      expect(v.holds, `${name}: ${v.reason}`).toBe(false)
+      expect(v.reason, name).toMatch(why)
+      expect(() => strictJson(v), name).not.toThrow()
+      // The first stage's weight is fixed by its 12 blocks, tested or not.
+      expect(v.test.stages?.[0]?.weight, name).toBe(Math.sqrt(12))
+    }
   })
 
   it('A/A by simulation through decide: size at the boundary with symmetric D (2,000 runs of 20 + 10 blocks)', () => {

@@ -381,6 +381,23 @@ function combinedStatistic(
   return { t1, t2, p1, p2, ...inverseNormalCombination([p1, p2], k.w) }
 }
 
+const NO_COLUMNS: StageColumns & { instances: string[] } = { instances: [], base: [], treat: [] }
+
+/** The first block whose value is negative or not finite, or whose column totals overflow; null when none. */
+function unusableBlock(cols: StageColumns & { instances: string[] }): string | null {
+  let sb = 0
+  let st = 0
+  for (let i = 0; i < cols.base.length; i++) {
+    const b = cols.base[i] as number
+    const t = cols.treat[i] as number
+    sb += b
+    st += t
+    if (!(b >= 0 && t >= 0 && Number.isFinite(sb) && Number.isFinite(st)))
+      return cols.instances[i] ?? String(i)
+  }
+  return null
+}
+
 /**
  * A metric's aligned columns as each block's sum over its trials: comparison.json holds the mean over
  * a block's trials (compare/blocks.ts), and this design's spreads, floors and noise model count a
@@ -403,16 +420,22 @@ export function trialSumColumns(
 
 function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest): Verdict {
   const s = input.signal
-  const firstCols = trialSumColumns([...input.first], metric)
   const half = decisionBlocks(input, input.rerun).filter((p) => input.sample.has(p.instance))
-  const halfCols = trialSumColumns(half, metric)
+  // comparison.json is read from artifacts: a stage with a negative value, or totals too large to
+  // sum (a forged trial count or cost), is not tested and carries no evidence (p = 1), said so.
+  const firstAll = trialSumColumns([...input.first], metric)
+  const halfAll = trialSumColumns(half, metric)
+  const firstBad = unusableBlock(firstAll)
+  const halfBad = unusableBlock(halfAll)
+  const firstCols = firstBad === null ? firstAll : NO_COLUMNS
+  const halfCols = halfBad === null ? halfAll : NO_COLUMNS
   const sq = options.floorScale === 'sqrt-trials'
   const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
   const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
   const planned = [...input.decide].filter((i) => input.sample.has(i) && !input.estimate.has(i)).length
   const w = options.attemptWeights
-    ? weights(firstCols.base.length * k1, planned * plannedTrials(input.rerun))
-    : weights(firstCols.base.length, planned)
+    ? weights(firstAll.base.length * k1, planned * plannedTrials(input.rerun))
+    : weights(firstAll.base.length, planned)
   let model: [number | null, number | null] | undefined
   if (options.noiseFloor !== undefined) {
     const at = new Map(firstCols.instances.map((id, i) => [id, i]))
@@ -475,7 +498,14 @@ function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest
   }
   const holds = rejects && !excused
   const ratio = (t: typeof t1) => (t?.estimate != null ? `${t.estimate.toFixed(2)}×` : 'undefined')
-  const text = `ratio of totals ${ratio(t1)} on the first run (p = ${fmtP(p1)}), ${ratio(t2)} on the rerun decision half (n = ${halfCols.base.length}, p = ${fmtP(p2)}); combined p = ${fmtP(combined.p)}`
+  const unusable = [
+    ...(firstBad === null ? [] : [`the first run's block ${firstBad}`]),
+    ...(halfBad === null ? [] : [`the rerun's block ${halfBad}`]),
+  ]
+  const note = unusable.length
+    ? ` (${unusable.join(' and ')} holds a negative ${metric} or totals too large to sum: that stage is not tested)`
+    : ''
+  const text = `ratio of totals ${ratio(t1)} on the first run (p = ${fmtP(p1)}), ${ratio(t2)} on the rerun decision half (n = ${halfCols.base.length}, p = ${fmtP(p2)}); combined p = ${fmtP(combined.p)}${note}`
   const reason = excused
     ? `the rerun shows a resolved advantage (b′ = ${adv.b}, c′ = ${adv.c}, exact one-sided McNemar p = ${fmtP(advantageP)} ≤ α = ${input.alpha}): not a regression`
     : rejects
