@@ -120,13 +120,16 @@ export function jsonForScript(value: unknown): string {
  * A link target we may place in a report as given, or null: an http(s) URL, or a relative path, made
  * only of characters that need no escaping inside a Markdown link destination or a double-quoted
  * HTML attribute (no spaces, quotes, backslashes, backticks, brackets, parentheses or angle
- * brackets; percent-encode others). A relative path starts with neither `/` nor a scheme, so
- * `javascript:`, `data:` and protocol-relative `//host` are refused. The HTML still goes through
+ * brackets; percent-encode others), and no character reference (`&colon;`). A relative path
+ * starts with neither `/` nor a scheme, so `javascript:`, `data:` and protocol-relative `//host`
+ * are refused. The HTML still goes through
  * escapeHtml (for `&`).
  */
 export function linkTarget(target: string): string | null {
   const plain = /^[A-Za-z0-9._~%!$&*+,;=:@/?#-]+$/
   if (!plain.test(target)) return null
+  // Markdown decodes character references in a link destination (`javascript&colon;` is `javascript:`).
+  if (/&#?[A-Za-z0-9]+;/.test(target)) return null
   if (/^https?:\/\/[A-Za-z0-9.-]+(:\d+)?([/?#]|$)/.test(target)) return target
   if (target.startsWith('/') || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(target)) return null
   // A colon before the first slash would read as a scheme to some renderers.

@@ -72,6 +72,9 @@ describe('reports: the link to the weekly history', () => {
       '/etc/passwd',
       'https://x.test/a b',
       'vbscript:msgbox',
+      'javascript&colon;alert&lpar;1&rpar;',
+      '&#106;avascript&#58;alert&#40;1&#41;',
+      '&#x6A;avascript&#x3A;x',
     ]
     for (const href of forged) {
       expect(linkTarget(href), href).toBeNull()
@@ -89,6 +92,8 @@ describe('reports: the link to the weekly history', () => {
       expect(html, href).not.toContain("'onmouseover")
       expect(html, href).not.toContain('<script>alert')
     }
+    // A query's `&` is no character reference: linked as given.
+    expect(linkTarget('https://x.test/runs?a=1&b=2')).toBe('https://x.test/runs?a=1&b=2')
     // The forged artifact name of a valid URL is quoted text, never markup.
     const html = renderHtmlReport(c, { history: { href: RUN, artifact: '<img src=x onerror=alert(1)>' } })
     expect(html).toContain('<code>&lt;img src=x onerror=alert(1)&gt;</code>')
