@@ -21,6 +21,9 @@ import { DECISION_FILE } from './detect.js'
 export const HISTORY_HTML = 'history.html'
 export const HISTORY_JSON = 'history.json'
 
+/** Longest history address linked from the reports (each report's header carries it). */
+const MAX_HISTORY_URL = 2048
+
 /**
  * `--history-url` (CLI) or the action's `history-url` input for the commands that write reports: an
  * http(s) URL of plain characters, or a path to history.html (or to the folder holding it) that the
@@ -43,6 +46,12 @@ export async function historySource(
   if (v === '') return null
   const help =
     'give an http(s) URL (percent-encode spaces, quotes, brackets and parentheses) or the path of history.html written by `harness-watch history`'
+  if (v.length > MAX_HISTORY_URL)
+    throw new HwError(
+      'usage',
+      `the history address is ${v.length} characters long; at most ${MAX_HISTORY_URL} are linked`,
+      { help },
+    )
   if (/^https?:\/\//i.test(v)) {
     if (linkTarget(v) === null)
       throw new HwError('usage', `the history URL "${v}" cannot be linked safely`, { help })

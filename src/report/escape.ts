@@ -130,7 +130,7 @@ export function linkTarget(target: string): string | null {
   if (!plain.test(target)) return null
   // Markdown decodes character references in a link destination (`javascript&colon;` is `javascript:`).
   if (/&#?[A-Za-z0-9]+;/.test(target)) return null
-  if (/^https?:\/\/[A-Za-z0-9.-]+(:\d+)?([/?#]|$)/.test(target)) return target
+  if (/^https?:\/\/[A-Za-z0-9.-]+(:\d+)?([/?#]|$)/i.test(target)) return target
   if (target.startsWith('/') || /^[A-Za-z][A-Za-z0-9+.-]*:/.test(target)) return null
   // A colon before the first slash would read as a scheme to some renderers.
   if (/^[^/?#]*:/.test(target)) return null

@@ -101,6 +101,17 @@ describe('reports: the link to the weekly history', () => {
     for (const v of ['javascript:alert(1)', 'https://x.test/a"b', 'https://x.test/(x)', 'data:x'])
       await expect(historySource(v), v).rejects.toThrow(/history (URL|address)/)
     await expect(historySource(RUN, 'bad name/../x')).rejects.toThrow(/artifact name/)
+    // An upper-case scheme is a URL like any other; an address too long for a report header is refused.
+    expect(linkTarget('HTTPS://github.com/acme/widgets/actions/runs/7')).toBe(
+      'HTTPS://github.com/acme/widgets/actions/runs/7',
+    )
+    await expect(historySource('HTTPS://github.com/acme/widgets/actions/runs/7')).resolves.toEqual({
+      target: 'HTTPS://github.com/acme/widgets/actions/runs/7',
+      artifact: null,
+    })
+    await expect(historySource(`${RUN}/${'a'.repeat(5000)}`)).rejects.toThrow(
+      /5\d{3} characters long; at most 2048/,
+    )
     await expect(historySource('', '')).resolves.toBeNull()
     await expect(historySource(RUN, 'harness-watch-history-e-k')).resolves.toEqual({
       target: RUN,
