@@ -31,7 +31,7 @@ import {
 import { costEffectivenessMarkdown } from './cost-effectiveness.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
-import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
+import { codeSpan, encodePathSegments, escapeMarkdown, neutralizeMentions } from './escape.js'
 import { type HistoryLink, historyLinkMarkdown } from './history-link.js'
 import { modelRoutesText, modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
@@ -580,10 +580,13 @@ export function plainPath(p: string): boolean {
   return /^[A-Za-z0-9._+@=/-]+$/.test(p) && !p.startsWith('/') && !p.split('/').includes('..')
 }
 
-/** The link to an artifact path from the report: the prefix's segments URI-encoded, then the path. */
+/**
+ * The link to an artifact path from the report: the prefix's segments percent-encoded (it may come from
+ * a forged comparison.json), then the path (plain by {@link plainPath}).
+ */
 export function atifHref(p: string, prefix?: string): string {
   if (!prefix || prefix === '.') return p
-  return `${prefix.split('/').map(encodeURIComponent).join('/')}/${p}`
+  return `${encodePathSegments(prefix.split('/'))}/${p}`
 }
 
 function scopeSection(c: Comparison): string {
