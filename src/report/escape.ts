@@ -136,3 +136,15 @@ export function linkTarget(target: string): string | null {
   if (/^[^/?#]*:/.test(target)) return null
   return target
 }
+
+/**
+ * A path's segments percent-encoded for a link destination: encodeURIComponent, and the characters it
+ * leaves that end or open a Markdown link (`(`, `)`, `!`, `'`, `*`) as well.
+ */
+export function encodePathSegments(segments: readonly string[]): string {
+  return segments
+    .map((s) =>
+      encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`),
+    )
+    .join('/')
+}

@@ -31,7 +31,7 @@ import {
 import { costEffectivenessMarkdown } from './cost-effectiveness.js'
 import { type DecisionView, decisionMarkdown } from './decision.js'
 import { environmentLines } from './environment.js'
-import { codeSpan, escapeMarkdown, neutralizeMentions } from './escape.js'
+import { codeSpan, encodePathSegments, escapeMarkdown, neutralizeMentions } from './escape.js'
 import { type HistoryLink, historyLinkMarkdown } from './history-link.js'
 import { modelRoutesText, modelsMarkdownSection } from './models.js'
 import { isAaPair, noiseFloorLines } from './noise-floor.js'
@@ -582,17 +582,15 @@ export function plainPath(p: string): boolean {
 }
 
 /**
- * The link to an artifact path from the report: the prefix's segments percent-encoded (parentheses,
- * quotes and `!*` too), then the path; null when the prefix is not a relative path of non-empty
- * segments (it may come from a forged comparison.json: `/x` or `//host` would leave the reports).
+ * The link to an artifact path from the report: the prefix's segments percent-encoded (it may come from
+ * a forged comparison.json), then the path (plain by {@link plainPath}); null when the prefix is not
+ * a relative path of non-empty segments (`/x` or `//host` would leave the reports' folder).
  */
 export function atifHref(p: string, prefix?: string): string | null {
   if (!prefix || prefix === '.') return p
   const segments = prefix.split('/')
   if (segments.some((s) => s === '')) return null
-  const encode = (s: string) =>
-    encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`)
-  return `${segments.map(encode).join('/')}/${p}`
+  return `${encodePathSegments(segments)}/${p}`
 }
 
 function scopeSection(c: Comparison): string {

@@ -3,6 +3,7 @@ import { mkdir, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import type { Comparison } from '../records/comparison.js'
 import type { DecisionView } from './decision.js'
+import { encodePathSegments } from './escape.js'
 import type { HistoryLink } from './history-link.js'
 import { renderHtmlReport } from './html.js'
 import { renderMarkdownReport } from './markdown.js'
@@ -28,13 +29,7 @@ export interface HistorySource {
 export function historyLinkFrom(source: HistorySource, out: string): HistoryLink {
   if (/^https?:\/\//i.test(source.target)) return { href: source.target, artifact: source.artifact ?? null }
   const file = path.resolve(source.target)
-  const href = path
-    .relative(path.resolve(out), file)
-    .split(path.sep)
-    .map((s) =>
-      encodeURIComponent(s).replace(/[!'()*]/g, (ch) => `%${ch.charCodeAt(0).toString(16).toUpperCase()}`),
-    )
-    .join('/')
+  const href = encodePathSegments(path.relative(path.resolve(out), file).split(path.sep))
   return { href, pending: !existsSync(file) }
 }
 

@@ -96,4 +96,26 @@ describe("the reports link each attempt's ATIF trajectory", () => {
       expect(html, forged).not.toContain('"onmouseover')
     }
   })
+
+  it('a forged artifacts_href in comparison.json is percent-encoded: it never ends the link or opens another', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(1) } })
+    const records = pairedOutcomes(plan, { both: 1, bOnly: 0, cOnly: 0, neither: 0 })
+    for (const r of records) r.atif = 'trajectory.atif.json'
+    const dir = writeArtifacts(plan, records)
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-atif-forged-'))
+    const planPath = writePlan(plan)
+    const r = await aggregate({ plan: planPath, artifacts: dir, out, resamples: 200 })
+    const forged = { ...r.comparison, artifacts_href: 'x)[click](javascript:alert(1)"><script>/y' }
+    writeFileSync(r.comparisonPath, JSON.stringify(forged))
+    await detectStep({ comparison: r.comparisonPath, plan: planPath })
+    const md = readFileSync(r.reportPath, 'utf8')
+    const links = [...md.matchAll(/\[ATIF\]\(([^)\s]*)\)/g)].map((m) => m[1])
+    expect(links).toHaveLength(2)
+    for (const l of links)
+      expect(l).toMatch(/^x%29%5Bclick%5D%28javascript%3Aalert%281%29%22%3E%3Cscript%3E\/y\//)
+    expect(md).not.toContain('](javascript')
+    const html = readFileSync(r.htmlPath, 'utf8')
+    expect(html).not.toContain('<script>/y')
+    expect(html).toContain('href="x%29%5Bclick%5D%28javascript%3Aalert%281%29%22%3E%3Cscript%3E/y/')
+  })
 })
