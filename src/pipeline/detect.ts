@@ -225,6 +225,15 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
           statement: DEFAULT_DESIGN.statement(manifest.confirmation.alpha),
         },
       }
+      // The ratio test needs three blocks in each stage (a skewness correction): a smaller decision
+      // half cannot confirm a cost signal, whatever the first run showed.
+      const decisionHalf = selection.sample.filter((i) => !selection.estimate.includes(i)).length
+      if (decisionHalf < 3 && selection.signals.some((id) => !id.endsWith(':resolved'))) {
+        decision.notes.push(
+          `the rerun's decision half holds ${decisionHalf} block(s): a cost signal needs at least 3 to be confirmed; ` +
+            'raise confirmation.max_blocks to 6 or more',
+        )
+      }
       if (selection.capped) {
         decision.notes.push(
           `more blocks were affected than confirmation.max_blocks (${manifest.confirmation.max_blocks}); ` +

@@ -52,6 +52,36 @@ describe('harness-watch detect / confirm', () => {
     expect(decision.affected_blocks).toEqual(expect.arrayContaining(['b1', 'b2', 'b3', 'b4', 'b5']))
   })
 
+  it('a rerun whose decision half holds under 3 blocks says a cost signal cannot be confirmed on it', async () => {
+    const f = await firstRun()
+    const plan = JSON.parse(await readFile(f.plan, 'utf8'))
+    plan.manifest.confirmation = { ...plan.manifest.confirmation, max_blocks: 4 }
+    const small = path.join(f.dir, 'small-plan.json')
+    await writeFile(small, strictJson(plan))
+    const rows = Object.fromEntries(
+      plan.panel.instances.map((id: string, i: number) => [
+        id,
+        { base: { o: 'r' as const, spend: 1 + i / 10 }, head: { o: 'r' as const, spend: 3 + i / 5 } },
+      ]),
+    )
+    await writeFile(
+      f.comparison,
+      strictJson(makeComparison({ experiment: 'canary', cells: ['base', 'head'], rows })),
+    )
+    expect(await main(['detect', '--comparison', f.comparison, '--plan', small])).toBe(0)
+    const decision = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
+    expect(decision.signals.map((s: { metric: string }) => s.metric)).toContain('spend_usd')
+    expect(decision.confirmation.sample).toHaveLength(4)
+    expect(decision.confirmation.estimate).toHaveLength(2)
+    expect(decision.notes).toContain(
+      "the rerun's decision half holds 2 block(s): a cost signal needs at least 3 to be confirmed; raise confirmation.max_blocks to 6 or more",
+    )
+    // With the default max_blocks the note is absent.
+    expect(await main(['detect', '--comparison', f.comparison, '--plan', f.plan])).toBe(0)
+    const again = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
+    expect(again.notes.join('\n')).not.toContain('decision half holds')
+  })
+
   it('detect --json prints the step outputs', async () => {
     const f = await firstRun()
     expect(await main(['detect', '--comparison', f.comparison, '--plan', f.plan, '--json'])).toBe(0)
