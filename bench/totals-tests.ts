@@ -14,7 +14,12 @@ type Scope = 'all' | 'first-five' | 'two'
 const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
   // The default (version 3) at its four rerun trials.
   ['version 3 (default)', DEFAULT_TEST, 'all', DEFAULT_TEST.trials ?? 1],
-  ['v3 with johnson-critical', { ...DEFAULT_TEST, method: 'johnson-critical' }, 'all', DEFAULT_TEST.trials ?? 1],
+  [
+    'v3 with johnson-critical',
+    { ...DEFAULT_TEST, method: 'johnson-critical' },
+    'all',
+    DEFAULT_TEST.trials ?? 1,
+  ],
   ['v3 with hall-down', { ...DEFAULT_TEST, method: 'hall-down' }, 'all', DEFAULT_TEST.trials ?? 1],
   ['v3 with johnson-down', { ...DEFAULT_TEST, method: 'johnson-down' }, 'all', DEFAULT_TEST.trials ?? 1],
   ['student', { method: 'student', pooledSd: false }, 'all', 1],
