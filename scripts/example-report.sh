@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Regenerate docs/example-report/: the demo (real Pi vs real OpenCode on the built-in panel, scripted
 # model, offline) run with `harness-watch local manifests/demo.yml`, and its reports copied in —
-# the first run's report, the confirmation round's report and its diagnosis dossier.
+# the first run's report, the confirmation round's report and its diagnosis dossier, and the ATIF
+# trajectories both reports link.
 #   bash scripts/example-report.sh [existing-demo-output-folder]
 # With a folder, its reports are copied without running the demo again (about 15 minutes).
 set -euo pipefail
@@ -19,6 +20,16 @@ for f in report.md report.html; do
   [ -f "$out/confirm-1/$f" ] && cp "$out/confirm-1/$f" "$dest/confirm-1/"
 done
 [ -f "$out/confirm-1/diagnosis/dossier.md" ] && cp "$out/confirm-1/diagnosis/dossier.md" "$dest/confirm-1/diagnosis/"
+# The ATIF trajectories the reports link (artifacts/<leg>/logs/…/trajectory.atif.json), so every link
+# in the example resolves; nothing else of the artifacts is copied.
+for run in "" confirm-1/; do
+  [ -d "$out/${run}artifacts" ] || continue
+  (cd "$out/${run}artifacts" && find . -name trajectory.atif.json -print0) |
+    while IFS= read -r -d '' f; do
+      mkdir -p "$dest/${run}artifacts/$(dirname "$f")"
+      cp "$out/${run}artifacts/$f" "$dest/${run}artifacts/$f"
+    done
+done
 # Paths of this machine never enter the repository.
 { grep -rlF "$out" "$dest" || true; } | xargs -r sed -i "s#$out#out/demo#g"
 echo "wrote $dest"
