@@ -403,7 +403,7 @@ function unusableBlock(cols: StageColumns & { instances: string[] }): string | n
  * a block's trials (compare/blocks.ts), and this design's spreads, floors and noise model count a
  * k-trial block as the sum of k attempts.
  */
-export function trialSumColumns(
+function trialSumColumns(
   pairs: readonly PairedBlock[],
   metric: RatioMetric,
 ): StageColumns & { instances: string[] } {
@@ -429,19 +429,20 @@ function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest
   const halfBad = unusableBlock(halfAll)
   const firstCols = firstBad === null ? firstAll : NO_COLUMNS
   const halfCols = halfBad === null ? halfAll : NO_COLUMNS
+  // Attempts per block in each stage, and each decision-half block's place in the first run.
+  const a1 = meanTrials(input.first)
+  const a2 = meanTrials(half)
+  const at = new Map(firstCols.instances.map((id, i) => [id, i]))
+  const paired = halfCols.instances.map((id) => at.get(id) ?? -1)
   const sq = options.floorScale === 'sqrt-trials'
-  const k1 = sq ? Math.sqrt(meanTrials(input.first)) : meanTrials(input.first)
-  const k2 = sq ? Math.sqrt(meanTrials(half)) : meanTrials(half)
+  const k1 = sq ? Math.sqrt(a1) : a1
+  const k2 = sq ? Math.sqrt(a2) : a2
   const planned = [...input.decide].filter((i) => input.sample.has(i) && !input.estimate.has(i)).length
   const w = options.attemptWeights
     ? weights(firstAll.base.length * k1, planned * plannedTrials(input.rerun))
     : weights(firstAll.base.length, planned)
   let model: [number | null, number | null] | undefined
   if (options.noiseFloor !== undefined) {
-    const at = new Map(firstCols.instances.map((id, i) => [id, i]))
-    const paired = halfCols.instances.map((id) => at.get(id) ?? -1)
-    const a1 = meanTrials(input.first)
-    const a2 = meanTrials(half)
     const sb = pairedLogSigma(firstCols.base, halfCols.base, paired, a1, a2)
     const st = pairedLogSigma(firstCols.treat, halfCols.treat, paired, a1, a2)
     if (sb !== null && st !== null) {
@@ -458,15 +459,8 @@ function decideRatio(input: DecideInput, metric: RatioMetric, options: StageTest
   const { t1, t2, p1, p2 } = observed
   let combined = { z: observed.z, p: observed.p }
   if (options.calibration === 'lognormal-null') {
-    const at = new Map(firstCols.instances.map((id, i) => [id, i]))
     const nullP = lognormalNullP(
-      {
-        first: firstCols,
-        second: halfCols,
-        paired: halfCols.instances.map((id) => at.get(id) ?? -1),
-        k1: meanTrials(input.first),
-        k2: meanTrials(half),
-      },
+      { first: firstCols, second: halfCols, paired, k1: a1, k2: a2 },
       s.threshold,
       (a, b) => stat(a, b).z,
       observed.z,
