@@ -12,6 +12,12 @@ import { ThresholdsSchema } from '../src/manifest/schema.js'
 const SIMS = 1000
 type Scope = 'all' | 'first-five' | 'two'
 const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
+  ...[2, 4].map((k): [string, StageTest, Scope, number] => [
+    `v3 trial split, ${k} trials`,
+    { ...DEFAULT_TEST, splitTrials: true, trials: k },
+    'all',
+    k,
+  ]),
   // The default (version 3) at its four rerun trials.
   ['version 3 (default)', DEFAULT_TEST, 'all', DEFAULT_TEST.trials ?? 1],
   [
