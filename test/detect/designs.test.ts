@@ -10,7 +10,7 @@ import type { Signal } from '../../src/detect/schema.js'
 import { ThresholdsSchema } from '../../src/manifest/schema.js'
 import { createRng } from '../../src/stats/rng.js'
 import { strictJson } from '../../src/util/json.js'
-import { makeComparison, rows } from './fixtures.js'
+import { blockOf, makeComparison, rows } from './fixtures.js'
 
 const spendSignal = (threshold = 1.5): Signal => ({
   id: 'exp/a-vs-b:spend_usd',
@@ -40,27 +40,6 @@ function pairsOf(spend: Array<[number, number]>): PairedBlock[] {
     })),
   })
   return competitivePairs(c, 'a', 'b')
-}
-
-/** A complete block with only spend, built directly (no comparison.json: the loop runs 2,000 times). */
-function blockOf(instance: string, base: number, treat: number, trials = 1): PairedBlock {
-  const cell = (spend: number) => ({
-    outcome: 'resolved' as const,
-    exit_class: 'clean',
-    trials,
-    resolved_trials: trials,
-    attempts: trials,
-    coverage: 'complete' as const,
-    spend_usd: spend,
-    proxy_requests: null,
-    input_tokens: null,
-    input_fresh_tokens: null,
-    cache_read_tokens: null,
-    cache_write_tokens: null,
-    output_tokens: null,
-    wall_s: null,
-  })
-  return { instance, base: cell(base), treat: cell(treat), outcome: true, cost: true, quarantined: false }
 }
 
 const EXACT = DESIGNS['rerun-exact']

@@ -1,29 +1,8 @@
 import { describe, expect, it } from 'vitest'
 import { normal } from '../../src/calibrate/scenario.js'
-import type { PairedBlock } from '../../src/detect/pairs.js'
 import { shownRatio } from '../../src/detect/shown-ratio.js'
 import { createRng } from '../../src/stats/index.js'
-
-/** A cost-complete block of spend means over `trials` trials. */
-function block(instance: string, base: number, treat: number, trials: number): PairedBlock {
-  const cell = (spend: number) => ({
-    outcome: 'resolved' as const,
-    exit_class: 'clean',
-    trials,
-    resolved_trials: trials,
-    attempts: trials,
-    coverage: 'complete' as const,
-    spend_usd: spend,
-    proxy_requests: null,
-    input_tokens: null,
-    input_fresh_tokens: null,
-    cache_read_tokens: null,
-    cache_write_tokens: null,
-    output_tokens: null,
-    wall_s: null,
-  })
-  return { instance, base: cell(base), treat: cell(treat), outcome: true, cost: true, quarantined: false }
-}
+import { blockOf as block } from './fixtures.js'
 
 describe('shownRatio: the ratio of totals shown, less a ratio’s own bias under run noise', () => {
   it('no run noise between the first run and the held-out trials: the raw ratio, factor 1', () => {
