@@ -1,4 +1,4 @@
-import { type AttemptInput, type Classification, classKey } from '../classify/classes.js'
+import type { AttemptClass, AttemptInput } from '../classify/classes.js'
 import { classifyAttempts } from '../classify/classify.js'
 import { classifyOptions } from '../classify/options.js'
 import { harnessKey } from '../manifest/models.js'
@@ -189,35 +189,42 @@ export function observationsFromArtifacts(
   inputErrors.push(...shortLegs(plan, read.legs))
 
   // Classify every kept attempt before any comparison (src/classify): evidence across attempts.
-  const classifyInput: AttemptInput[] = []
+  // Each attempt's key is made once, here, and its class and ledger count then found by the record.
+  const classifyInput: AttemptFacts[] = []
   for (const byInstance of groups.values()) {
     for (const trials of byInstance.values()) {
       for (const g of trials) {
         if (!g) continue
-        g.rows.forEach((row, i) => {
+        const counted = g.leg.ledgerRows.size > 0
+        for (let i = 0; i < g.rows.length; i++) {
+          const row = g.rows[i]!
           const a = row.value
-          const counted = g.leg.ledgerRows.size > 0
+          const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
           classifyInput.push({
             record: a,
             file: g.files[i]!,
             line: row.line,
-            ledgerRows: counted
-              ? (g.leg.ledgerRows.get(attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)) ?? 0)
-              : null,
+            ledgerRows: counted ? (g.leg.ledgerRows.get(key) ?? 0) : null,
+            key,
+            cls: undefined,
           })
-        })
+        }
       }
     }
   }
   const classes = classifyAttempts(classifyInput, classifyOptions(manifest, declaredLimits))
   for (const e of classes.inputErrors) inputErrors.push(e)
+  const facts: Facts = new Map()
+  for (const a of classifyInput) {
+    a.cls = classes.byKey.get(a.key)
+    facts.set(a.record, a)
+  }
   for (const [cellId, byInstance] of groups) {
     const cell = cellById.get(cellId)
     if (!cell) continue
     for (const trials of byInstance.values()) {
       for (const g of trials) {
-        if (g)
-          observations.push(trialObservation(g.rows, cell, g.leg, manifest, classes, g.extra, inputErrors))
+        if (g) observations.push(trialObservation(g.rows, cell, g.leg, manifest, facts, g.extra, inputErrors))
       }
     }
   }
@@ -357,6 +364,15 @@ function driftText(plan: Plan, d: LegDrift): string {
   return `leg ${d.leg} ${parts.join(' and ')}`
 }
 
+/** A kept attempt as classified: its key, ledger row count (null: no ledger read) and class. */
+interface AttemptFacts extends AttemptInput {
+  key: string
+  cls: AttemptClass | undefined
+}
+
+/** Every kept attempt's facts, by its record. */
+type Facts = Map<AttemptRecord, AttemptFacts>
+
 /** The attempts of one (cell, instance, trial), first seen in `leg`; `files[i]` holds `rows[i]`. */
 interface TrialGroup {
   leg: LegArtifact
@@ -465,7 +481,7 @@ function trialObservation(
   cell: CellInput,
   leg: LegArtifact,
   manifest: Manifest | null,
-  classes: Classification,
+  facts: Facts,
   carried: BlockReason[],
   inputErrors: InputError[],
 ): TrialObservation {
@@ -497,7 +513,7 @@ function trialObservation(
     })
   }
   const fin = finalRow.value
-  const finClass = classes.byKey.get(classKey(fin))
+  const finClass = facts.get(fin)?.cls
   let outcome: FinalOutcome = fin.outcome
   if (finClass) {
     // The classifier decides: agent outcomes count, every other class is kept out of the outcome
@@ -538,15 +554,14 @@ function trialObservation(
     const t = a.telemetry
     let cov: Coverage = t.coverage
     let detail = t.reason
-    const ledgerCount =
-      leg.ledgerRows.size > 0
-        ? (leg.ledgerRows.get(attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)) ?? 0)
-        : null
+    // The ledger count and class the attempt was classified with (its group's leg's ledger).
+    const f = facts.get(a)
+    const ledgerCount = f ? f.ledgerRows : null
     if (cov === 'complete' && ledgerCount !== null && ledgerCount < t.rows) {
       cov = 'partial'
       detail = `ledger.jsonl holds ${ledgerCount} of the ${t.rows} rows the attempt summary counts`
     }
-    const ac = classes.byKey.get(classKey(a))
+    const ac = f?.cls
     const anomalous = ac !== undefined && ac.telemetry_class !== 'ok'
     if (ac && anomalous) {
       add(
@@ -640,7 +655,7 @@ function trialObservation(
     reasons,
     startedAt,
     endedAt,
-    classes: attemptClasses(rows, fin, classes),
+    classes: attemptClasses(rows, fin, facts),
     tools: sumTools(records),
     userSimulation: sumUserSimulation(records),
     atif: atifPaths(leg, rows),
@@ -668,11 +683,11 @@ function addReason(
 function attemptClasses(
   rows: Numbered<AttemptRecord>[],
   fin: AttemptRecord,
-  classes: Classification,
+  facts: Facts,
 ): TrialObservation['classes'] {
   const out: TrialObservation['classes'] = []
   for (const { value: a } of rows) {
-    const c = classes.byKey.get(classKey(a))
+    const c = facts.get(a)?.cls
     out.push({
       attempt: a.attempt,
       final: a === fin,
