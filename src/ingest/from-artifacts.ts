@@ -161,12 +161,13 @@ export function observationsFromArtifacts(
       }
       const group = trials[a.trial]
       if (!group) {
-        trials[a.trial] = { leg, rows: [row], files: [leg.attemptsFile], extra: [] }
+        trials[a.trial] = { leg, rows: [row], files: null, extra: null }
         continue
       }
       const firstAt = group.rows.findIndex((r) => r.value.attempt === a.attempt)
       if (firstAt >= 0) {
-        const first = `${group.files[firstAt]}:${group.rows[firstAt]!.line}`
+        const first = `${fileAt(group, firstAt)}:${group.rows[firstAt]!.line}`
+        group.extra ??= []
         group.extra.push({
           code: 'duplicate_rows',
           cell: a.cell_id,
@@ -182,8 +183,13 @@ export function observationsFromArtifacts(
         })
         continue
       }
+      if (group.files !== null || leg !== group.leg) {
+        // A row from another leg (overlapping shards): each row's file is listed from now on.
+        const earlier = group.leg.attemptsFile
+        group.files ??= group.rows.map(() => earlier)
+        group.files.push(leg.attemptsFile)
+      }
       group.rows.push(row)
-      group.files.push(leg.attemptsFile)
     }
   }
   inputErrors.push(...shortLegs(plan, read.legs))
@@ -202,7 +208,7 @@ export function observationsFromArtifacts(
           const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
           classifyInput.push({
             record: a,
-            file: g.files[i]!,
+            file: fileAt(g, i),
             line: row.line,
             ledgerRows: counted ? (g.leg.ledgerRows.get(key) ?? 0) : null,
             key,
@@ -373,13 +379,21 @@ interface AttemptFacts extends AttemptInput {
 /** Every kept attempt's facts, by its record. */
 type Facts = Map<AttemptRecord, AttemptFacts>
 
-/** The attempts of one (cell, instance, trial), first seen in `leg`; `files[i]` holds `rows[i]`. */
+/**
+ * The attempts of one (cell, instance, trial), first seen in `leg`; `files[i]` holds `rows[i]` (null:
+ * every row is from `leg`).
+ */
 interface TrialGroup {
   leg: LegArtifact
   rows: Numbered<AttemptRecord>[]
-  files: string[]
-  /** Reasons found while grouping (repeated attempts). */
-  extra: BlockReason[]
+  files: string[] | null
+  /** Reasons found while grouping (repeated attempts); null when none. */
+  extra: BlockReason[] | null
+}
+
+/** The attempts.jsonl of the group's row i. */
+function fileAt(g: TrialGroup, i: number): string {
+  return g.files === null ? g.leg.attemptsFile : g.files[i]!
 }
 
 /** In place, by (instance, cell, trial): string order ranked once, then numeric comparisons. */
@@ -482,21 +496,25 @@ function trialObservation(
   leg: LegArtifact,
   manifest: Manifest | null,
   facts: Facts,
-  carried: BlockReason[],
+  carried: BlockReason[] | null,
   inputErrors: InputError[],
 ): TrialObservation {
   // Called once per trial (25,000 times in a large run): no closure is made per call.
   rows.sort(byAttempt)
   const first = rows[0]!.value
-  const reasons: BlockReason[] = [...carried]
-  const add = addReason.bind(null, reasons, cell.id, first.trial)
+  const reasons: BlockReason[] = carried === null ? [] : [...carried]
+  const cellId = cell.id
+  const trial = first.trial
 
   const finals: Numbered<AttemptRecord>[] = []
   for (const r of rows) if (r.value.final) finals.push(r)
   const last = rows[rows.length - 1]!
   let finalRow = finals[finals.length - 1] ?? last
   if (finals.length === 0) {
-    add(
+    addReason(
+      reasons,
+      cellId,
+      trial,
       'missing_attempt',
       null,
       `no final attempt (last seen: attempt ${last.value.attempt}, ${leg.attemptsFile}:${last.line})`,
@@ -504,7 +522,14 @@ function trialObservation(
     finalRow = last
   } else if (finals.length > 1) {
     const where = finals.map((f) => `${leg.attemptsFile}:${f.line}`).join(', ')
-    add('duplicate_rows', null, `${finals.length} attempts marked final: ${where}`)
+    addReason(
+      reasons,
+      cellId,
+      trial,
+      'duplicate_rows',
+      null,
+      `${finals.length} attempts marked final: ${where}`,
+    )
     // F09: two result rows for one trial fail the aggregation unless a policy says which counts.
     inputErrors.push({
       file: leg.attemptsFile,
@@ -522,13 +547,27 @@ function trialObservation(
     if (c === 'resolved' || c === 'unresolved') outcome = c
     else if (c === 'contradictory') {
       outcome = 'ungraded'
-      add('invalid_rows', fin.attempt, `${leg.attemptsFile}:${finalRow.line}: ${finClass.reason}`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'invalid_rows',
+        fin.attempt,
+        `${leg.attemptsFile}:${finalRow.line}: ${finClass.reason}`,
+      )
     } else if (finClass.group === 'grading') {
       outcome = 'ungraded'
-      add('ungraded', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
+      addReason(reasons, cellId, trial, 'ungraded', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
     } else {
       outcome = 'infra_error'
-      add('infra_error', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'infra_error',
+        fin.attempt,
+        `final attempt: ${c} (${finClass.reason})`,
+      )
     }
   }
 
@@ -564,7 +603,10 @@ function trialObservation(
     const ac = f?.cls
     const anomalous = ac !== undefined && ac.telemetry_class !== 'ok'
     if (ac && anomalous) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         ac.telemetry_class === 'telemetry_suspect' ? 'telemetry_suspect' : 'telemetry_anomaly',
         a.attempt,
         `${ac.anomaly}: ${ac.telemetry_reason}`,
@@ -588,32 +630,63 @@ function trialObservation(
     sums.output_tokens = addOrNull(sums.output_tokens, unusable ? null : t.output_tokens)
     sums.wall_s = addOrNull(sums.wall_s, a.phases_ms.harness / 1000)
 
-    if (a.quarantined) add('quarantined', a.attempt, 'the attempt record marks the instance quarantined')
+    if (a.quarantined)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'quarantined',
+        a.attempt,
+        'the attempt record marks the instance quarantined',
+      )
     if (a.config_hash !== cell.configHash) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         'config_drift',
         a.attempt,
         `config hash ${short(a.config_hash)} ≠ planned ${short(cell.configHash ?? '')} (${leg.attemptsFile}:${line})`,
       )
     }
     if (a.harness !== cell.harness)
-      add('config_drift', a.attempt, `harness ${a.harness} ≠ planned ${cell.harness}`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'config_drift',
+        a.attempt,
+        `harness ${a.harness} ≠ planned ${cell.harness}`,
+      )
     if (
       a.harness_version !== null &&
       a.harness_version !== cell.versionDeclared &&
       normVersion(a.harness_version) !== normVersion(cell.versionDeclared ?? '')
     ) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         'config_drift',
         a.attempt,
         `harness version ${a.harness_version} ≠ declared ${cell.versionDeclared}`,
       )
     }
     if (cell.modelDeclared !== null && a.model !== cell.modelDeclared) {
-      add('model_mismatch', a.attempt, `model ${a.model} ≠ declared ${cell.modelDeclared}`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'model_mismatch',
+        a.attempt,
+        `model ${a.model} ≠ declared ${cell.modelDeclared}`,
+      )
     }
     if (t.model_mismatch) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         'model_mismatch',
         a.attempt,
         `the upstream answered as ${t.models_observed.join(', ') || 'another model'}`,
