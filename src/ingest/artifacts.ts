@@ -438,7 +438,10 @@ async function readLedger(
   const identities = new Map<string, number>()
   const count = (row: LedgerRow, line = 0) => {
     const a = row.attribution
-    if (a && !identities.has(ledgerIdentity(a))) identities.set(ledgerIdentity(a), line)
+    if (a) {
+      const id = ledgerIdentity(a)
+      if (!identities.has(id)) identities.set(id, line)
+    }
     // The simulated user's rows are not the harness's: never counted against its attempt.
     if (!a || a.role === 'user_simulation') return
     const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
