@@ -123,10 +123,11 @@ export function buildScorecard(
 ): Scorecard {
   const byCell = new Map<string, TrialObservation[]>(cells.map((c) => [c.id, []]))
   for (const o of observations) byCell.get(o.cell)?.push(o)
-  const taskOrder = tasksInOrder(byCell)
+  const countsOf = new Map([...byCell].map(([id, trials]) => [id, taskCounts(trials)]))
+  const taskOrder = tasksInOrder(countsOf.values())
   return cells.map((c) => {
     const trials = byCell.get(c.id)!
-    const counts = taskCounts(trials)
+    const counts = countsOf.get(c.id)!
     const tools = toolCallErrorRate(trials)
     const maxK = Math.max(1, c.trials)
     return {
@@ -152,14 +153,14 @@ export function buildScorecard(
  * whole list; otherwise each cell's tasks are sorted on their own, as stably as before.
  */
 function tasksInOrder(
-  byCell: Map<string, TrialObservation[]>,
+  cellCounts: Iterable<Map<string, { resolved: number; graded: number }>>,
 ): (
   counts: Map<string, { resolved: number; graded: number }>,
 ) => Array<[string, { resolved: number; graded: number }]> {
   const each = (counts: Map<string, { resolved: number; graded: number }>) =>
     [...counts.entries()].sort(([a], [b]) => a.localeCompare(b))
   const all = new Set<string>()
-  for (const trials of byCell.values()) for (const o of trials) all.add(o.instance)
+  for (const counts of cellCounts) for (const task of counts.keys()) all.add(task)
   const sorted = [...all].sort((a, b) => a.localeCompare(b))
   for (let i = 1; i < sorted.length; i++) if (sorted[i - 1]!.localeCompare(sorted[i]!) === 0) return each
   return (counts) => {
