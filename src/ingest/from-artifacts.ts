@@ -697,8 +697,6 @@ function trialObservation(
     if (startedAt === null || a.started_at < startedAt) startedAt = a.started_at
     if (endedAt === null || a.ended_at > endedAt) endedAt = a.ended_at
   }
-  const records: AttemptRecord[] = []
-  for (const r of rows) records.push(r.value)
   const legVersion = leg.record?.harness_version_observed
   if (legVersion && !versions.includes(legVersion)) versions.push(legVersion)
 
@@ -729,8 +727,8 @@ function trialObservation(
     startedAt,
     endedAt,
     classes: attemptClasses(rows, fin, facts),
-    tools: sumTools(records),
-    userSimulation: sumUserSimulation(records),
+    tools: sumTools(rows),
+    userSimulation: sumUserSimulation(rows),
     atif: atifPaths(leg, rows),
   }
 }
@@ -801,17 +799,18 @@ function atifPaths(leg: LegArtifact, rows: Numbered<AttemptRecord>[]): string[] 
 const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/
 
 /** The simulated user's requests and spend over a trial's attempts, or null when none held a dialogue. */
-function sumUserSimulation(rows: AttemptRecord[]): TrialObservation['userSimulation'] {
-  const withDialogue = rows.filter((r) => r.dialogue !== undefined)
-  if (withDialogue.length === 0) return null
+function sumUserSimulation(rows: Numbered<AttemptRecord>[]): TrialObservation['userSimulation'] {
+  let dialogues = 0
   let requests = 0
   let spend: number | null = 0
-  for (const r of withDialogue) {
-    const u = r.dialogue?.user_simulation
+  for (const { value: r } of rows) {
+    if (r.dialogue === undefined) continue
+    dialogues++
+    const u = r.dialogue.user_simulation
     requests += u?.requests ?? 0
     spend = spend === null || u?.spend_usd == null ? null : spend + u.spend_usd
   }
-  return { dialogues: withDialogue.length, requests, spend_usd: spend }
+  return dialogues === 0 ? null : { dialogues, requests, spend_usd: spend }
 }
 
 function addOrNull(sum: number | null, v: number | null): number | null {
@@ -841,16 +840,17 @@ function firstRunId(legs: LegArtifact[]): string | null {
 }
 
 /** Tool calls summed over a trial's attempts (bridge tasks), or null when no attempt reported them. */
-function sumTools(rows: AttemptRecord[]): { calls: number; failed: number } | null {
-  const withTools = rows.filter((r) => r.tools !== undefined)
-  if (withTools.length === 0) return null
+function sumTools(rows: Numbered<AttemptRecord>[]): { calls: number; failed: number } | null {
+  let any = false
   let calls = 0
   let failed = 0
-  for (const r of withTools) {
-    calls += r.tools?.calls ?? 0
-    failed += (r.tools?.error ?? 0) + (r.tools?.invalid_arguments ?? 0)
+  for (const { value: r } of rows) {
+    if (r.tools === undefined) continue
+    any = true
+    calls += r.tools.calls ?? 0
+    failed += (r.tools.error ?? 0) + (r.tools.invalid_arguments ?? 0)
   }
-  return { calls, failed }
+  return any ? { calls, failed } : null
 }
 
 /** The model route of a planned cell, when the manifest validates and names the cell. */
