@@ -301,9 +301,7 @@ function shortLegs(plan: Plan, legs: LegArtifact[]): InputError[] {
   const out: InputError[] = []
   for (const l of legs) {
     const rows = l.attempts.length + l.invalidRows.length
-    const finals = new Set(
-      l.attempts.filter((r) => r.value.final).map((r) => `${r.value.instance_id}\u0000${r.value.trial}`),
-    ).size
+    const finals = distinctFinalTrials(l.attempts)
     const planned = l.leg.instances.length * plan.trials
     const said = l.record?.attempts ?? null
     const parts: string[] = []
@@ -320,6 +318,25 @@ function shortLegs(plan: Plan, legs: LegArtifact[]): InputError[] {
       })
   }
   return out
+}
+
+/** How many distinct (instance, trial) pairs have a final attempt among `rows`. */
+function distinctFinalTrials(rows: Numbered<AttemptRecord>[]): number {
+  const trials = new Map<string, Set<number>>()
+  let n = 0
+  for (const { value: a } of rows) {
+    if (!a.final) continue
+    let seen = trials.get(a.instance_id)
+    if (!seen) {
+      seen = new Set()
+      trials.set(a.instance_id, seen)
+    }
+    if (!seen.has(a.trial)) {
+      seen.add(a.trial)
+      n++
+    }
+  }
+  return n
 }
 
 /** The per-attempt limits in words: "timeout 600 s, $5 spend cap, no request cap (per attempt)". */
@@ -463,7 +480,12 @@ function runIdNote(legs: LegArtifact[]): string[] {
   const ids = new Set<string>()
   for (const l of legs) {
     if (l.record) ids.add(l.record.run_id)
-    for (const a of l.attempts) ids.add(a.value.run_id)
+    let last: string | null = null
+    for (const a of l.attempts) {
+      if (a.value.run_id === last) continue
+      last = a.value.run_id
+      ids.add(last)
+    }
   }
   return ids.size > 1 ? [`the legs come from ${ids.size} runs: ${[...ids].sort().join(', ')}`] : []
 }
