@@ -120,8 +120,12 @@ for (const w of worlds.filter((x) => x.kind === 'power')) {
   const r = w.rules.find((x) => x.rule === 'spend_usd')
   if (r?.shown_over_truth == null) continue
   const off = r.shown_over_truth - 1
+  const se = r.shown_over_truth_se
+  const runs = Math.round(r.confirmation_rate * sims)
+  // Under 30 confirmed runs the mean rests on too few to judge against ±5% (its s.e. says how few).
+  const judged = runs < 30 ? `too few confirmed runs to judge (${runs})` : verdict(Math.abs(off) <= 0.05)
   console.log(
-    `confirmed ratio shown vs truth, ${w.label}: ${(100 * off).toFixed(1)}% (target within 5%: ${verdict(Math.abs(off) <= 0.05)})`,
+    `confirmed ratio shown vs truth, ${w.label}: ${(100 * off).toFixed(1)}%${se != null ? ` ± ${(100 * se).toFixed(1)}` : ''} over ${runs} confirmed runs (target within 5%: ${judged})`,
   )
 }
 const chosen = designs.rows.find((r) => r.design === designs.chosen)

@@ -12,16 +12,35 @@ import { ThresholdsSchema } from '../src/manifest/schema.js'
 const SIMS = 1000
 type Scope = 'all' | 'first-five' | 'two'
 const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
-  // The default (version 3) at its four rerun trials.
-  ['version 3 (default)', DEFAULT_TEST, 'all', DEFAULT_TEST.trials ?? 1],
+  // Version 4: the default splits each block's trials (three of four decide); two trials split one
+  // and one. (Two and two of four was measured with the split fixed at ⌊k/2⌋.)
+  ...[2, 4].map((k): [string, StageTest, Scope, number] => [
+    `v4, ${k} trials`,
+    { ...DEFAULT_TEST, trials: k },
+    'all',
+    k,
+  ]),
+  ['v4 as version 3 (blocks split, four trials)', { ...DEFAULT_TEST, splitTrials: false }, 'all', 4],
+  // The default (version 4) at its four rerun trials.
+  ['version 4 (default)', DEFAULT_TEST, 'all', DEFAULT_TEST.trials ?? 1],
   [
     'v3 with johnson-critical',
-    { ...DEFAULT_TEST, method: 'johnson-critical' },
+    { ...DEFAULT_TEST, splitTrials: false, method: 'johnson-critical' },
     'all',
     DEFAULT_TEST.trials ?? 1,
   ],
-  ['v3 with hall-down', { ...DEFAULT_TEST, method: 'hall-down' }, 'all', DEFAULT_TEST.trials ?? 1],
-  ['v3 with johnson-down', { ...DEFAULT_TEST, method: 'johnson-down' }, 'all', DEFAULT_TEST.trials ?? 1],
+  [
+    'v3 with hall-down',
+    { ...DEFAULT_TEST, splitTrials: false, method: 'hall-down' },
+    'all',
+    DEFAULT_TEST.trials ?? 1,
+  ],
+  [
+    'v3 with johnson-down',
+    { ...DEFAULT_TEST, splitTrials: false, method: 'johnson-down' },
+    'all',
+    DEFAULT_TEST.trials ?? 1,
+  ],
   ['student', { method: 'student', pooledSd: false }, 'all', 1],
   ['johnson', { method: 'johnson', pooledSd: false }, 'all', 1],
   ['hall', { method: 'hall', pooledSd: false }, 'all', 1],
@@ -150,7 +169,7 @@ const CANDIDATES: Array<[string, StageTest, Scope, number]> = [
   ),
   [
     "version 3 with halves matched on every ratio signal's log ratio",
-    { ...DEFAULT_TEST, balancedSplit: 'all-log' },
+    { ...DEFAULT_TEST, splitTrials: false, balancedSplit: 'all-log' },
     'all',
     4,
   ],

@@ -48,10 +48,12 @@ export interface WorldRule {
   true_deficit_pp?: number
   breach_rate: number
   confirmation_rate: number
-  /** Mean figure shown among confirmed runs (estimation half), or null. */
+  /** Mean figure shown among confirmed runs (rerun data held out of the decision), or null. */
   mean_shown: number | null
   /** Ratio rules: mean of shown ÷ true ratio among confirmed runs, or null. */
   shown_over_truth: number | null
+  /** Its Monte Carlo standard error (null under two confirmed runs). */
+  shown_over_truth_se: number | null
   /** Ratio rules: share of runs whose first-run ratio rested on a few blocks (named in the report). */
   concentrated_rate: number
 }
@@ -266,7 +268,7 @@ export function calibrate(input: CalibrateInput): Calibration {
       // Not reachable by trials alone: more blocks (the panel and its rerun grow together).
       for (const factor of RECOMMEND_FACTORS) {
         const n = Math.ceil(input.blocks * factor)
-        const k = 3
+        const k = DEFAULT_DESIGN.trials
         const r = run((_e, rng) => uniformWorld(2, RECOMMEND_NOISE)(n, rng), NO_EFFECT, {
           ...policy,
           maxBlocks: Math.max(policy.maxBlocks, n),
@@ -328,6 +330,7 @@ function worldRule(r: ScenarioRates, m: SignalMetric): WorldRule {
     confirmation_rate: r.confirmed[m],
     mean_shown: r.meanShown[m],
     shown_over_truth: r.meanShownOverTruth[m],
+    shown_over_truth_se: r.shownOverTruthSe[m],
     concentrated_rate: r.concentrated[m],
   }
 }

@@ -77,7 +77,7 @@ export function formatCalibration(c: Calibration): string {
     for (const w of c.worlds.filter((x) => x.kind === 'null')) lines.push(...worldLines(w))
     lines.push('', 'worlds with a real cost increase (power):')
     for (const w of c.worlds.filter((x) => x.kind === 'power')) lines.push(...worldLines(w))
-    lines.push('', 'resolve-rate worlds (figure shown: the estimation half of the rerun):')
+    lines.push('', 'resolve-rate worlds (figure shown: the rerun data held out of the decision):')
     for (const w of c.worlds.filter((x) => x.kind === 'resolve')) lines.push(...worldLines(w))
   }
   if (c.rerun_sizes) {

@@ -1,9 +1,11 @@
+import { decisionTrialCount } from '../compare/trial-halves.js'
 import { concentration } from '../detect/concentration.js'
 import type { ConfirmationDesign } from '../detect/designs/contract.js'
 import { DEFAULT_DESIGN } from '../detect/designs/registry.js'
 import { none, RATIO_METRICS, type RatioMetric, type Thresholds } from '../detect/effects.js'
 import { metricColumns, outcomeColumns, type PairedBlock } from '../detect/pairs.js'
 import type { Effect, SignalMetric } from '../detect/schema.js'
+import { shownRatio } from '../detect/shown-ratio.js'
 import { crossings, type MetricEffects } from '../detect/signals.js'
 import { createRng, type SeededRng } from '../stats/index.js'
 import { drawRun, NO_EFFECT, type TrueEffects, trueDeficitPp, trueRatio, type World } from './scenario.js'
@@ -96,10 +98,15 @@ export function simulateOnce(
   if (found.signals.length === 0)
     return { breach, confirmed, shown, concentrated, rerunBlocks: 0, rerunAttempts: 0 }
   const selection = design.select(
-    { signals: found.signals, pairs: () => first, unstable: new Set(), maxBlocks: policy.maxBlocks },
+    { signals: found.signals, pairs: () => first, unstable: new Set(), maxBlocks: policy.maxBlocks, trials },
     rng,
   )
-  const rerun = drawRun(world, selection.instances, rng, trials)
+  // A trial split draws each block's decision trials and its estimation trials apart (as the
+  // rerun's trial_halves hold them); with one trial nothing is held out and the rerun decides alone.
+  const split = design.splitTrials === true && trials >= 2
+  const decideTrials = split ? decisionTrialCount(trials) : trials
+  const rerun = drawRun(world, selection.instances, rng, decideTrials)
+  const held = split ? drawRun(world, selection.sample, rng, trials - decideTrials) : null
   const sample = new Set(selection.sample)
   const estimate = new Set(selection.estimate)
   const decide = new Set(selection.instances)
@@ -121,8 +128,10 @@ export function simulateOnce(
     })
     if (!v.holds) continue
     confirmed.add(s.metric)
-    const held = estimate.size > 0 ? rerun.filter((p) => estimate.has(p.instance)) : rerun
-    const x = pointEstimate(held, s.metric)
+    const shownOn = held ?? (estimate.size > 0 ? rerun.filter((p) => estimate.has(p.instance)) : rerun)
+    const corrected =
+      held && s.metric !== 'resolved' ? shownRatio(first, shownOn, s.metric as RatioMetric) : null
+    const x = corrected ? corrected.ratio : pointEstimate(shownOn, s.metric)
     if (x !== null) shown.set(s.metric, x)
   }
   return {
@@ -154,6 +163,8 @@ export interface ScenarioRates {
   meanShown: Record<SignalMetric, number | null>
   /** Mean over confirmed runs of shown ÷ that world's true ratio (ratios only; null when none). */
   meanShownOverTruth: Record<SignalMetric, number | null>
+  /** Monte Carlo standard error of `meanShownOverTruth` (null under two confirmed runs). */
+  shownOverTruthSe: Record<SignalMetric, number | null>
   /** Share of runs where the rule crossed and the first-run ratio rested on a few blocks. */
   concentrated: Record<SignalMetric, number>
 }
@@ -177,6 +188,7 @@ export function runScenario(
   const truth = zeros()
   const shownSum = zeros()
   const overSum = zeros()
+  const overSq = zeros()
   const concentrated = zeros()
   let any = 0
   let anyBreach = 0
@@ -195,6 +207,7 @@ export function runScenario(
     for (const [m, x] of r.shown) {
       shownSum[m] += x
       overSum[m] += m === 'resolved' ? 0 : x / truths[m]
+      overSq[m] += m === 'resolved' ? 0 : (x / truths[m]) ** 2
     }
     if (r.confirmed.size > 0) any++
     if (r.breach.size > 0) anyBreach++
@@ -204,9 +217,14 @@ export function runScenario(
   }
   const meanShown = {} as Record<SignalMetric, number | null>
   const meanShownOverTruth = {} as Record<SignalMetric, number | null>
+  const shownOverTruthSe = {} as Record<SignalMetric, number | null>
   for (const m of METRICS) {
     meanShown[m] = confirmed[m] > 0 ? shownSum[m] / confirmed[m] : null
     meanShownOverTruth[m] = confirmed[m] > 0 && m !== 'resolved' ? overSum[m] / confirmed[m] : null
+    const c = confirmed[m]
+    const mean = c > 0 ? overSum[m] / c : 0
+    shownOverTruthSe[m] =
+      c > 1 && m !== 'resolved' ? Math.sqrt(Math.max(0, overSq[m] / c - mean * mean) / (c - 1)) : null
     breach[m] /= sims
     confirmed[m] /= sims
     truth[m] /= sims
@@ -222,6 +240,7 @@ export function runScenario(
     truth,
     meanShown,
     meanShownOverTruth,
+    shownOverTruthSe,
     concentrated,
   }
 }

@@ -29,6 +29,7 @@ import {
 } from './pair.js'
 import { type ProfilePair, requestProfile } from './request-profile.js'
 import { buildScorecard } from './scorecard.js'
+import { trialHalves } from './trial-halves.js'
 
 /** α and power of every test, interval and MDE in a comparison. */
 export const ALPHA = 0.05
@@ -179,6 +180,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
     profilePairs,
     opts,
   )
+  const halves = input.trialSplit ? trialHalves(input, input.trialSplit.seed) : null
 
   return {
     schema_version: COMPARISON_SCHEMA_VERSION,
@@ -246,6 +248,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
     ...(classification() ? { classification: classification()! } : {}),
     cost_effectiveness: costEffectivenessSection,
     ...(profile ? { request_profile: profile } : {}),
+    ...(halves ? { trial_halves: halves } : {}),
   }
 }
 

@@ -31,6 +31,8 @@ export interface SelectionSource {
   /** Seed of the random sample (derived from the first run's seed: `confirmationSampleSeed`). */
   seed: number
   design?: ConfirmationDesign
+  /** confirmation.trials (absent: the design's default). */
+  trials?: number
 }
 
 /**
@@ -50,7 +52,13 @@ export function selectConfirmation(
   const live = d.signals.filter((s) => s.state === 'unconfirmed' && breached.has(s.key))
   const design = source.design ?? DEFAULT_DESIGN
   const chosen = design.select(
-    { signals: live, pairs: source.pairs, unstable: new Set(d.unstable_instances), maxBlocks },
+    {
+      signals: live,
+      pairs: source.pairs,
+      unstable: new Set(d.unstable_instances),
+      maxBlocks,
+      ...(source.trials !== undefined ? { trials: source.trials } : {}),
+    },
     createRng(source.seed >>> 0),
   )
   const cells: string[] = []

@@ -1,4 +1,4 @@
-import type { Comparison, ComparisonEntry } from '../records/comparison.js'
+import type { Comparison, ComparisonEntry, InstanceRow } from '../records/comparison.js'
 import { bootstrapMeanDifference, bootstrapRatioOfMeans, mcnemarPOneSided } from '../stats/index.js'
 import { concentration } from './concentration.js'
 import {
@@ -38,6 +38,7 @@ import type {
   RerunResult,
   Signal,
 } from './schema.js'
+import { shownRatio } from './shown-ratio.js'
 
 export interface ConfirmInput {
   /** The first run's decision (status breach) and the comparisons it rests on. */
@@ -86,6 +87,9 @@ export function confirm(input: ConfirmInput): Decision {
   const unstable = new Set([...o.unstable_instances, ...unstableSet(rerun, []), ...flipped])
   const health: Health[] = [...o.health, ...rerunHealth(rerun, thresholds)]
 
+  const design = designNamed(o.confirmation?.design?.name)
+  // A design that splits trials decides on each block's decision trials and estimates on the rest.
+  const halves = design.splitTrials ? (rerun.trial_halves ?? null) : null
   const signals = o.signals.map((s): Signal => {
     if (s.state !== 'unconfirmed') return s
     const entry =
@@ -96,6 +100,13 @@ export function confirm(input: ConfirmInput): Decision {
       signal: s,
       original: originalPairs(input, s),
       again: rerunPairs(input, s).filter((p) => plannedSet.has(p.instance)),
+      halves: halves
+        ? {
+            decision: rerunPairs(input, s, halves.decision).filter((p) => plannedSet.has(p.instance)),
+            estimate: rerunPairs(input, s, halves.estimate).filter((p) => plannedSet.has(p.instance)),
+            trials: halves.trials,
+          }
+        : null,
       entry,
       planned,
       affected: new Set([...s.instances.driving, ...s.instances.opposing]),
@@ -104,7 +115,7 @@ export function confirm(input: ConfirmInput): Decision {
       rerunSettings,
       minCoverage: thresholds.min_coverage,
       round,
-      design: designNamed(o.confirmation?.design?.name),
+      design,
       sample: o.confirmation?.sample ? new Set(o.confirmation.sample) : null,
       estimate: new Set(o.confirmation?.estimate ?? []),
       alpha: o.policy.confirmation.alpha,
@@ -171,8 +182,9 @@ function originalPairs(input: ConfirmInput, s: Signal): PairedBlock[] {
   return competitivePairs(input.originalComparison, s.baseline, s.treatment)
 }
 
-function rerunPairs(input: ConfirmInput, s: Signal): PairedBlock[] {
-  const rerun = input.rerun.comparison
+/** The signal's pairs in the rerun; `rows`: one trial half's rows in place of the whole rerun's. */
+function rerunPairs(input: ConfirmInput, s: Signal, rows?: InstanceRow[]): PairedBlock[] {
+  const rerun = rows ? { ...input.rerun.comparison, instances: rows } : input.rerun.comparison
   if (s.kind === 'self') return input.previous ? selfPairs(input.previous, rerun, s.treatment) : []
   return competitivePairs(rerun, s.baseline, s.treatment)
 }
@@ -214,6 +226,15 @@ interface JudgeInput {
   original: PairedBlock[]
   /** The signal's pairs in the rerun, rerun blocks only. */
   again: PairedBlock[]
+  /**
+   * The same pairs over each block's decision trials and over its estimation trials (designs that
+   * split trials, when the rerun has two or more); null: no split.
+   */
+  halves: {
+    decision: PairedBlock[]
+    estimate: PairedBlock[]
+    trials: { decision: number; estimate: number }
+  } | null
   /** The rerun comparison.json's entry for a competitive signal (its own rerun-only figures). */
   entry: ComparisonEntry | null
   /** The blocks of the confirmation plan. */
@@ -296,10 +317,16 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
       : pairsEffect(rerunBlocks, s.metric, input.rerunSettings)
   // The design decides on the rerun data alone; the figures below are shown, never tested.
   const outcomeBlocks = planned.map((i) => byId.get(i)).filter(outcomeComplete)
+  // A trial split decides on the decision trials of the blocks complete in the whole rerun.
+  const halves = input.halves
+  const decisionRows = halves
+    ? halves.decision.filter((p) => completeSet.has(p.instance) && completeFor(p))
+    : null
+  const decisionById = halves ? new Map(halves.decision.map((p) => [p.instance, p])) : null
   const verdict = input.design.decide({
     signal: s,
-    rerun: rerunBlocks,
-    outcome: outcomeBlocks,
+    rerun: decisionRows ?? rerunBlocks,
+    outcome: decisionById ? planned.map((i) => decisionById.get(i)).filter(outcomeComplete) : outcomeBlocks,
     sample: input.sample ?? new Set(planned),
     unstable: input.unstable,
     alpha: input.alpha,
@@ -307,17 +334,7 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
     decide: new Set(planned),
     estimate: input.estimate,
   })
-  // The figure shown: estimated on the estimation half, which the decision never used.
-  const held = rerunBlocks.filter((p) => input.estimate.has(p.instance))
-  const estimate: Effect | undefined =
-    input.estimate.size === 0
-      ? undefined
-      : held.length === 0
-        ? none(unit, 'no block of the estimation half is complete in the rerun')
-        : labelled(
-            pairsEffect(held, s.metric, input.rerunSettings),
-            `estimation half of the rerun (n = ${held.length}), not used by the decision`,
-          )
+  const estimate = shownEstimate(input, rerunBlocks, completeSet, completeFor, unit)
   const state: Signal['state'] = verdict.holds ? 'confirmed' : 'cleared'
   if (s.metric === 'resolved') {
     const combined = combinedOutcome(original, byId, completeSet, input.affected, input.settings)
@@ -354,6 +371,57 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
       concentration: concentrated,
     },
   }
+}
+
+/**
+ * The figure shown after the decision, on rerun data the decision never used: the estimation trials
+ * of the sample's blocks (a trial split), or the estimation half of the blocks (a block split).
+ * Undefined for designs that hold nothing out.
+ */
+function shownEstimate(
+  input: JudgeInput,
+  rerunBlocks: PairedBlock[],
+  completeSet: ReadonlySet<string>,
+  completeFor: (p: PairedBlock | undefined) => p is PairedBlock,
+  unit: Effect['unit'],
+): Effect | undefined {
+  const s = input.signal
+  if (input.design.splitTrials && !input.halves && input.estimate.size === 0)
+    return none(
+      unit,
+      'the rerun holds no trial halves (one trial per block): nothing was held out of the decision',
+    )
+  if (input.halves) {
+    const sample = input.sample
+    const held = input.halves.estimate.filter(
+      (p) => completeSet.has(p.instance) && (!sample || sample.has(p.instance)) && completeFor(p),
+    )
+    const t = input.halves.trials
+    if (held.length === 0) return none(unit, 'no sampled block is complete in the rerun')
+    const label = `estimation trials of the rerun (${t.estimate} of each block's ${t.decision + t.estimate} trials, n = ${held.length} sampled blocks), not used by the decision`
+    const e = pairsEffect(held, s.metric, input.rerunSettings)
+    if (s.metric === 'resolved' || e.estimate === null) return labelled(e, label)
+    const c = shownRatio(input.original, held, s.metric)
+    // One clause: the report shows the method's last "; " part.
+    if (!c || c.sigma === null)
+      return labelled(e, `${label}, not corrected for a ratio's own bias (run-to-run noise not measured)`)
+    return labelled(
+      {
+        ...e,
+        estimate: e.estimate * c.factor,
+        ci: e.ci ? [e.ci[0] * c.factor, e.ci[1] * c.factor] : null,
+      },
+      `${label}, divided by ${(1 / c.factor).toFixed(3)} for a ratio's own bias under the baseline's run-to-run noise (σ ${c.sigma.toFixed(2)} per attempt, log scale)`,
+    )
+  }
+  if (input.estimate.size === 0) return undefined
+  const held = rerunBlocks.filter((p) => input.estimate.has(p.instance))
+  return held.length === 0
+    ? none(unit, 'no block of the estimation half is complete in the rerun')
+    : labelled(
+        pairsEffect(held, s.metric, input.rerunSettings),
+        `estimation half of the rerun (n = ${held.length}), not used by the decision`,
+      )
 }
 
 function labelled(e: Effect, label: string): Effect {

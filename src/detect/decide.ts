@@ -346,9 +346,11 @@ export function formatRerunTest(r: RerunResult): string {
   if (t.stages) {
     const fp = (x: number) => (x < 0.0001 ? x.toExponential(2) : x.toPrecision(3))
     const stages = t.stages.map((s) => `${s.stage} n = ${s.n}, p = ${fp(s.p)}`).join('; ')
-    const shown = r.estimate
-      ? `; figure shown, ${r.estimate.method.replace(/^.*; /, '')}: ${formatEffect(r.estimate)}`
-      : ''
+    const shown = !r.estimate
+      ? ''
+      : r.estimate.estimate === null
+        ? `; no figure apart from the decision (${r.estimate.reason ?? 'undefined'})`
+        : `; figure shown, ${r.estimate.method.replace(/^.*; /, '')}: ${formatEffect(r.estimate)}`
     return `two-stage test of the ${t.estimand ?? 'effect'}: combined p = ${p} ${t.rejects ? '≤' : '>'} α ${t.alpha} (${stages})${shown}`
   }
   const counts = t.method.includes('McNemar') ? `b′ = ${r.b}, c′ = ${r.c}; ` : `${t.n} non-tied blocks; `

@@ -121,7 +121,7 @@ export const RerunResultSchema = z.strictObject({
   reason: z.string().describe('why the signal was confirmed or not'),
   test: RerunTestSchema.optional().describe('the exact one-sided test that decided (design ≥ rerun-exact@1)'),
   estimate: EffectSchema.optional().describe(
-    'the figure shown after the decision: estimated on the estimation half of the rerun, which the decision never used (design ≥ two-stage-split@1)',
+    'the figure shown after the decision: estimated on rerun data the decision never used — the estimation half of the blocks (two-stage-split@1–3) or the estimation trials of the sampled blocks (two-stage-split@4)',
   ),
   concentration: z
     .strictObject({
@@ -231,7 +231,7 @@ export const ConfirmationRefSchema = z.strictObject({
     .array(z.string())
     .optional()
     .describe(
-      'the estimation half of the sample: held out of the decision, the figure shown is estimated on it',
+      'the estimation half of the sample: held out of the decision, the figure shown is estimated on it (empty when the design splits trials instead)',
     ),
   design: z
     .strictObject({

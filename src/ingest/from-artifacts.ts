@@ -251,6 +251,7 @@ export function observationsFromArtifacts(
     preReasons,
     missingLegs: read.missingLegs,
     inputErrors,
+    ...(plan.kind === 'confirmation' && plan.trials >= 2 ? { trialSplit: { seed: plan.seed } } : {}),
     inputs: read.inputs,
     stamp: {
       manifestSha256: plan.manifest_sha256,

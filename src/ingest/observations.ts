@@ -147,6 +147,11 @@ export interface ComparisonInput {
     multiplicity?: 'holm' | 'benjamini-hochberg'
   }
   notes: string[]
+  /**
+   * Confirmation rounds: split each block's trials into decision and estimation trials, seeded by
+   * the plan's seed (compare/trial-halves.ts); absent: no split.
+   */
+  trialSplit?: { seed: number }
   /** Legs read from a re-upload of a later run attempt in place of earlier uploads. */
   reuploads?: Array<{ leg: string; read: string; run_attempt: number; replaces: string[] }>
   /** Legs that ran under another manifest version or config hash than the plan (experiments only). */

@@ -185,6 +185,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
   let confirmPlanPath: string | null = null
   if (decision.status === 'breach' && manifest.confirmation.enabled) {
     const round = plan.round + 1
+    const rerunTrials = manifest.confirmation.trials ?? DEFAULT_DESIGN.trials
     const selection = selectConfirmation(decision, manifest.confirmation.max_blocks, {
       pairs: (s) =>
         s.kind === 'self'
@@ -193,6 +194,7 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
             : []
           : competitivePairs(current.comparison, s.baseline, s.treatment),
       seed: confirmationSampleSeed(plan.seed, round),
+      trials: rerunTrials,
     })
     if (selection.instances.length > 0) {
       confirmPlan = buildConfirmationPlan(plan, selection, round)
@@ -226,12 +228,18 @@ export async function detectStep(opts: DetectStepOptions): Promise<DetectStepRes
         },
       }
       // The ratio test needs three blocks in each stage (a skewness correction): a smaller decision
-      // half cannot confirm a cost signal, whatever the first run showed.
-      const decisionHalf = selection.sample.filter((i) => !selection.estimate.includes(i)).length
-      if (decisionHalf < 3 && selection.signals.some((id) => !id.endsWith(':resolved'))) {
+      // part cannot confirm a cost signal, whatever the first run showed.
+      const decisionBlocks = selection.sample.filter((i) => !selection.estimate.includes(i)).length
+      const splitTrials = DEFAULT_DESIGN.splitTrials === true && rerunTrials >= 2
+      if (decisionBlocks < 3 && selection.signals.some((id) => !id.endsWith(':resolved'))) {
         decision.notes.push(
-          `the rerun's decision half holds ${decisionHalf} block(s): a cost signal needs at least 3 to be confirmed; ` +
-            'raise confirmation.max_blocks to 6 or more',
+          `the rerun's decision ${splitTrials ? 'trials cover' : 'half holds'} ${decisionBlocks} block(s): a cost signal needs at least 3 to be confirmed; ` +
+            `raise confirmation.max_blocks to ${splitTrials ? 3 : 6} or more`,
+        )
+      }
+      if (DEFAULT_DESIGN.splitTrials && rerunTrials < 2) {
+        decision.notes.push(
+          `confirmation.trials is ${confirmPlan.trials}: no rerun trial can be held out of the decision, so the sample is split into a decision half and an estimation half instead (fewer blocks decide); set confirmation.trials to 2 or more (default ${DEFAULT_DESIGN.trials})`,
         )
       }
       if (selection.capped) {

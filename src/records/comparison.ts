@@ -362,6 +362,20 @@ export const InstanceRowSchema = z.strictObject({
 })
 export type InstanceRow = z.infer<typeof InstanceRowSchema>
 
+/** A confirmation rerun's trials split per block into the decision trials and the estimation trials. */
+export const TrialHalvesSchema = z.strictObject({
+  seed: z.number().int().describe("the plan's seed the split was drawn from"),
+  trials: z.strictObject({ decision: Count, estimate: Count }),
+  decision_trials: z
+    .record(z.string(), z.array(z.number().int().nonnegative()))
+    .describe(
+      "each planned instance's decision trials (0-based trial indices); the rest are its estimation trials",
+    ),
+  decision: z.array(InstanceRowSchema).describe("each block's row over its decision trials alone"),
+  estimate: z.array(InstanceRowSchema).describe("each block's row over its estimation trials alone"),
+})
+export type TrialHalves = z.infer<typeof TrialHalvesSchema>
+
 /** One distinct container environment of the final attempts (image, limits, network per phase). */
 export const EnvironmentStampSchema = z.strictObject({
   runtime: z.string(),
@@ -507,6 +521,9 @@ export const ComparisonSchema = z.strictObject({
   ),
   request_profile: RequestProfileSchema.optional().describe(
     "each cell's proxy requests by role and their parts, with paired ratios; absent when no attempt recorded request roles",
+  ),
+  trial_halves: TrialHalvesSchema.optional().describe(
+    "confirmation rounds of two or more trials: each block's rows over a seeded half of its trials (the decision trials) and over the rest (the estimation trials), so a confirmation can decide on one and estimate on the other",
   ),
 })
 export type Comparison = z.infer<typeof ComparisonSchema>

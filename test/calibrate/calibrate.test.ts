@@ -45,9 +45,11 @@ describe('calibrate: the confirmation design measured through the detect rules (
     const r = rule('resolved')
     expect(r.effect).toBe(10)
     expect(r.power).toBe(r.power_at_threshold)
-    // The two-stage combination (first run + rerun decision half, four trials): measured 35% at n = 40.
-    expect(r.power).toBeGreaterThan(0.1)
-    expect(r.power).toBeLessThan(0.4)
+    // The two-stage combination (first run + the rerun's decision trials, three of four per block):
+    // measured 42% here at n = 40 (version 3, half the blocks deciding: 35%); under the 50% that
+    // triggers the warning.
+    expect(r.power).toBeGreaterThan(0.3)
+    expect(r.power).toBeLessThan(0.5)
     expect(c.warnings.join('\n')).toMatch(/resolved_deficit_pp 10 is below what 40 blocks can confirm/)
   })
 

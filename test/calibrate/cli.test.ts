@@ -81,7 +81,7 @@ describe('harness-watch calibrate', () => {
     expect(await main(['calibrate', demo, '--sims', '20', '--noise', '0.5'])).toBe(0)
     expect(io.out).toMatch(/^calibration: 20 simulated experiments per setting, n = 16 blocks/)
     expect(io.out).toMatch(/run-to-run noise σ = 0\.5 on log cost/)
-    expect(io.out).toMatch(/design two-stage-split@3: /)
+    expect(io.out).toMatch(/design two-stage-split@4: /)
     expect(io.out).toMatch(/ratio of totals Σtreatment\/Σbaseline/)
     expect(io.out).toMatch(/false confirmations, default world vs worst world: \d+\.\d% .* · \d+\.\d% \(/)
     expect(io.out).toMatch(/worlds at or below the threshold/)

@@ -2,7 +2,10 @@ import { describe, expect, it } from 'vitest'
 import { NO_EFFECT, trueRatio } from '../../src/calibrate/scenario.js'
 import { runScenario } from '../../src/calibrate/simulate.js'
 import { nullWorlds, powerWorlds, resolveWorlds, type WorldSpec } from '../../src/calibrate/worlds.js'
+import { DEFAULT_TEST, twoStageWith } from '../../src/detect/designs/two-stage.js'
 import { createRng, obfConstant } from '../../src/stats/index.js'
+
+const RATIOS = ['spend_usd', 'input_fresh_tokens', 'proxy_requests'] as const
 
 const thresholds = {
   resolved_deficit_pp: 10,
@@ -51,15 +54,15 @@ describe('the family of worlds: truths exact by construction', () => {
 // first-run ratio was named as concentrated on a few blocks. The 1,000-simulation table is in
 // `npm run bench -- calibrate`.
 const SEEDED: Array<[string, { breach: number; confirmed: number; concentrated: number }]> = [
-  ['overhead-just-below-threshold', { breach: 45, confirmed: 1, concentrated: 0 }],
-  ['runaway-attempts-at-threshold', { breach: 36, confirmed: 0, concentrated: 36 }],
-  ['heterogeneous-at-threshold', { breach: 57, confirmed: 0, concentrated: 44 }],
-  ['unequal-noise-base-at-threshold', { breach: 58, confirmed: 2, concentrated: 14 }],
-  ['overhead-2x', { breach: 96, confirmed: 77, concentrated: 0 }],
-  ['runaway-instances-2x', { breach: 94, confirmed: 1, concentrated: 94 }],
-  ['heterogeneous-2x', { breach: 96, confirmed: 55, concentrated: 11 }],
-  ['unequal-noise-2x', { breach: 82, confirmed: 22, concentrated: 5 }],
-  ['resolve-deficit-20', { breach: 87, confirmed: 82, concentrated: 0 }],
+  ['overhead-just-below-threshold', { breach: 44, confirmed: 2, concentrated: 0 }],
+  ['runaway-attempts-at-threshold', { breach: 40, confirmed: 0, concentrated: 40 }],
+  ['heterogeneous-at-threshold', { breach: 50, confirmed: 0, concentrated: 30 }],
+  ['unequal-noise-base-at-threshold', { breach: 54, confirmed: 2, concentrated: 12 }],
+  ['overhead-2x', { breach: 95, confirmed: 86, concentrated: 0 }],
+  ['runaway-instances-2x', { breach: 90, confirmed: 0, concentrated: 90 }],
+  ['heterogeneous-2x', { breach: 94, confirmed: 67, concentrated: 16 }],
+  ['unequal-noise-2x', { breach: 86, confirmed: 30, concentrated: 4 }],
+  ['resolve-deficit-20', { breach: 87, confirmed: 87, concentrated: 0 }],
 ]
 
 describe('the non-uniform worlds through detect and the two-stage design (seeded)', () => {
@@ -75,6 +78,21 @@ describe('the non-uniform worlds through detect and the two-stage design (seeded
       }).toEqual(want)
     })
   }
+
+  it('heterogeneous 2×: the ratio shown comes from held-out trials of every block, within 2% of the truth; a block split shows it low', () => {
+    const w = named('heterogeneous-2x')
+    const shown = (design: ReturnType<typeof twoStageWith>) => {
+      const r = runScenario((_e, rng) => w.make(40, rng), NO_EFFECT, { ...policy, design }, 400, 77)
+      return { r, over: RATIOS.map((m) => r.meanShownOverTruth[m] as number) }
+    }
+    const v4 = shown(twoStageWith(DEFAULT_TEST))
+    expect(Math.round(400 * v4.r.confirmed.spend_usd)).toBe(283)
+    for (const x of v4.over) expect(Math.abs(x - 1)).toBeLessThan(0.02)
+    // Version 3's complementary halves: a decision half that drew the dear instances leaves the
+    // estimation half without them (measured −4.1%, −3.6%, −6.8% over the three rules).
+    const v3 = shown(twoStageWith({ ...DEFAULT_TEST, splitTrials: false }))
+    for (const x of v3.over) expect(x).toBeLessThan(0.97)
+  })
 
   it('runaway instances: the ratio is named as concentrated whenever it breaches, not read as cleared', () => {
     const w = named('runaway-instances-2x')

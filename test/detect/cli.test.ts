@@ -52,12 +52,9 @@ describe('harness-watch detect / confirm', () => {
     expect(decision.affected_blocks).toEqual(expect.arrayContaining(['b1', 'b2', 'b3', 'b4', 'b5']))
   })
 
-  it('a rerun whose decision half holds under 3 blocks says a cost signal cannot be confirmed on it', async () => {
+  it('a rerun whose decision part holds under 3 blocks says a cost signal cannot be confirmed on it', async () => {
     const f = await firstRun()
     const plan = JSON.parse(await readFile(f.plan, 'utf8'))
-    plan.manifest.confirmation = { ...plan.manifest.confirmation, max_blocks: 4 }
-    const small = path.join(f.dir, 'small-plan.json')
-    await writeFile(small, strictJson(plan))
     const rows = Object.fromEntries(
       plan.panel.instances.map((id: string, i: number) => [
         id,
@@ -68,18 +65,37 @@ describe('harness-watch detect / confirm', () => {
       f.comparison,
       strictJson(makeComparison({ experiment: 'canary', cells: ['base', 'head'], rows })),
     )
-    expect(await main(['detect', '--comparison', f.comparison, '--plan', small])).toBe(0)
-    const decision = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
-    expect(decision.signals.map((s: { metric: string }) => s.metric)).toContain('spend_usd')
-    expect(decision.confirmation.sample).toHaveLength(4)
-    expect(decision.confirmation.estimate).toHaveLength(2)
-    expect(decision.notes).toContain(
+    const decide = async (confirmation: Record<string, number>) => {
+      const p = structuredClone(plan)
+      p.manifest.confirmation = { ...p.manifest.confirmation, ...confirmation }
+      const file = path.join(f.dir, 'small-plan.json')
+      await writeFile(file, strictJson(p))
+      expect(await main(['detect', '--comparison', f.comparison, '--plan', file])).toBe(0)
+      return JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
+    }
+    // Four rerun trials (the default): every sampled block decides on half of its trials.
+    const split = await decide({ max_blocks: 2 })
+    expect(split.signals.map((s: { metric: string }) => s.metric)).toContain('spend_usd')
+    expect(split.confirmation.sample).toHaveLength(2)
+    expect(split.confirmation.estimate).toEqual([])
+    expect(split.notes).toContain(
+      "the rerun's decision trials cover 2 block(s): a cost signal needs at least 3 to be confirmed; raise confirmation.max_blocks to 3 or more",
+    )
+    expect((await decide({ max_blocks: 4 })).notes.join('\n')).not.toContain('cover')
+    // One rerun trial: no trial can be held out, so the blocks are split and half of them decide.
+    const one = await decide({ max_blocks: 4, trials: 1 })
+    expect(one.confirmation.sample).toHaveLength(4)
+    expect(one.confirmation.estimate).toHaveLength(2)
+    expect(one.notes).toContain(
       "the rerun's decision half holds 2 block(s): a cost signal needs at least 3 to be confirmed; raise confirmation.max_blocks to 6 or more",
+    )
+    expect(one.notes.join('\n')).toContain(
+      'confirmation.trials is 1: no rerun trial can be held out of the decision',
     )
     // With the default max_blocks the note is absent.
     expect(await main(['detect', '--comparison', f.comparison, '--plan', f.plan])).toBe(0)
     const again = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
-    expect(again.notes.join('\n')).not.toContain('decision half holds')
+    expect(again.notes.join('\n')).not.toMatch(/decision (half holds|trials cover)/)
   })
 
   it('detect --json prints the step outputs', async () => {
@@ -124,6 +140,10 @@ describe('harness-watch detect / confirm', () => {
 
   it('confirm decides the rerun; on a first-run plan it is a usage error (exit 2)', async () => {
     const f = await firstRun()
+    // One rerun trial per block: the sample is split into a decision half and an estimation half.
+    const plan = JSON.parse(await readFile(f.plan, 'utf8'))
+    plan.manifest.confirmation = { ...plan.manifest.confirmation, trials: 1 }
+    await writeFile(f.plan, strictJson(plan))
     await main(['detect', '--comparison', f.comparison, '--plan', f.plan])
     const cplan = path.join(f.dir, 'hw-out', 'confirm-1', 'plan.json')
     const affected: string[] = JSON.parse(
@@ -173,6 +193,72 @@ describe('harness-watch detect / confirm', () => {
       await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', f.plan]),
     ).toBe(2)
     expect(io.err).toMatch(/is not a confirmation plan/)
+  })
+
+  it('confirm with rerun trials split: decides on the decision trials, shows the estimation trials’ figure', async () => {
+    const f = await firstRun()
+    await main(['detect', '--comparison', f.comparison, '--plan', f.plan])
+    const cplan = path.join(f.dir, 'hw-out', 'confirm-1', 'plan.json')
+    const first = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
+    expect(first.confirmation.estimate).toEqual([])
+    const affected: string[] = first.affected_blocks
+    const rowsWith = (lost: (id: string) => boolean, trials: number) =>
+      makeComparison({
+        experiment: 'canary',
+        round: 1,
+        cells: ['base', 'head'],
+        rows: Object.fromEntries(
+          affected.map((id) => [
+            id,
+            {
+              base: { o: 'r' as const, trials },
+              head: lost(id) ? { o: 'u' as const, trials } : { o: 'r' as const, trials },
+            },
+          ]),
+        ),
+      }).instances
+    // The whole rerun (four trials) and the estimation trials lose only b1; the decision trials lose
+    // every b block. The decision must follow the decision trials, the figure the estimation trials.
+    const rerun = {
+      ...makeComparison({
+        experiment: 'canary',
+        round: 1,
+        cells: ['base', 'head'],
+        rows: Object.fromEntries(
+          affected.map((id) => [id, { base: { o: 'r' as const }, head: { o: 'r' as const } }]),
+        ),
+      }),
+      instances: rowsWith((id) => id === 'b1', 4),
+      trial_halves: {
+        seed: 1,
+        trials: { decision: 3, estimate: 1 },
+        decision_trials: Object.fromEntries(affected.map((id) => [id, [0, 1, 2]])),
+        decision: rowsWith((id) => id.startsWith('b'), 3),
+        estimate: rowsWith((id) => id === 'b1', 1),
+      },
+    }
+    const rdir = path.join(f.dir, 'rerun-split')
+    await mkdir(rdir)
+    await writeFile(path.join(rdir, 'comparison.json'), strictJson(rerun))
+    io.out = ''
+    expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
+      0,
+    )
+    // Decision trials: five losses of 9 blocks (p = 1/32), combined with the first run's 1/32:
+    // p = 0.00422; the figure shown: one loss of 9 on the estimation trials, −11.1 points.
+    expect(io.out).toMatch(
+      /^confirmed regression: .*combined p = 0\.00422 ≤ α 0\.05 \(first run n = 9, p = 0\.0313; rerun decision trials n = 9, p = 0\.0313\); figure shown, estimation trials of the rerun \(1 of each block's 4 trials, n = 9 sampled blocks\), not used by the decision: −11\.1 pp/,
+    )
+    // Without the halves (a rerun aggregated with one trial), nothing apart from the decision is shown.
+    const { trial_halves: _dropped, ...plain } = rerun
+    await writeFile(path.join(rdir, 'comparison.json'), strictJson(plain))
+    io.out = ''
+    expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
+      0,
+    )
+    expect(io.out).toMatch(
+      /^cleared: .*rerun decision trials n = 9, p = 0\.500\); no figure apart from the decision \(the rerun holds no trial halves/,
+    )
   })
 
   it('publish without a token is a usage error that says what to set', async () => {

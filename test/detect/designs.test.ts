@@ -4,13 +4,13 @@ import { runScenario } from '../../src/calibrate/simulate.js'
 import { nullWorlds, powerWorlds } from '../../src/calibrate/worlds.js'
 import { DEFAULT_DESIGN, DESIGNS, designNamed } from '../../src/detect/designs/registry.js'
 import { logExcess } from '../../src/detect/designs/rerun-exact.js'
-import { type StageTest, twoStageWith } from '../../src/detect/designs/two-stage.js'
+import { DEFAULT_TEST, type StageTest, twoStageWith } from '../../src/detect/designs/two-stage.js'
 import { competitivePairs, type PairedBlock } from '../../src/detect/pairs.js'
 import type { Signal } from '../../src/detect/schema.js'
 import { ThresholdsSchema } from '../../src/manifest/schema.js'
 import { createRng } from '../../src/stats/rng.js'
 import { strictJson } from '../../src/util/json.js'
-import { makeComparison, rows } from './fixtures.js'
+import { blockOf, makeComparison, rows } from './fixtures.js'
 
 const spendSignal = (threshold = 1.5): Signal => ({
   id: 'exp/a-vs-b:spend_usd',
@@ -40,27 +40,6 @@ function pairsOf(spend: Array<[number, number]>): PairedBlock[] {
     })),
   })
   return competitivePairs(c, 'a', 'b')
-}
-
-/** A complete block with only spend, built directly (no comparison.json: the loop runs 2,000 times). */
-function blockOf(instance: string, base: number, treat: number, trials = 1): PairedBlock {
-  const cell = (spend: number) => ({
-    outcome: 'resolved' as const,
-    exit_class: 'clean',
-    trials,
-    resolved_trials: trials,
-    attempts: trials,
-    coverage: 'complete' as const,
-    spend_usd: spend,
-    proxy_requests: null,
-    input_tokens: null,
-    input_fresh_tokens: null,
-    cache_read_tokens: null,
-    cache_write_tokens: null,
-    output_tokens: null,
-    wall_s: null,
-  })
-  return { instance, base: cell(base), treat: cell(treat), outcome: true, cost: true, quarantined: false }
 }
 
 const EXACT = DESIGNS['rerun-exact']
@@ -174,10 +153,28 @@ describe('two-stage-split design (the default)', () => {
     expect(designNamed(undefined)).toBe(design)
     expect(designNamed('no-such-design')).toBe(design)
     expect(design.statement(0.05)).toMatch(/ratio of totals/)
-    expect(design.statement(0.05)).toMatch(/estimation half/)
+    expect(design.statement(0.05)).toMatch(/estimation trials of the sampled blocks/)
   })
 
-  it('select: a random half of the sample is held out for the estimate, disjoint from the decision half', () => {
+  it('select (version 4): every sampled block decides, none is held out by block; four rerun trials, split in two halves', () => {
+    expect(design.version).toBe(4)
+    expect(design.trials).toBe(4)
+    expect(design.splitTrials).toBe(true)
+    const pairs = pairsOf(Array.from({ length: 40 }, (_, i) => [1, 1.5 + 0.1 * i] as [number, number]))
+    const sel = design.select(
+      { signals: [spendSignal()], unstable: new Set(), maxBlocks: 30, pairs: () => pairs },
+      createRng(8),
+    )
+    expect(sel.sample).toHaveLength(30)
+    expect(sel.estimate).toEqual([])
+    expect(sel.instances).toEqual(expect.arrayContaining(sel.sample))
+  })
+
+  // Version 3's block split, still selectable (twoStageWith) and measured in bench/totals-tests.ts.
+  const v3 = twoStageWith({ ...DEFAULT_TEST, splitTrials: false })
+
+  it('select (block split): a random half of the sample is held out for the estimate, disjoint from the decision half', () => {
+    const design = v3
     const pairs = pairsOf(Array.from({ length: 40 }, () => [1, 2] as [number, number]))
     const sel = design.select(
       { signals: [spendSignal()], unstable: new Set(), maxBlocks: 50, pairs: () => pairs },
@@ -196,9 +193,9 @@ describe('two-stage-split design (the default)', () => {
     expect(other.estimate).not.toEqual(sel.estimate)
   })
 
-  it('select (version 3): halves matched in pairs on the first run’s D, one of each pair to each half; four rerun trials', () => {
-    expect(design.version).toBe(3)
-    expect(design.trials).toBe(4)
+  it('select (block split, version 3): halves matched in pairs on the first run’s D, one of each pair to each half', () => {
+    const design = v3
+    expect(design.splitTrials).toBeUndefined()
     // D = t − 1.5·b rises with i: sorted pairs are (0, 1), (2, 3), …
     const pairs = pairsOf(Array.from({ length: 40 }, (_, i) => [1, 1.5 + 0.1 * i] as [number, number]))
     const byD = pairs.map((p) => p.instance)

@@ -5,6 +5,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import type { PairedBlock } from '../../src/detect/pairs.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
@@ -448,4 +449,25 @@ seed: 11
   const planPath = path.join(dir, 'plan.json')
   await writeFile(planPath, strictJson(plan))
   return { dir, out: path.join(dir, 'hw-out'), planPath, plan }
+}
+
+/** A complete block with only spend, built directly (no comparison.json: the loop runs 2,000 times). */
+export function blockOf(instance: string, base: number, treat: number, trials = 1): PairedBlock {
+  const cell = (spend: number) => ({
+    outcome: 'resolved' as const,
+    exit_class: 'clean',
+    trials,
+    resolved_trials: trials,
+    attempts: trials,
+    coverage: 'complete' as const,
+    spend_usd: spend,
+    proxy_requests: null,
+    input_tokens: null,
+    input_fresh_tokens: null,
+    cache_read_tokens: null,
+    cache_write_tokens: null,
+    output_tokens: null,
+    wall_s: null,
+  })
+  return { instance, base: cell(base), treat: cell(treat), outcome: true, cost: true, quarantined: false }
 }

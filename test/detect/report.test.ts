@@ -79,7 +79,25 @@ describe('report.md and report.html state the decision once it is made', () => {
         ]),
       ),
     })
-    await writeFile(path.join(rerunDir, 'comparison.json'), strictJson(rerun))
+    // The rerun's four trials per block, split: the decision trials lose the same five blocks, the
+    // estimation trials three of them.
+    const half = (lost: string[]) =>
+      makeComparison({
+        round: 1,
+        cells: ['a', 'c'],
+        rows: Object.fromEntries(ids.map((id) => [id, { a: r(), c: lost.includes(id) ? u() : r() }])),
+      }).instances
+    const split = {
+      ...rerun,
+      trial_halves: {
+        seed: 7,
+        trials: { decision: 3, estimate: 1 },
+        decision_trials: Object.fromEntries(ids.map((id) => [id, [0, 1, 3]])),
+        decision: half(['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05']),
+        estimate: half(['inst-01', 'inst-02', 'inst-03']),
+      },
+    }
+    await writeFile(path.join(rerunDir, 'comparison.json'), strictJson(split))
     const second = await detectStep({
       comparison: path.join(rerunDir, 'comparison.json'),
       plan: first.confirmPlanPath!,
@@ -89,10 +107,12 @@ describe('report.md and report.html state the decision once it is made', () => {
     expect(rerunMd).toContain(
       '**Decision: confirmed** — a threshold was crossed and held on the targeted rerun.',
     )
+    // First run 6 losses of 30 (p = 1/64), decision trials 5 of 30 (p = 1/32), equal weights √30:
+    // z = (2.154 + 1.863)/√2 = 2.841, p = 0.00225; the figure shown: 3 losses of 30, −10.0 points.
     expect(rerunMd).toMatch(
-      /\| confirmed \| round 1: two-stage test of the resolve-rate difference treatment − baseline \(points\): combined p = 0\.00973 ≤ α 0\.05 \(first run n = 30, p = 0\.0156; rerun decision half n = 15, p = 0\.125\); figure shown, estimation half of the rerun \(n = 15\), not used by the decision: −13\.3 pp \[[^\]]*\]; 30 of 30 rerun blocks complete, b′ = 5, c′ = 0 \|/,
+      /\| confirmed \| round 1: two-stage test of the resolve-rate difference treatment − baseline \(points\): combined p = 0\.00225 ≤ α 0\.05 \(first run n = 30, p = 0\.0156; rerun decision trials n = 30, p = 0\.0313\); figure shown, estimation trials of the rerun \(1 of each block's 4 trials, n = 30 sampled blocks\), not used by the decision: −10\.0 pp \[[^\]]*\]; 30 of 30 rerun blocks complete, b′ = 5, c′ = 0 \|/,
     )
-    expect(rerunMd).toContain('Design (two-stage-split@3): Confirmation reruns a seeded random sample')
+    expect(rerunMd).toContain('Design (two-stage-split@4): Confirmation reruns a seeded random sample')
     // Every report states what its claims cover.
     expect(rerunMd).toContain('Scope: the resolve-rate claim covers these 30 instances')
     expect(rerunMd).toContain('not the benchmark they were drawn from')

@@ -12,6 +12,8 @@ export interface SelectInput {
   unstable: ReadonlySet<string>
   /** confirmation.max_blocks. */
   maxBlocks: number
+  /** confirmation.trials: rerun trials per block and cell (absent: the design's default). */
+  trials?: number
 }
 
 export interface Selection {
@@ -70,6 +72,11 @@ export interface ConfirmationDesign {
    * confirmation.trials.
    */
   trials: number
+  /**
+   * The figure shown is estimated on half of each sampled block's rerun trials and the decision sees
+   * only the other half (`decide` then receives the decision trials' blocks as `rerun`).
+   */
+  splitTrials?: boolean
   /** One sentence for the report, naming the test and the declared α. */
   statement(alpha: number): string
   select(input: SelectInput, rng: SeededRng): Selection
