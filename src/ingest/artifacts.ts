@@ -341,7 +341,8 @@ export async function readLegArtifacts(
       leg,
       folder: rel,
       record,
-      attempts: attempts.rows.filter((r) => !mixed.dropped.has(r.line)),
+      attempts:
+        mixed.dropped.size === 0 ? attempts.rows : attempts.rows.filter((r) => !mixed.dropped.has(r.line)),
       attemptsFile,
       ledgerRows: ledger?.rows ?? new Map(),
       invalidRows,
