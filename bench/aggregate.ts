@@ -22,6 +22,17 @@
 // 3.80 s CPU, reference 4.31 s, 0.87×: no difference measurable at that load (the fastest runs 2.38 s,
 // 0.58×, and 2.15 s, 0.57×). A profile of a less loaded run shows the overlap: the worker's sums run
 // entirely beside the MDE, the cell summaries and the scorecard, and this thread no longer sums.
+// Then fewer allocations and keys per attempt (each attempt's key made once, its class and ledger
+// count found by its record; trial groups, block image checks and scorecard task order without a
+// joined key or sort per row), statistics' replicate loops inlined, ledger rows counted by runs, and
+// this thread taking a ledger off the worker only when that balances the two threads by file size.
+// Interleaved with the previous version at load average 3.8–4.9 (bundled script, 6 runs each,
+// medians): 3.34 s wall, 3.72 s CPU against 3.56 s, 4.05 s (observations phase 0.46–0.62 s against
+// 0.63–0.78 s); `npm run bench -- aggregate`, 3 runs each, interleaved, at load 3.3–3.9:
+// 3.34/3.55/3.52 s wall, reference 4.33/4.30/5.00 s, 0.77/0.83/0.70× (median 0.77×); the previous
+// version 3.81/4.13/4.43 s, reference 3.97/4.36/5.69 s, 0.96/0.95/0.78× (median 0.95×). At load
+// 1.3–1.9: 2.30/2.29 s, reference 3.35/4.74 s, 0.69/0.48× (previous 3.04/2.39 s, 4.40/3.86 s,
+// 0.69/0.62×). The 0.5× target was not shown at these loads.
 // Run: npm run bench -- aggregate   (options: --cells N --instances N --trials N --resamples N --ledger-rows N)
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'

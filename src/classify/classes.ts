@@ -96,6 +96,8 @@ export interface AttemptInput {
   line: number
   /** Rows ledger.jsonl holds for the attempt, when the ledger was read. */
   ledgerRows: number | null
+  /** classKey(record), when the caller has made it already (it is then not made again). */
+  key?: string
 }
 
 /** Something seen across attempts: an evaluation-health finding, never a harness result. */

@@ -89,7 +89,7 @@ export function classifyAttempts(
     }
     const ledger = ledgerFigures(r)
     const tel = telemetryClass(r, ledger, a.ledgerRows, opts)
-    byKey.set(classKey(r), {
+    byKey.set(a.key ?? classKey(r), {
       outcome_class: outcome.class,
       group: CLASS_GROUP[outcome.class],
       reason: outcome.reason,

@@ -104,7 +104,7 @@ export function thinCells(
   for (const a of attempts) {
     const r = a.record
     if (!r.final) continue
-    const c = byKey.get(classKey(r))
+    const c = byKey.get(a.key ?? classKey(r))
     if (c?.telemetry_class !== 'ok' || c.group === 'infrastructure' || c.ledger.rows === 0) continue
     let m = rows.get(r.instance_id)
     if (!m) {
@@ -131,7 +131,7 @@ export function thinCells(
     let n = 0
     for (const a of attempts) {
       if (a.record.cell_id !== cell) continue
-      const c = byKey.get(classKey(a.record))
+      const c = byKey.get(a.key ?? classKey(a.record))
       if (c?.telemetry_class !== 'ok') continue
       c.telemetry_class = 'telemetry_suspect'
       c.anomaly = 'thin_vs_cells'

@@ -155,7 +155,7 @@ export function buildBlocks(input: ComparisonInput): Block[] {
       }
       cells.set(cell.id, reduceCell(cell.id, obs, cell.trials))
     }
-    const images = imageMismatch([...(observed?.values() ?? [])].flat())
+    const images = observed && severalImages(observed) ? imageMismatch([...observed.values()].flat()) : null
     if (images) reasons.push(images)
     const outcomeComplete = scheduled && !reasons.some((r) => !TELEMETRY_REASONS.includes(r.code))
     const complete = outcomeComplete && [...cells.values()].every((c) => c.costComplete)
@@ -191,6 +191,20 @@ export function imageMismatch(obs: TrialObservation[]): BlockReason | null {
     attempt: null,
     detail: `cells ran different images: ${detail}`,
   }
+}
+
+/** Whether the observations name more than one image id (else imageMismatch finds none). */
+function severalImages(observed: Map<string, TrialObservation[]>): boolean {
+  let first: string | null = null
+  for (const list of observed.values()) {
+    for (const o of list) {
+      const id = o.identity.imageId
+      if (!id) continue
+      if (first === null) first = id
+      else if (id !== first) return true
+    }
+  }
+  return false
 }
 
 function reason(code: BlockReasonCode, o: TrialObservation, detail: string): BlockReason {

@@ -1,5 +1,5 @@
 import type { ComparisonInput } from '../ingest/observations.js'
-import type { CellSummary, ComparisonEntry, Mde } from '../records/comparison.js'
+import type { CellSummary, ComparisonEntry, InstanceRow, Mde } from '../records/comparison.js'
 import { COMPARISON_SCHEMA_VERSION, type Comparison, SCOPE_STATEMENT } from '../records/comparison.js'
 import type { CostEffectiveness } from '../records/cost-effectiveness.js'
 import type { ModelsSection } from '../records/models.js'
@@ -78,7 +78,14 @@ export function buildComparison(input: ComparisonInput): Comparison {
     power: POWER,
   }
   const blocks = buildBlocks(input)
-  const classification = classificationSummary(input)
+  // Made once, when first needed (in the single-model case while the worker sums).
+  let classificationMemo: ReturnType<typeof classificationSummary> | undefined
+  const classification = () => {
+    if (classificationMemo === undefined) classificationMemo = classificationSummary(input)
+    return classificationMemo
+  }
+  let instances: InstanceRow[] | undefined
+  let span: ReturnType<typeof observedSpan> | undefined
   const groups = modelGroups(input)
   let cells: CellSummary[]
   let comparisons: ComparisonEntry[]
@@ -100,11 +107,18 @@ export function buildComparison(input: ComparisonInput): Comparison {
       opts,
       value,
     )
-    // The cell summaries and the scorecard are made while the worker sums the bootstrap columns.
+    // The cell summaries, the scorecard, the classification summary and the instance rows are made
+    // while the worker sums the bootstrap columns.
     let summaries: CellSummary[] = []
     const r = evaluate(blocks, input.baseline, treatments, opts, classification, ce.register, () => {
       summaries = input.cells.map((c) => cellSummary(c, blocks))
       scorecard = buildScorecard(input.cells, input.observations)
+      classification()
+      instances = instanceRows(
+        blocks,
+        input.cells.map((c) => c.id),
+      )
+      span = observedSpan(input)
     })
     for (const t of treatments) profilePairs.push({ baseline: input.baseline, treatment: t, blocks })
     cells = summaries
@@ -158,14 +172,7 @@ export function buildComparison(input: ComparisonInput): Comparison {
     for (const k of ['attempts', 'complete', 'partial', 'missing', 'unknown'] as const)
       coverage[k] += c.telemetry[k]
   }
-  let startedAt: string | null = null
-  let endedAt: string | null = null
-  const observed = new Set<string>()
-  for (const o of input.observations) {
-    if (o.startedAt && (startedAt === null || o.startedAt < startedAt)) startedAt = o.startedAt
-    if (o.endedAt && (endedAt === null || o.endedAt > endedAt)) endedAt = o.endedAt
-    for (const m of o.identity.models) observed.add(m)
-  }
+  const { startedAt, endedAt, observed } = span ?? observedSpan(input)
   const k = Math.max(1, ...input.cells.map((c) => c.trials))
   const profile = requestProfile(
     blocks,
@@ -226,21 +233,40 @@ export function buildComparison(input: ComparisonInput): Comparison {
     ...(models ? { models } : {}),
     multiplicity,
     mde,
-    instances: instanceRows(
-      blocks,
-      input.cells.map((c) => c.id),
-    ),
+    instances:
+      instances ??
+      instanceRows(
+        blocks,
+        input.cells.map((c) => c.id),
+      ),
     scope_statement: SCOPE_STATEMENT,
     notes: [...input.notes],
     ...(input.reuploads && input.reuploads.length > 0
       ? { reuploads: input.reuploads.map((r) => ({ ...r, replaces: [...r.replaces] })) }
       : {}),
     ...(input.drift && input.drift.length > 0 ? { drift: input.drift.map((d) => ({ ...d })) } : {}),
-    ...(classification ? { classification } : {}),
+    ...(classification() ? { classification: classification()! } : {}),
     cost_effectiveness: costEffectivenessSection,
     ...(profile ? { request_profile: profile } : {}),
     ...(halves ? { trial_halves: halves } : {}),
   }
+}
+
+/** The first start and last end over the observations, and every model they observed. */
+function observedSpan(input: ComparisonInput): {
+  startedAt: string | null
+  endedAt: string | null
+  observed: Set<string>
+} {
+  let startedAt: string | null = null
+  let endedAt: string | null = null
+  const observed = new Set<string>()
+  for (const o of input.observations) {
+    if (o.startedAt && (startedAt === null || o.startedAt < startedAt)) startedAt = o.startedAt
+    if (o.endedAt && (endedAt === null || o.endedAt > endedAt)) endedAt = o.endedAt
+    for (const m of o.identity.models) observed.add(m)
+  }
+  return { startedAt, endedAt, observed }
 }
 
 /**
@@ -277,7 +303,7 @@ function evaluate(
   baseline: string,
   treatments: string[],
   opts: PairOptions,
-  classification: ReturnType<typeof classificationSummary>,
+  classification: () => ReturnType<typeof classificationSummary>,
   registerMore: (shared: SharedBootstraps) => void,
   meanwhile?: () => void,
 ): { blocks: Block[]; comparisons: ComparisonEntry[]; mde: Mde } {
@@ -297,7 +323,7 @@ function evaluate(
   // Work of the caller's that needs no sums, done before the first comparison waits for them.
   meanwhile?.()
   const comparisons = treatments.map((t) =>
-    notEvaluated(comparePair(blocks, baseline, t, opts, shared, mde), classification),
+    notEvaluated(comparePair(blocks, baseline, t, opts, shared, mde), classification()),
   )
   return { blocks, comparisons, mde }
 }

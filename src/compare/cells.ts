@@ -33,6 +33,9 @@ export function cellSummary(cell: CellInput, blocks: Block[]): CellSummary {
   const versions = new Set<string>()
   const hashes = new Set<string>()
   const models = new Set<string>()
+  let lastVersion: string | null = null
+  let lastHash: string | null = null
+  let lastModel: string | null = null
   let attempts = 0
   let trialsSeen = 0
   let ittSpend = 0
@@ -74,9 +77,22 @@ export function cellSummary(cell: CellInput, blocks: Block[]): CellSummary {
       telemetry.partial += o.attemptCoverage.partial
       telemetry.missing += o.attemptCoverage.missing
       telemetry.unknown += o.attemptCoverage.unknown
-      if (o.identity.harnessVersion) versions.add(o.identity.harnessVersion)
-      if (o.identity.configHash) hashes.add(o.identity.configHash)
-      for (const m of o.identity.models) models.add(m)
+      // Usually one value throughout: a value like the last one seen is not added again.
+      const version = o.identity.harnessVersion
+      if (version && version !== lastVersion) {
+        versions.add(version)
+        lastVersion = version
+      }
+      const hash = o.identity.configHash
+      if (hash && hash !== lastHash) {
+        hashes.add(hash)
+        lastHash = hash
+      }
+      for (const m of o.identity.models) {
+        if (m === lastModel) continue
+        models.add(m)
+        lastModel = m
+      }
       if (o.metrics.spend_usd === null) trialsWithoutSpend++
       else ittSpend += o.metrics.spend_usd
       if (o.metrics.proxy_requests === null) trialsWithoutRequests++

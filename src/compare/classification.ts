@@ -14,8 +14,15 @@ export function classificationSummary(input: ComparisonInput): ClassificationSum
     m[k] = (m[k] ?? 0) + 1
   }
   const planned = new Set(input.instances)
+  // Each cell's observations of planned instances, in input order: one pass over the observations.
+  const byCell = new Map<string, ComparisonInput['observations']>()
+  for (const cell of input.cells) byCell.set(cell.id, [])
+  for (const o of input.observations) {
+    const list = byCell.get(o.cell)
+    if (list && planned.has(o.instance)) list.push(o)
+  }
   const cells = input.cells.map((cell) => {
-    const obs = input.observations.filter((o) => o.cell === cell.id && planned.has(o.instance))
+    const obs = byCell.get(cell.id)!
     const scheduled = input.instances.length * cell.trials
     let evaluated = 0
     let metered = 0

@@ -142,7 +142,7 @@ export class JointBootstrap {
         estimate: 'Σbaseline = 0: the ratio of means is undefined',
         replicate: 'Σbaseline = 0 in the resampled blocks',
       },
-      true,
+      fillRatio,
     )
     return { ...pb, studentized: this.studentized(t, b, pb) }
   }
@@ -175,10 +175,12 @@ export class JointBootstrap {
 
   /** Mean difference mean(t − b) from the two columns' sums (equal to Σ(t − b)/n up to rounding). */
   meanDifference(t: string, b: string): PairedBootstrap {
-    return this.statistic([t, b], (s, count) => (s[0]! - s[1]!) / count, {
-      estimate: 'no blocks',
-      replicate: 'empty resample',
-    })
+    return this.statistic(
+      [t, b],
+      (s, count) => (s[0]! - s[1]!) / count,
+      { estimate: 'no blocks', replicate: 'empty resample' },
+      fillDifference,
+    )
   }
 
   /**
@@ -188,7 +190,7 @@ export class JointBootstrap {
    * the same order, the same intervals).
    */
   mean(key: string): PairedBootstrap {
-    return this.statistic([key], (s, count) => s[0]! / count, MEAN_REASONS)
+    return this.statistic([key], (s, count) => s[0]! / count, MEAN_REASONS, fillMean)
   }
 
   /**
@@ -213,6 +215,7 @@ export class JointBootstrap {
         return s[3]! > 0 && denominator > 0 ? (s[0]! * s[3]!) / denominator : null
       },
       { estimate, replicate: 'no resolutions or no baseline spend in the resampled blocks' },
+      fillCostPerResolutionRatio,
     )
   }
 
@@ -220,7 +223,7 @@ export class JointBootstrap {
     keys: string[],
     evaluate: (sums: Float64Array, count: number) => number | null,
     reasons: { estimate: string; replicate: string },
-    ratio = false,
+    fill?: FillReplicates,
   ): PairedBootstrap {
     const n = this.n
     const K = keys.length
@@ -240,17 +243,8 @@ export class JointBootstrap {
     const replicates = this.scratch
     const sums = new Float64Array(K)
     let undefinedReplicates = 0
-    if (ratio) {
-      // The ratio of means, inlined: the same arithmetic as `evaluate`, without a call per replicate.
-      const st = outs[0]!
-      const sb = outs[1]!
-      for (let rep = 0; rep < this.B; rep++) {
-        const b = sb[rep]!
-        const v = b > 0 ? st[rep]! / b : Number.NaN
-        if (Number.isFinite(v)) replicates[rep] = v
-        else undefinedReplicates++
-      }
-    } else {
+    if (fill) undefinedReplicates = fill(outs, replicates, this.B, n)
+    else {
       for (let rep = 0; rep < this.B; rep++) {
         for (let k = 0; k < K; k++) sums[k] = outs[k]![rep]!
         const v = evaluate(sums, n)
@@ -307,6 +301,68 @@ export class JointBootstrap {
       acceleration: null,
     }
   }
+}
+
+/**
+ * `evaluate` over every replicate, inlined for one statistic: the same arithmetic without a call
+ * per replicate. Writes each defined value to replicates[rep]; returns how many are undefined.
+ */
+type FillReplicates = (sums: Float64Array[], replicates: Float64Array, B: number, n: number) => number
+
+/** Σt/Σb, undefined when Σb ≤ 0 (ratioOfMeans). */
+const fillRatio: FillReplicates = (sums, replicates, B) => {
+  const st = sums[0]!
+  const sb = sums[1]!
+  let undefinedReplicates = 0
+  for (let rep = 0; rep < B; rep++) {
+    const b = sb[rep]!
+    const v = b > 0 ? st[rep]! / b : Number.NaN
+    if (Number.isFinite(v)) replicates[rep] = v
+    else undefinedReplicates++
+  }
+  return undefinedReplicates
+}
+
+/** (Σt − Σb)/n (meanDifference). */
+const fillDifference: FillReplicates = (sums, replicates, B, n) => {
+  const st = sums[0]!
+  const sb = sums[1]!
+  let undefinedReplicates = 0
+  for (let rep = 0; rep < B; rep++) {
+    const v = (st[rep]! - sb[rep]!) / n
+    if (Number.isFinite(v)) replicates[rep] = v
+    else undefinedReplicates++
+  }
+  return undefinedReplicates
+}
+
+/** Σx/n (mean). */
+const fillMean: FillReplicates = (sums, replicates, B, n) => {
+  const sx = sums[0]!
+  let undefinedReplicates = 0
+  for (let rep = 0; rep < B; rep++) {
+    const v = sx[rep]! / n
+    if (Number.isFinite(v)) replicates[rep] = v
+    else undefinedReplicates++
+  }
+  return undefinedReplicates
+}
+
+/** (Σspend_t·Σres_b)/(Σres_t·Σspend_b), undefined unless Σres_b > 0 and the denominator > 0. */
+const fillCostPerResolutionRatio: FillReplicates = (sums, replicates, B) => {
+  const spendT = sums[0]!
+  const resT = sums[1]!
+  const spendB = sums[2]!
+  const resB = sums[3]!
+  let undefinedReplicates = 0
+  for (let rep = 0; rep < B; rep++) {
+    const denominator = resT[rep]! * spendB[rep]!
+    const rb = resB[rep]!
+    const v = rb > 0 && denominator > 0 ? (spendT[rep]! * rb) / denominator : Number.NaN
+    if (Number.isFinite(v)) replicates[rep] = v
+    else undefinedReplicates++
+  }
+  return undefinedReplicates
 }
 
 function squareKey(key: string): string {

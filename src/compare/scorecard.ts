@@ -123,9 +123,11 @@ export function buildScorecard(
 ): Scorecard {
   const byCell = new Map<string, TrialObservation[]>(cells.map((c) => [c.id, []]))
   for (const o of observations) byCell.get(o.cell)?.push(o)
+  const countsOf = new Map([...byCell].map(([id, trials]) => [id, taskCounts(trials)]))
+  const taskOrder = tasksInOrder(countsOf.values())
   return cells.map((c) => {
     const trials = byCell.get(c.id)!
-    const counts = taskCounts(trials)
+    const counts = countsOf.get(c.id)!
     const tools = toolCallErrorRate(trials)
     const maxK = Math.max(1, c.trials)
     return {
@@ -140,9 +142,35 @@ export function buildScorecard(
       tool_call_error_rate: tools.rate,
       exits: exitDistribution(trials),
       ...userSimulationField(trials),
-      tasks: Object.fromEntries([...counts.entries()].sort(([a], [b]) => a.localeCompare(b))),
+      tasks: Object.fromEntries(taskOrder(counts)),
     }
   })
+}
+
+/**
+ * A cell's task counts in task order (localeCompare), the tasks of every cell sorted once: when no
+ * two tasks compare equal the order is total, so each cell's tasks keep the places they have in the
+ * whole list; otherwise each cell's tasks are sorted on their own, as stably as before.
+ */
+function tasksInOrder(
+  cellCounts: Iterable<Map<string, { resolved: number; graded: number }>>,
+): (
+  counts: Map<string, { resolved: number; graded: number }>,
+) => Array<[string, { resolved: number; graded: number }]> {
+  const each = (counts: Map<string, { resolved: number; graded: number }>) =>
+    [...counts.entries()].sort(([a], [b]) => a.localeCompare(b))
+  const all = new Set<string>()
+  for (const counts of cellCounts) for (const task of counts.keys()) all.add(task)
+  const sorted = [...all].sort((a, b) => a.localeCompare(b))
+  for (let i = 1; i < sorted.length; i++) if (sorted[i - 1]!.localeCompare(sorted[i]!) === 0) return each
+  return (counts) => {
+    const out: Array<[string, { resolved: number; graded: number }]> = []
+    for (const task of sorted) {
+      const t = counts.get(task)
+      if (t) out.push([task, t])
+    }
+    return out
+  }
 }
 
 /**

@@ -172,8 +172,13 @@ export async function readLegArtifacts(
     f && ledgerRefused[i] === null ? path.join(f, 'ledger.jsonl') : null,
   )
   const checkSource = fastCheckSource(LedgerRowSchema)
+  // File sizes measure the work left on each thread (parsing takes about the same time per byte).
+  const [ledgerSizes, attemptSizes] = await Promise.all([
+    fileSizes(ledgerPaths),
+    fileSizes(folders.map((f) => (f ? path.join(f, 'attempts.jsonl') : null))),
+  ])
   const threads =
-    checkSource !== null && (opts.threads ?? (await totalSize(ledgerPaths)) >= THREADED_LEDGER_BYTES)
+    checkSource !== null && (opts.threads ?? ledgerSizes.reduce((a, b) => a + b, 0) >= THREADED_LEDGER_BYTES)
   // Started now, so the worker reads ledgers while this thread parses attempts. When this thread
   // needs a ledger the worker has not started yet, it takes it (claims) and reads it itself.
   const claims = new Int32Array(new SharedArrayBuffer(4 * Math.max(1, ledgerPaths.length)))
@@ -192,8 +197,22 @@ export async function readLegArtifacts(
   const takenHere = new Map<number, Promise<LedgerRead | null>>()
   const here = (j: number, text: LoadedFile | null) => readLedger(dir, ledgerNames[j]!, text, null)
   /**
+   * Whether this thread, needing ledger i while the worker reads it, should take ledger j: when the
+   * worker's unstarted ledgers (and about half of ledger i) exceed the attempts files this thread
+   * has left to parse by more than ledger j, taking it brings the two threads' ends closer.
+   */
+  const worthTaking = (i: number, j: number): boolean => {
+    let mine = 0
+    for (let k = i + 1; k < attemptSizes.length; k++) mine += attemptSizes[k]!
+    let theirs = ledgerSizes[i]! / 2
+    for (let k = i + 1; k < ledgerSizes.length; k++)
+      if (offThread[k] && Atomics.load(claims, k) === 0) theirs += ledgerSizes[k]!
+    return theirs - mine > ledgerSizes[j]!
+  }
+  /**
    * Leg i's ledger: read here when the worker has not started it; while the worker reads it, this
-   * thread reads the last ledgers the worker has not reached yet (rather than wait idle).
+   * thread reads the last ledgers the worker has not reached yet when that balances the two
+   * threads' work, or when the worker is late with ledger i (a busy machine), rather than wait idle.
    */
   const ledgerOf = async (i: number, text: LoadedFile | null): Promise<LedgerRead | null> => {
     const early = takenHere.get(i)
@@ -202,7 +221,11 @@ export async function readLegArtifacts(
     if (opts.threads !== true) {
       if (Atomics.compareExchange(claims, i, 0, 1) === 0) return here(i, text)
       for (let j = ledgerPaths.length - 1; j > i && !arrived[i]; j--) {
-        if (offThread[j] && Atomics.compareExchange(claims, j, 0, 1) === 0) {
+        if (!offThread[j] || Atomics.load(claims, j) !== 0) continue
+        // Balanced: wait for the worker about as long as a whole ledger i takes to read.
+        if (!worthTaking(i, j) && (await arrivesWithin(offThread[i]!, ledgerSizes[i]! / LEDGER_BYTES_PER_MS)))
+          break
+        if (Atomics.compareExchange(claims, j, 0, 1) === 0) {
           const r = here(j, null)
           takenHere.set(j, r)
           await r
@@ -318,7 +341,8 @@ export async function readLegArtifacts(
       leg,
       folder: rel,
       record,
-      attempts: attempts.rows.filter((r) => !mixed.dropped.has(r.line)),
+      attempts:
+        mixed.dropped.size === 0 ? attempts.rows : attempts.rows.filter((r) => !mixed.dropped.has(r.line)),
       attemptsFile,
       ledgerRows: ledger?.rows ?? new Map(),
       invalidRows,
@@ -415,7 +439,10 @@ async function readLedger(
   const identities = new Map<string, number>()
   const count = (row: LedgerRow, line = 0) => {
     const a = row.attribution
-    if (a && !identities.has(ledgerIdentity(a))) identities.set(ledgerIdentity(a), line)
+    if (a) {
+      const id = ledgerIdentity(a)
+      if (!identities.has(id)) identities.set(id, line)
+    }
     // The simulated user's rows are not the harness's: never counted against its attempt.
     if (!a || a.role === 'user_simulation') return
     const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
@@ -446,9 +473,9 @@ async function readLedger(
   return { sha256: own.sha256, rows, identities, errors }
 }
 
-/** Total size in bytes of the files that exist. */
-async function totalSize(files: Array<string | null>): Promise<number> {
-  const sizes = await Promise.all(
+/** Size in bytes of each file; 0 for one that does not exist (or null). */
+function fileSizes(files: Array<string | null>): Promise<number[]> {
+  return Promise.all(
     files.map((f) =>
       f
         ? stat(f).then(
@@ -458,7 +485,26 @@ async function totalSize(files: Array<string | null>): Promise<number> {
         : 0,
     ),
   )
-  return sizes.reduce((a, b) => a + b, 0)
+}
+
+/** About how many ledger bytes a thread reads and checks per millisecond (an unloaded machine's pace). */
+const LEDGER_BYTES_PER_MS = 150_000
+
+/** Whether `p` settles within `ms` milliseconds. */
+function arrivesWithin(p: Promise<unknown>, ms: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(() => resolve(false), ms)
+    p.then(
+      () => {
+        clearTimeout(timer)
+        resolve(true)
+      },
+      () => {
+        clearTimeout(timer)
+        resolve(true)
+      },
+    )
+  })
 }
 
 /**

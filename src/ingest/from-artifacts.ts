@@ -1,4 +1,4 @@
-import { type AttemptInput, type Classification, classKey } from '../classify/classes.js'
+import type { AttemptClass, AttemptInput } from '../classify/classes.js'
 import { classifyAttempts } from '../classify/classify.js'
 import { classifyOptions } from '../classify/options.js'
 import { harnessKey } from '../manifest/models.js'
@@ -161,12 +161,13 @@ export function observationsFromArtifacts(
       }
       const group = trials[a.trial]
       if (!group) {
-        trials[a.trial] = { leg, rows: [row], files: [leg.attemptsFile], extra: [] }
+        trials[a.trial] = { leg, rows: [row], files: null, extra: null }
         continue
       }
       const firstAt = group.rows.findIndex((r) => r.value.attempt === a.attempt)
       if (firstAt >= 0) {
-        const first = `${group.files[firstAt]}:${group.rows[firstAt]!.line}`
+        const first = `${fileAt(group, firstAt)}:${group.rows[firstAt]!.line}`
+        group.extra ??= []
         group.extra.push({
           code: 'duplicate_rows',
           cell: a.cell_id,
@@ -182,42 +183,54 @@ export function observationsFromArtifacts(
         })
         continue
       }
+      if (group.files !== null || leg !== group.leg) {
+        // A row from another leg (overlapping shards): each row's file is listed from now on.
+        const earlier = group.leg.attemptsFile
+        group.files ??= group.rows.map(() => earlier)
+        group.files.push(leg.attemptsFile)
+      }
       group.rows.push(row)
-      group.files.push(leg.attemptsFile)
     }
   }
   inputErrors.push(...shortLegs(plan, read.legs))
 
   // Classify every kept attempt before any comparison (src/classify): evidence across attempts.
-  const classifyInput: AttemptInput[] = []
+  // Each attempt's key is made once, here, and its class and ledger count then found by the record.
+  const classifyInput: AttemptFacts[] = []
   for (const byInstance of groups.values()) {
     for (const trials of byInstance.values()) {
       for (const g of trials) {
         if (!g) continue
-        g.rows.forEach((row, i) => {
+        const counted = g.leg.ledgerRows.size > 0
+        for (let i = 0; i < g.rows.length; i++) {
+          const row = g.rows[i]!
           const a = row.value
-          const counted = g.leg.ledgerRows.size > 0
+          const key = attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)
           classifyInput.push({
             record: a,
-            file: g.files[i]!,
+            file: fileAt(g, i),
             line: row.line,
-            ledgerRows: counted
-              ? (g.leg.ledgerRows.get(attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)) ?? 0)
-              : null,
+            ledgerRows: counted ? (g.leg.ledgerRows.get(key) ?? 0) : null,
+            key,
+            cls: undefined,
           })
-        })
+        }
       }
     }
   }
   const classes = classifyAttempts(classifyInput, classifyOptions(manifest, declaredLimits))
   for (const e of classes.inputErrors) inputErrors.push(e)
+  const facts: Facts = new Map()
+  for (const a of classifyInput) {
+    a.cls = classes.byKey.get(a.key)
+    facts.set(a.record, a)
+  }
   for (const [cellId, byInstance] of groups) {
     const cell = cellById.get(cellId)
     if (!cell) continue
     for (const trials of byInstance.values()) {
       for (const g of trials) {
-        if (g)
-          observations.push(trialObservation(g.rows, cell, g.leg, manifest, classes, g.extra, inputErrors))
+        if (g) observations.push(trialObservation(g.rows, cell, g.leg, manifest, facts, g.extra, inputErrors))
       }
     }
   }
@@ -289,9 +302,7 @@ function shortLegs(plan: Plan, legs: LegArtifact[]): InputError[] {
   const out: InputError[] = []
   for (const l of legs) {
     const rows = l.attempts.length + l.invalidRows.length
-    const finals = new Set(
-      l.attempts.filter((r) => r.value.final).map((r) => `${r.value.instance_id}\u0000${r.value.trial}`),
-    ).size
+    const finals = distinctFinalTrials(l.attempts)
     const planned = l.leg.instances.length * plan.trials
     const said = l.record?.attempts ?? null
     const parts: string[] = []
@@ -308,6 +319,25 @@ function shortLegs(plan: Plan, legs: LegArtifact[]): InputError[] {
       })
   }
   return out
+}
+
+/** How many distinct (instance, trial) pairs have a final attempt among `rows`. */
+function distinctFinalTrials(rows: Numbered<AttemptRecord>[]): number {
+  const trials = new Map<string, Set<number>>()
+  let n = 0
+  for (const { value: a } of rows) {
+    if (!a.final) continue
+    let seen = trials.get(a.instance_id)
+    if (!seen) {
+      seen = new Set()
+      trials.set(a.instance_id, seen)
+    }
+    if (!seen.has(a.trial)) {
+      seen.add(a.trial)
+      n++
+    }
+  }
+  return n
 }
 
 /** The per-attempt limits in words: "timeout 600 s, $5 spend cap, no request cap (per attempt)". */
@@ -358,13 +388,30 @@ function driftText(plan: Plan, d: LegDrift): string {
   return `leg ${d.leg} ${parts.join(' and ')}`
 }
 
-/** The attempts of one (cell, instance, trial), first seen in `leg`; `files[i]` holds `rows[i]`. */
+/** A kept attempt as classified: its key, ledger row count (null: no ledger read) and class. */
+interface AttemptFacts extends AttemptInput {
+  key: string
+  cls: AttemptClass | undefined
+}
+
+/** Every kept attempt's facts, by its record. */
+type Facts = Map<AttemptRecord, AttemptFacts>
+
+/**
+ * The attempts of one (cell, instance, trial), first seen in `leg`; `files[i]` holds `rows[i]` (null:
+ * every row is from `leg`).
+ */
 interface TrialGroup {
   leg: LegArtifact
   rows: Numbered<AttemptRecord>[]
-  files: string[]
-  /** Reasons found while grouping (repeated attempts). */
-  extra: BlockReason[]
+  files: string[] | null
+  /** Reasons found while grouping (repeated attempts); null when none. */
+  extra: BlockReason[] | null
+}
+
+/** The attempts.jsonl of the group's row i. */
+function fileAt(g: TrialGroup, i: number): string {
+  return g.files === null ? g.leg.attemptsFile : g.files[i]!
 }
 
 /** In place, by (instance, cell, trial): string order ranked once, then numeric comparisons. */
@@ -434,7 +481,12 @@ function runIdNote(legs: LegArtifact[]): string[] {
   const ids = new Set<string>()
   for (const l of legs) {
     if (l.record) ids.add(l.record.run_id)
-    for (const a of l.attempts) ids.add(a.value.run_id)
+    let last: string | null = null
+    for (const a of l.attempts) {
+      if (a.value.run_id === last) continue
+      last = a.value.run_id
+      ids.add(last)
+    }
   }
   return ids.size > 1 ? [`the legs come from ${ids.size} runs: ${[...ids].sort().join(', ')}`] : []
 }
@@ -466,22 +518,26 @@ function trialObservation(
   cell: CellInput,
   leg: LegArtifact,
   manifest: Manifest | null,
-  classes: Classification,
-  carried: BlockReason[],
+  facts: Facts,
+  carried: BlockReason[] | null,
   inputErrors: InputError[],
 ): TrialObservation {
   // Called once per trial (25,000 times in a large run): no closure is made per call.
   rows.sort(byAttempt)
   const first = rows[0]!.value
-  const reasons: BlockReason[] = [...carried]
-  const add = addReason.bind(null, reasons, cell.id, first.trial)
+  const reasons: BlockReason[] = carried === null ? [] : [...carried]
+  const cellId = cell.id
+  const trial = first.trial
 
   const finals: Numbered<AttemptRecord>[] = []
   for (const r of rows) if (r.value.final) finals.push(r)
   const last = rows[rows.length - 1]!
   let finalRow = finals[finals.length - 1] ?? last
   if (finals.length === 0) {
-    add(
+    addReason(
+      reasons,
+      cellId,
+      trial,
       'missing_attempt',
       null,
       `no final attempt (last seen: attempt ${last.value.attempt}, ${leg.attemptsFile}:${last.line})`,
@@ -489,7 +545,14 @@ function trialObservation(
     finalRow = last
   } else if (finals.length > 1) {
     const where = finals.map((f) => `${leg.attemptsFile}:${f.line}`).join(', ')
-    add('duplicate_rows', null, `${finals.length} attempts marked final: ${where}`)
+    addReason(
+      reasons,
+      cellId,
+      trial,
+      'duplicate_rows',
+      null,
+      `${finals.length} attempts marked final: ${where}`,
+    )
     // F09: two result rows for one trial fail the aggregation unless a policy says which counts.
     inputErrors.push({
       file: leg.attemptsFile,
@@ -498,7 +561,7 @@ function trialObservation(
     })
   }
   const fin = finalRow.value
-  const finClass = classes.byKey.get(classKey(fin))
+  const finClass = facts.get(fin)?.cls
   let outcome: FinalOutcome = fin.outcome
   if (finClass) {
     // The classifier decides: agent outcomes count, every other class is kept out of the outcome
@@ -507,13 +570,27 @@ function trialObservation(
     if (c === 'resolved' || c === 'unresolved') outcome = c
     else if (c === 'contradictory') {
       outcome = 'ungraded'
-      add('invalid_rows', fin.attempt, `${leg.attemptsFile}:${finalRow.line}: ${finClass.reason}`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'invalid_rows',
+        fin.attempt,
+        `${leg.attemptsFile}:${finalRow.line}: ${finClass.reason}`,
+      )
     } else if (finClass.group === 'grading') {
       outcome = 'ungraded'
-      add('ungraded', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
+      addReason(reasons, cellId, trial, 'ungraded', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
     } else {
       outcome = 'infra_error'
-      add('infra_error', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'infra_error',
+        fin.attempt,
+        `final attempt: ${c} (${finClass.reason})`,
+      )
     }
   }
 
@@ -539,18 +616,20 @@ function trialObservation(
     const t = a.telemetry
     let cov: Coverage = t.coverage
     let detail = t.reason
-    const ledgerCount =
-      leg.ledgerRows.size > 0
-        ? (leg.ledgerRows.get(attemptKey(a.cell_id, a.instance_id, a.trial, a.attempt)) ?? 0)
-        : null
+    // The ledger count and class the attempt was classified with (its group's leg's ledger).
+    const f = facts.get(a)
+    const ledgerCount = f ? f.ledgerRows : null
     if (cov === 'complete' && ledgerCount !== null && ledgerCount < t.rows) {
       cov = 'partial'
       detail = `ledger.jsonl holds ${ledgerCount} of the ${t.rows} rows the attempt summary counts`
     }
-    const ac = classes.byKey.get(classKey(a))
+    const ac = f?.cls
     const anomalous = ac !== undefined && ac.telemetry_class !== 'ok'
     if (ac && anomalous) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         ac.telemetry_class === 'telemetry_suspect' ? 'telemetry_suspect' : 'telemetry_anomaly',
         a.attempt,
         `${ac.anomaly}: ${ac.telemetry_reason}`,
@@ -574,32 +653,63 @@ function trialObservation(
     sums.output_tokens = addOrNull(sums.output_tokens, unusable ? null : t.output_tokens)
     sums.wall_s = addOrNull(sums.wall_s, a.phases_ms.harness / 1000)
 
-    if (a.quarantined) add('quarantined', a.attempt, 'the attempt record marks the instance quarantined')
+    if (a.quarantined)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'quarantined',
+        a.attempt,
+        'the attempt record marks the instance quarantined',
+      )
     if (a.config_hash !== cell.configHash) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         'config_drift',
         a.attempt,
         `config hash ${short(a.config_hash)} ≠ planned ${short(cell.configHash ?? '')} (${leg.attemptsFile}:${line})`,
       )
     }
     if (a.harness !== cell.harness)
-      add('config_drift', a.attempt, `harness ${a.harness} ≠ planned ${cell.harness}`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'config_drift',
+        a.attempt,
+        `harness ${a.harness} ≠ planned ${cell.harness}`,
+      )
     if (
       a.harness_version !== null &&
       a.harness_version !== cell.versionDeclared &&
       normVersion(a.harness_version) !== normVersion(cell.versionDeclared ?? '')
     ) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         'config_drift',
         a.attempt,
         `harness version ${a.harness_version} ≠ declared ${cell.versionDeclared}`,
       )
     }
     if (cell.modelDeclared !== null && a.model !== cell.modelDeclared) {
-      add('model_mismatch', a.attempt, `model ${a.model} ≠ declared ${cell.modelDeclared}`)
+      addReason(
+        reasons,
+        cellId,
+        trial,
+        'model_mismatch',
+        a.attempt,
+        `model ${a.model} ≠ declared ${cell.modelDeclared}`,
+      )
     }
     if (t.model_mismatch) {
-      add(
+      addReason(
+        reasons,
+        cellId,
+        trial,
         'model_mismatch',
         a.attempt,
         `the upstream answered as ${t.models_observed.join(', ') || 'another model'}`,
@@ -610,8 +720,6 @@ function trialObservation(
     if (startedAt === null || a.started_at < startedAt) startedAt = a.started_at
     if (endedAt === null || a.ended_at > endedAt) endedAt = a.ended_at
   }
-  const records: AttemptRecord[] = []
-  for (const r of rows) records.push(r.value)
   const legVersion = leg.record?.harness_version_observed
   if (legVersion && !versions.includes(legVersion)) versions.push(legVersion)
 
@@ -641,9 +749,9 @@ function trialObservation(
     reasons,
     startedAt,
     endedAt,
-    classes: attemptClasses(rows, fin, classes),
-    tools: sumTools(records),
-    userSimulation: sumUserSimulation(records),
+    classes: attemptClasses(rows, fin, facts),
+    tools: sumTools(rows),
+    userSimulation: sumUserSimulation(rows),
     atif: atifPaths(leg, rows),
   }
 }
@@ -669,11 +777,11 @@ function addReason(
 function attemptClasses(
   rows: Numbered<AttemptRecord>[],
   fin: AttemptRecord,
-  classes: Classification,
+  facts: Facts,
 ): TrialObservation['classes'] {
   const out: TrialObservation['classes'] = []
   for (const { value: a } of rows) {
-    const c = classes.byKey.get(classKey(a))
+    const c = facts.get(a)?.cls
     out.push({
       attempt: a.attempt,
       final: a === fin,
@@ -714,17 +822,18 @@ function atifPaths(leg: LegArtifact, rows: Numbered<AttemptRecord>[]): string[] 
 const DOT_SEGMENT = /(^|\/)\.\.?(\/|$)/
 
 /** The simulated user's requests and spend over a trial's attempts, or null when none held a dialogue. */
-function sumUserSimulation(rows: AttemptRecord[]): TrialObservation['userSimulation'] {
-  const withDialogue = rows.filter((r) => r.dialogue !== undefined)
-  if (withDialogue.length === 0) return null
+function sumUserSimulation(rows: Numbered<AttemptRecord>[]): TrialObservation['userSimulation'] {
+  let dialogues = 0
   let requests = 0
   let spend: number | null = 0
-  for (const r of withDialogue) {
-    const u = r.dialogue?.user_simulation
+  for (const { value: r } of rows) {
+    if (r.dialogue === undefined) continue
+    dialogues++
+    const u = r.dialogue.user_simulation
     requests += u?.requests ?? 0
     spend = spend === null || u?.spend_usd == null ? null : spend + u.spend_usd
   }
-  return { dialogues: withDialogue.length, requests, spend_usd: spend }
+  return dialogues === 0 ? null : { dialogues, requests, spend_usd: spend }
 }
 
 function addOrNull(sum: number | null, v: number | null): number | null {
@@ -754,16 +863,17 @@ function firstRunId(legs: LegArtifact[]): string | null {
 }
 
 /** Tool calls summed over a trial's attempts (bridge tasks), or null when no attempt reported them. */
-function sumTools(rows: AttemptRecord[]): { calls: number; failed: number } | null {
-  const withTools = rows.filter((r) => r.tools !== undefined)
-  if (withTools.length === 0) return null
+function sumTools(rows: Numbered<AttemptRecord>[]): { calls: number; failed: number } | null {
+  let any = false
   let calls = 0
   let failed = 0
-  for (const r of withTools) {
-    calls += r.tools?.calls ?? 0
-    failed += (r.tools?.error ?? 0) + (r.tools?.invalid_arguments ?? 0)
+  for (const { value: r } of rows) {
+    if (r.tools === undefined) continue
+    any = true
+    calls += r.tools.calls ?? 0
+    failed += (r.tools.error ?? 0) + (r.tools.invalid_arguments ?? 0)
   }
-  return { calls, failed }
+  return any ? { calls, failed } : null
 }
 
 /** The model route of a planned cell, when the manifest validates and names the cell. */

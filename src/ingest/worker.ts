@@ -48,6 +48,18 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
   const items = []
   let start = 0
   let line = 0
+  // Rows of one attempt (and of one run) come together: the last row's attribution is remembered,
+  // so a row like it is counted without making its keys again.
+  let lastRun, lastPlan, lastLegAttempt
+  let seenIdentity = false
+  let runCell, runInstance, runTrial, runAttempt
+  let runLength = 0
+  const flush = () => {
+    if (runLength === 0) return
+    const key = runCell + '\\u0000' + runInstance + '\\u0000' + runTrial + '\\u0000' + runAttempt
+    counts.set(key, (counts.get(key) || 0) + runLength)
+    runLength = 0
+  }
   while (start <= text.length) {
     let end = text.indexOf('\\n', start)
     if (end === -1) end = text.length
@@ -70,16 +82,29 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
       continue
     }
     const a = json.attribution
-    if (a) {
+    if (a && !(seenIdentity && a.run_id === lastRun && a.plan_sha256 === lastPlan && a.leg_attempt === lastLegAttempt)) {
       // The run identity the row states (ingest/artifacts.ts ledgerIdentity): run, plan, leg attempt.
       const id = a.run_id + '\\u0000' + (a.plan_sha256 || '') + '\\u0000' + (a.leg_attempt || '')
       if (!identities.has(id)) identities.set(id, line)
+      seenIdentity = true
+      lastRun = a.run_id
+      lastPlan = a.plan_sha256
+      lastLegAttempt = a.leg_attempt
     }
     // The simulated user's rows are not the harness's: never counted against its attempt.
     if (!a || a.role === 'user_simulation') continue
-    const key = a.cell_id + '\\u0000' + a.instance_id + '\\u0000' + a.trial + '\\u0000' + a.attempt
-    counts.set(key, (counts.get(key) || 0) + 1)
+    if (runLength > 0 && a.cell_id === runCell && a.instance_id === runInstance && a.trial === runTrial && a.attempt === runAttempt) {
+      runLength++
+      continue
+    }
+    flush()
+    runCell = a.cell_id
+    runInstance = a.instance_id
+    runTrial = a.trial
+    runAttempt = a.attempt
+    runLength = 1
   }
+  flush()
   return { sha256, counts, identities, items }
 }`
 

@@ -95,6 +95,8 @@ export function codeBlock(text: string, lang = ''): string {
 
 /** Text for HTML element content or a double-quoted attribute value. */
 export function escapeHtml(text: string): string {
+  // Most texts (ids, numbers) hold none of the five: one test instead of five replacements.
+  if (!HTML_SPECIAL.test(text)) return text
   return text
     .replace(/&/g, '&amp;')
     .replace(/</g, '&lt;')
@@ -102,6 +104,8 @@ export function escapeHtml(text: string): string {
     .replace(/"/g, '&quot;')
     .replace(/'/g, '&#39;')
 }
+
+const HTML_SPECIAL = /[&<>"']/
 
 /**
  * JSON for embedding inside `<script type="application/json">`: `<`, `>`, `&` and the line separators

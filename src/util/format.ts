@@ -30,8 +30,11 @@ export function fmtNum(x: number | null | undefined, sig = 3): string {
   if (a >= 10 ** sig) return fmtInt(x)
   const p = a.toPrecision(sig)
   const plain = p.includes('e') ? String(Number(p)) : p.includes('.') ? p.replace(/\.?0+$/, '') : p
-  const [whole = '', frac] = plain.split('.')
-  const body = frac === undefined ? group(whole) : `${group(whole)}.${frac}`
+  // Grouping only changes an integer part of four digits or more.
+  const dot = plain.indexOf('.')
+  const whole = dot < 0 ? plain : plain.slice(0, dot)
+  const grouped = whole.length > 3 ? group(whole) : whole
+  const body = dot < 0 ? grouped : `${grouped}${plain.slice(dot)}`
   return x < 0 ? `${MINUS}${body}` : body
 }
 

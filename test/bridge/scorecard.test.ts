@@ -99,6 +99,40 @@ describe('scorecard metrics (reference values)', () => {
   })
 })
 
+describe('scorecard task order', () => {
+  it('lists each cell its own tasks in localeCompare order, also when two tasks compare equal', () => {
+    const ids = ['b-2', 'B-1', 'a10', 'a9', 'é', 'e']
+    const card = buildScorecard(
+      [
+        { id: 'x', trials: 1 },
+        { id: 'y', trials: 1 },
+      ],
+      [
+        ...ids.map((i) => obs('x', i, 0, 'resolved')),
+        ...ids.slice(2).map((i) => obs('y', i, 0, 'unresolved')),
+      ],
+    )
+    const expected = (list: string[]) => [...list].sort((a, b) => a.localeCompare(b))
+    expect(Object.keys(card[0]!.tasks)).toEqual(expected(ids))
+    expect(Object.keys(card[1]!.tasks)).toEqual(expected(ids.slice(2)))
+    // 'a' and 'a' followed by U+0000 compare equal: each cell's tasks keep their own (stable) order.
+    const tied = buildScorecard(
+      [
+        { id: 'x', trials: 1 },
+        { id: 'y', trials: 1 },
+      ],
+      [
+        obs('x', 'a\u0000', 0, 'resolved'),
+        obs('x', 'a', 0, 'resolved'),
+        obs('y', 'a', 0, 'resolved'),
+        obs('y', 'a\u0000', 0, 'resolved'),
+      ],
+    )
+    expect(Object.keys(tied[0]!.tasks)).toEqual(['a\u0000', 'a'])
+    expect(Object.keys(tied[1]!.tasks)).toEqual(['a', 'a\u0000'])
+  })
+})
+
 describe('scorecard by seeded simulation', () => {
   it('pass^k is unbiased for p^k and pass@1 for p', () => {
     const rng = createRng(20261201)

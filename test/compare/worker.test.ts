@@ -90,6 +90,43 @@ describe('ledger files read on the worker thread', () => {
     expect(await ledgerOffThread(ledgerA, fastCheckSource(LedgerRowSchema)!)).toEqual(r)
   })
 
+  it('counts interleaved, repeated and user-simulation rows and each run identity as this thread does', async () => {
+    const { ledgerA } = await brokenLedgers()
+    const first = JSON.parse(readFileSync(ledgerA, 'utf8').split('\n')[0]!)
+    const row = (instance: string, trial: number, attribution: Record<string, unknown> = {}) =>
+      JSON.stringify({
+        ...first,
+        attribution: { ...first.attribution, instance_id: instance, trial, attempt: 1, ...attribution },
+      })
+    const lines = [
+      row('i1', 0),
+      row('i1', 0),
+      row('i2', 0),
+      row('i1', 0),
+      row('i1', 0, { role: 'user_simulation' }),
+      row('i1', 0),
+      row('i1', 1, { run_id: 'other-run' }),
+      row('i1', 1),
+      row('i1', 1, { run_id: 'other-run', leg_attempt: 2 }),
+      row('i2', 0),
+    ]
+    writeFileSync(ledgerA, `${lines.join('\n')}\n`)
+    const r = (await ledgerOffThread(ledgerA, fastCheckSource(LedgerRowSchema)!)) as LedgerFileResult
+    const key = (instance: string, trial: number) =>
+      `${first.attribution.cell_id}\u0000${instance}\u0000${trial}\u0000${1}`
+    expect([...r.counts]).toEqual([
+      [key('i1', 0), 4],
+      [key('i2', 0), 2],
+      [key('i1', 1), 3],
+    ])
+    const run = first.attribution.run_id
+    expect([...r.identities]).toEqual([
+      [`${run}\u0000\u0000`, 1],
+      [`other-run\u0000\u0000`, 7],
+      [`other-run\u0000\u00002`, 9],
+    ])
+  })
+
   it('a missing ledger and a missing leg are reported the same way on both paths', async () => {
     const { plan, dir } = await brokenLedgers()
     rmSync(path.join(dir, plan.legs[1]!.artifact, 'ledger.jsonl'))
