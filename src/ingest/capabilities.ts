@@ -27,8 +27,9 @@ export async function readCapabilityFile(
   rel: string,
   cellId: string,
   folders?: Set<string>,
+  absent?: Set<string>,
 ): Promise<CapabilityManifest | 'missing' | { ignored: string }> {
-  const read = await readInside(root, rel, folders)
+  const read = await readInside(root, rel, folders, absent)
   if (read === 'missing') return 'missing'
   if ('refused' in read) return { ignored: read.refused }
   if (read.bytes.length > MAX_BYTES) return { ignored: `${rel}: over ${MAX_BYTES} bytes, not read` }
@@ -88,8 +89,10 @@ export async function readCapabilities(
   const byCell = new Map<string, CapabilityManifest[]>()
   const missing = new Map<string, number>()
   const ignored: string[] = []
-  // The leg, logs and instance folders are shared by many attempts: each is checked once.
+  // The leg, logs and instance folders are shared by many attempts: each is checked once, whether
+  // it is there or not.
   const folders = new Set<string>()
+  const absent = new Set<string>()
   const jobs: { cell: string; read: () => Promise<CapabilityManifest | 'missing' | { ignored: string }> }[] =
     []
   for (const leg of read.legs) {
@@ -101,7 +104,7 @@ export async function readCapabilities(
         read: () =>
           rel === null
             ? Promise.resolve({ ignored: `${where}: its logs folder leaves the artifact, not read` })
-            : readCapabilityFile(root, rel, a.cell_id, folders),
+            : readCapabilityFile(root, rel, a.cell_id, folders, absent),
       })
     }
   }

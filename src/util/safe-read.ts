@@ -40,10 +40,17 @@ export function checkInside(root: string, rel: string): string | 'missing' | nul
 /**
  * Read `rel` inside `root` on the terms of {@link checkInside} (async). `folders`, when given, holds
  * the folders already found to be real folders (no link) by earlier reads of the same batch, so a
- * run of tens of thousands of files under a few leg folders checks each shared folder once; the
- * artifacts do not change while one batch reads them, and the file itself is always checked.
+ * run of tens of thousands of files under a few leg folders checks each shared folder once; `absent`
+ * likewise holds the folders found missing, so the files of a folder that is not there are missing
+ * without another failed lstat each. The artifacts do not change while one batch reads them, and the
+ * file itself is always checked.
  */
-export async function readInside(root: string, rel: string, folders?: Set<string>): Promise<InsideRead> {
+export async function readInside(
+  root: string,
+  rel: string,
+  folders?: Set<string>,
+  absent?: Set<string>,
+): Promise<InsideRead> {
   const parts = splitRel(rel)
   if (typeof parts === 'string') return { refused: parts }
   let at = path.resolve(root)
@@ -51,8 +58,12 @@ export async function readInside(root: string, rel: string, folders?: Set<string
     at = path.join(at, part)
     const last = i === parts.length - 1
     if (!last && folders?.has(at)) continue
+    if (!last && absent?.has(at)) return 'missing'
     const st = await lstat(at).catch(() => null)
-    if (!st) return 'missing'
+    if (!st) {
+      if (!last) absent?.add(at)
+      return 'missing'
+    }
     const shown = parts.slice(0, i + 1).join('/')
     if (st.isSymbolicLink()) return { refused: `${shown} is a symbolic link: not followed out of the folder` }
     if (!last && !st.isDirectory()) return 'missing'

@@ -69,6 +69,27 @@ describe('readInside', () => {
     expect(folders.has(path.join(root, 'leg', 'logs', 't-3'))).toBe(false)
   })
 
+  it('a batch remembers the folders found missing: their files are missing without another lstat', async () => {
+    const { root } = tree()
+    const folders = new Set<string>()
+    const absent = new Set<string>()
+    expect(await readInside(root, 'leg/logs/t-9/f.json', folders, absent)).toBe('missing')
+    expect([...absent].map((f) => path.relative(root, f))).toEqual(['leg/logs/t-9'])
+    // A missing file in a real folder is not a missing folder.
+    expect(await readInside(root, 'leg/logs/t-1/none.json', folders, absent)).toBe('missing')
+    expect(absent.size).toBe(1)
+    // The batch reads a snapshot: a folder that appears later is still missing to it (the cache
+    // answered), and found by a read outside the batch.
+    mkdirSync(path.join(root, 'leg', 'logs', 't-9'))
+    writeFileSync(path.join(root, 'leg', 'logs', 't-9', 'f.json'), 'late')
+    expect(await readInside(root, 'leg/logs/t-9/f.json', folders, absent)).toBe('missing')
+    expect(text(await readInside(root, 'leg/logs/t-9/f.json'))).toBe('late')
+    // Links are refused as before.
+    expect(await readInside(root, 'leg/logs/t-3/f.json', folders, absent)).toEqual({
+      refused: 'leg/logs/t-3 is a symbolic link: not followed out of the folder',
+    })
+  })
+
   it('a named pipe is refused, never opened (an open would block)', async () => {
     const { root } = tree()
     await execa('mkfifo', [path.join(root, 'leg', 'logs', 't-1', 'pipe')])
