@@ -125,6 +125,7 @@ export function simulateOnce(
       first,
       decide,
       estimate,
+      splitTrials: split,
     })
     if (!v.holds) continue
     confirmed.add(s.metric)

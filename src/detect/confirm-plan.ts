@@ -93,7 +93,8 @@ export function buildConfirmationPlan(original: Plan, selection: ConfirmationSel
   const { loaded: first, panel } = fromPlan(original)
   // The rerun runs each block confirmation.trials times per cell (the design's planned trials otherwise).
   const trials = first.manifest.confirmation.trials ?? DEFAULT_DESIGN.trials
-  const loaded = trials > 1 ? { ...first, manifest: { ...first.manifest, trials } } : first
+  // Always the rerun's own count: the design selected for it (a trial split needs two or more).
+  const loaded = { ...first, manifest: { ...first.manifest, trials } }
   // Keep the original panel order so shards are reproducible; buildPlan reshuffles with the new seed.
   const wanted = new Set(selection.instances)
   return buildPlan(loaded, panel, {

@@ -39,6 +39,7 @@ import type {
   Signal,
 } from './schema.js'
 import { shownRatio } from './shown-ratio.js'
+import { trialHalvesProblem } from './trial-halves-check.js'
 
 export interface ConfirmInput {
   /** The first run's decision (status breach) and the comparisons it rests on. */
@@ -83,13 +84,28 @@ export function confirm(input: ConfirmInput): Decision {
   const plannedSet = new Set(planned)
   // The rerun comparison's own statistics are the rerun-only figures when it holds only rerun blocks.
   const ownFigures = rerun.instances.every((r) => plannedSet.has(r.instance))
-  const flipped = flips(input.originalComparison, rerun)
-  const unstable = new Set([...o.unstable_instances, ...unstableSet(rerun, []), ...flipped])
-  const health: Health[] = [...o.health, ...rerunHealth(rerun, thresholds)]
-
   const design = designNamed(o.confirmation?.design?.name)
-  // A design that splits trials decides on each block's decision trials and estimates on the rest.
-  const halves = design.splitTrials ? (rerun.trial_halves ?? null) : null
+  // A design that splits trials decides on each block's decision trials and estimates on the rest,
+  // when the selection held no blocks out (a one-trial rerun, or an earlier version, split blocks).
+  const splitByTrials = design.splitTrials === true && (o.confirmation?.estimate ?? []).length === 0
+  const rerunTrials = Math.max(
+    0,
+    ...rerun.instances.flatMap((r) => Object.values(r.cells).map((c) => c.trials)),
+  )
+  const halvesProblem =
+    !splitByTrials || rerunTrials < 2
+      ? null
+      : rerun.trial_halves
+        ? trialHalvesProblem(rerun.trial_halves, rerun.instances, planned, o.confirmation?.seed ?? null)
+        : `are absent although it ran ${rerunTrials} trials per block (aggregate it again with this version)`
+  const halves =
+    splitByTrials && rerunTrials >= 2 && halvesProblem === null ? (rerun.trial_halves ?? null) : null
+  // What the decision sees: with a trial split, instability and flips are read on the decision
+  // trials only, so the held-out trials never sway it.
+  const decisionRerun = halves ? { ...rerun, instances: halves.decision } : rerun
+  const flipped = flips(input.originalComparison, decisionRerun)
+  const unstable = new Set([...o.unstable_instances, ...unstableSet(decisionRerun, []), ...flipped])
+  const health: Health[] = [...o.health, ...rerunHealth(rerun, thresholds)]
   const signals = o.signals.map((s): Signal => {
     if (s.state !== 'unconfirmed') return s
     const entry =
@@ -100,6 +116,7 @@ export function confirm(input: ConfirmInput): Decision {
       signal: s,
       original: originalPairs(input, s),
       again: rerunPairs(input, s).filter((p) => plannedSet.has(p.instance)),
+      halvesProblem: halvesProblem ? `the rerun's trial halves ${halvesProblem}` : null,
       halves: halves
         ? {
             decision: rerunPairs(input, s, halves.decision).filter((p) => plannedSet.has(p.instance)),
@@ -230,6 +247,8 @@ interface JudgeInput {
    * The same pairs over each block's decision trials and over its estimation trials (designs that
    * split trials, when the rerun has two or more); null: no split.
    */
+  /** Why the rerun's trial halves cannot be used (the signal is then inconclusive); null: usable or not needed. */
+  halvesProblem: string | null
   halves: {
     decision: PairedBlock[]
     estimate: PairedBlock[]
@@ -264,7 +283,9 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
     if (s.metric === 'resolved') return true
     return p.cost && metricValue(p.base, s.metric) !== null && metricValue(p.treat, s.metric) !== null
   }
-  const complete = planned.filter((i) => completeFor(byId.get(i)))
+  // With a trial split, which blocks decide (and whether enough do) is judged on the decision trials.
+  const decisionById = input.halves ? new Map(input.halves.decision.map((p) => [p.instance, p])) : null
+  const complete = planned.filter((i) => completeFor((decisionById ?? byId).get(i)))
   const completeSet = new Set(complete)
   const rerunBlocks = again.filter((p) => completeSet.has(p.instance))
   let b = 0
@@ -293,7 +314,7 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
     c,
     p_one_sided: p,
   }
-  if (planned.length === 0 || complete.length / planned.length < input.minCoverage) {
+  if (planned.length === 0 || input.halvesProblem || complete.length / planned.length < input.minCoverage) {
     return {
       state: 'inconclusive',
       rerun: {
@@ -305,7 +326,8 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
         reason:
           planned.length === 0
             ? 'none of its blocks were rerun'
-            : `${complete.length} of ${planned.length} rerun blocks complete, below min_coverage ${input.minCoverage}`,
+            : (input.halvesProblem ??
+              `${complete.length} of ${planned.length} rerun blocks ${input.halves ? 'complete in their decision trials' : 'complete'}, below min_coverage ${input.minCoverage}`),
       },
     }
   }
@@ -317,12 +339,9 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
       : pairsEffect(rerunBlocks, s.metric, input.rerunSettings)
   // The design decides on the rerun data alone; the figures below are shown, never tested.
   const outcomeBlocks = planned.map((i) => byId.get(i)).filter(outcomeComplete)
-  // A trial split decides on the decision trials of the blocks complete in the whole rerun.
+  // A trial split decides on the decision trials of the blocks complete in them.
   const halves = input.halves
-  const decisionRows = halves
-    ? halves.decision.filter((p) => completeSet.has(p.instance) && completeFor(p))
-    : null
-  const decisionById = halves ? new Map(halves.decision.map((p) => [p.instance, p])) : null
+  const decisionRows = halves ? halves.decision.filter((p) => completeSet.has(p.instance)) : null
   const verdict = input.design.decide({
     signal: s,
     rerun: decisionRows ?? rerunBlocks,
@@ -333,6 +352,7 @@ function judge(input: JudgeInput): { state: Signal['state']; rerun: RerunResult 
     first: original,
     decide: new Set(planned),
     estimate: input.estimate,
+    splitTrials: halves !== null,
   })
   const estimate = shownEstimate(input, rerunBlocks, completeSet, completeFor, unit)
   const state: Signal['state'] = verdict.holds ? 'confirmed' : 'cleared'

@@ -72,7 +72,10 @@ export function shownRatio(
   if (sigma === null) return { raw, ratio: raw, factor: 1, sigma: null }
   // Per-block variance of a k2-trial mean over the squared mean: v = (e^{σ²} − 1) / k2.
   const v = Math.expm1(sigma * sigma) / k2
-  const cv2 = (v * (sb2 / (1 + v))) / (sb * sb)
+  // v / (1 + v) stays finite (≤ 1) however large the measured noise.
+  const share = Number.isFinite(v) ? v / (1 + v) : 1
+  const cv2 = (sb2 / (sb * sb)) * share
   const factor = 1 / (1 + cv2)
+  if (!Number.isFinite(factor)) return { raw, ratio: raw, factor: 1, sigma: null }
   return { raw, ratio: raw * factor, factor, sigma }
 }

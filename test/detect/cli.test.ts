@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
+import { decisionTrials } from '../../src/compare/trial-halves.js'
 import { loadManifest } from '../../src/manifest/load.js'
 import { resolvePanel } from '../../src/panel/resolve.js'
 import { buildPlan } from '../../src/plan/plan.js'
@@ -195,70 +196,93 @@ describe('harness-watch detect / confirm', () => {
     expect(io.err).toMatch(/is not a confirmation plan/)
   })
 
-  it('confirm with rerun trials split: decides on the decision trials, shows the estimation trials’ figure', async () => {
+  it('confirm with rerun trials split: decides on the decision trials, shows the held-out trial’s figure; forged halves decide nothing', async () => {
     const f = await firstRun()
     await main(['detect', '--comparison', f.comparison, '--plan', f.plan])
     const cplan = path.join(f.dir, 'hw-out', 'confirm-1', 'plan.json')
     const first = JSON.parse(await readFile(path.join(f.dir, 'hw-out', 'decision.json'), 'utf8'))
     expect(first.confirmation.estimate).toEqual([])
-    const affected: string[] = first.affected_blocks
-    const rowsWith = (lost: (id: string) => boolean, trials: number) =>
-      makeComparison({
-        experiment: 'canary',
-        round: 1,
-        cells: ['base', 'head'],
-        rows: Object.fromEntries(
-          affected.map((id) => [
-            id,
-            {
-              base: { o: 'r' as const, trials },
-              head: lost(id) ? { o: 'u' as const, trials } : { o: 'r' as const, trials },
-            },
-          ]),
-        ),
-      }).instances
-    // The whole rerun (four trials) and the estimation trials lose only b1; the decision trials lose
-    // every b block. The decision must follow the decision trials, the figure the estimation trials.
-    const rerun = {
-      ...makeComparison({
-        experiment: 'canary',
-        round: 1,
-        cells: ['base', 'head'],
-        rows: Object.fromEntries(
-          affected.map((id) => [id, { base: { o: 'r' as const }, head: { o: 'r' as const } }]),
-        ),
-      }),
-      instances: rowsWith((id) => id === 'b1', 4),
-      trial_halves: {
-        seed: 1,
-        trials: { decision: 3, estimate: 1 },
-        decision_trials: Object.fromEntries(affected.map((id) => [id, [0, 1, 2]])),
-        decision: rowsWith((id) => id.startsWith('b'), 3),
-        estimate: rowsWith((id) => id === 'b1', 1),
-      },
+    const planned: string[] = first.confirmation.instances
+    const seed: number = first.confirmation.seed
+    const drawn = decisionTrials(planned, 4, seed)
+    // Four trials per block: head loses every decision trial of the b blocks; `heldWins` decides which
+    // b blocks head resolves on its held-out trial. base resolves everything.
+    const rerunWith = (heldWins: (id: string) => boolean) => {
+      const part = (which: 'decision' | 'estimate' | 'whole') =>
+        makeComparison({
+          experiment: 'canary',
+          round: 1,
+          cells: ['base', 'head'],
+          rows: Object.fromEntries(
+            planned.map((id) => {
+              const trials = which === 'decision' ? 3 : which === 'estimate' ? 1 : 4
+              const lose = id.startsWith('b')
+              const dWins = lose ? 0 : 3
+              const eWins = lose ? (heldWins(id) ? 1 : 0) : 1
+              const wins = which === 'decision' ? dWins : which === 'estimate' ? eWins : dWins + eWins
+              return [
+                id,
+                {
+                  base: { o: 'r' as const, trials, resolved_trials: trials },
+                  head: { o: wins > 0 ? ('r' as const) : ('u' as const), trials, resolved_trials: wins },
+                },
+              ]
+            }),
+          ),
+        })
+      return {
+        ...part('whole'),
+        trial_halves: {
+          seed,
+          trials: { decision: 3, estimate: 1 },
+          decision_trials: Object.fromEntries(drawn),
+          decision: part('decision').instances,
+          estimate: part('estimate').instances,
+        },
+      }
     }
     const rdir = path.join(f.dir, 'rerun-split')
     await mkdir(rdir)
-    await writeFile(path.join(rdir, 'comparison.json'), strictJson(rerun))
-    io.out = ''
-    expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
-      0,
-    )
+    const file = path.join(rdir, 'comparison.json')
+    const confirmOn = async (rerun: unknown) => {
+      await writeFile(file, strictJson(rerun))
+      io.out = ''
+      expect(await main(['confirm', '--comparison', file, '--plan', cplan])).toBe(0)
+      return io.out
+    }
     // Decision trials: five losses of 9 blocks (p = 1/32), combined with the first run's 1/32:
-    // p = 0.00422; the figure shown: one loss of 9 on the estimation trials, −11.1 points.
-    expect(io.out).toMatch(
+    // p = 0.00422; the figure shown: head loses only b1 on its held-out trial, −11.1 points.
+    const onlyB1 = rerunWith((id) => id !== 'b1')
+    expect(await confirmOn(onlyB1)).toMatch(
       /^confirmed regression: .*combined p = 0\.00422 ≤ α 0\.05 \(first run n = 9, p = 0\.0313; rerun decision trials n = 9, p = 0\.0313\); figure shown, estimation trials of the rerun \(1 of each block's 4 trials, n = 9 sampled blocks\), not used by the decision: −11\.1 pp/,
     )
-    // Without the halves (a rerun aggregated with one trial), nothing apart from the decision is shown.
-    const { trial_halves: _dropped, ...plain } = rerun
-    await writeFile(path.join(rdir, 'comparison.json'), strictJson(plain))
-    io.out = ''
-    expect(await main(['confirm', '--comparison', path.join(rdir, 'comparison.json'), '--plan', cplan])).toBe(
-      0,
+    // The held-out trials never sway the decision. Winning every one of them leaves each b block
+    // mixed over its four trials (an unstable instance when read on the whole rerun, which would
+    // have excused the losses); losing every one gives the same combined p as well.
+    expect(await confirmOn(rerunWith(() => true))).toMatch(
+      /^confirmed regression: .*combined p = 0\.00422 ≤ α 0\.05 .*not used by the decision: ±0\.0 pp/,
     )
+    expect(await confirmOn(rerunWith(() => false))).toMatch(
+      /^confirmed regression: .*combined p = 0\.00422 ≤ α 0\.05 .*not used by the decision: −55\.6 pp/,
+    )
+    // Forged halves decide nothing: another seed, parts that do not add up to the rows, none at all.
+    const inconclusive = /^inconclusive: /
+    const otherSeed = { ...onlyB1, trial_halves: { ...onlyB1.trial_halves, seed: seed + 1 } }
+    expect(await confirmOn(otherSeed)).toMatch(inconclusive)
+    expect(io.out).toContain(
+      `the rerun's trial halves name seed ${seed + 1}, the confirmation plan's is ${seed}`,
+    )
+    const contradicting = {
+      ...onlyB1,
+      trial_halves: { ...onlyB1.trial_halves, estimate: onlyB1.trial_halves.decision },
+    }
+    expect(await confirmOn(contradicting)).toMatch(inconclusive)
     expect(io.out).toMatch(
-      /^cleared: .*rerun decision trials n = 9, p = 0\.500\); no figure apart from the decision \(the rerun holds no trial halves/,
+      /the rerun's trial halves do not add up for \S+, cell \w+: 3 \+ 3 trials, the row 4/,
     )
+    const { trial_halves: _dropped, ...plain } = onlyB1
+    expect(await confirmOn(plain)).toMatch(inconclusive)
+    expect(io.out).toContain('are absent although it ran 4 trials per block')
   })
 
   it('publish without a token is a usage error that says what to set', async () => {

@@ -2,6 +2,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { main } from '../../src/cli/index.js'
+import { decisionTrials } from '../../src/compare/trial-halves.js'
 import { detectStep } from '../../src/pipeline/detect.js'
 import { GITHUB_BODY_LIMIT } from '../../src/report/budget.js'
 import { strictJson } from '../../src/util/json.js'
@@ -66,35 +67,38 @@ describe('report.md and report.html state the decision once it is made', () => {
   it('confirmed: the rerun’s report holds the final decision; the first run’s report points to it', async () => {
     const f = await firstRun({ rows: rows(30, (i) => ({ a: r(), b: r(), c: i < 6 ? u() : r() })) })
     const first = await detectStep({ comparison: f.comparison, plan: f.planPath })
-    const ids = first.decision.affected_blocks
     const rerunDir = path.join(f.out, 'confirm-1', 'result')
     await mkdir(rerunDir, { recursive: true })
-    const rerun = makeComparison({
-      round: 1,
-      cells: ['a', 'c'],
-      rows: Object.fromEntries(
-        ids.map((id) => [
-          id,
-          { a: r(), c: ['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05'].includes(id) ? u() : r() },
-        ]),
-      ),
-    })
-    // The rerun's four trials per block, split: the decision trials lose the same five blocks, the
-    // estimation trials three of them.
-    const half = (lost: string[]) =>
+    // The rerun's four trials per block, split by the plan's seed: c loses five blocks on all three
+    // decision trials, and three of them on the held-out trial.
+    const planned = first.decision.confirmation!.instances
+    const seed = first.decision.confirmation!.seed
+    const part = (trials: number, wins: (id: string) => number) =>
       makeComparison({
         round: 1,
         cells: ['a', 'c'],
-        rows: Object.fromEntries(ids.map((id) => [id, { a: r(), c: lost.includes(id) ? u() : r() }])),
-      }).instances
+        rows: Object.fromEntries(
+          planned.map((id) => [
+            id,
+            {
+              a: { o: 'r' as const, trials, resolved_trials: trials },
+              c: { o: wins(id) > 0 ? ('r' as const) : ('u' as const), trials, resolved_trials: wins(id) },
+            },
+          ]),
+        ),
+      })
+    const lostD = ['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05']
+    const lostE = ['inst-01', 'inst-02', 'inst-03']
+    const dWins = (id: string) => (lostD.includes(id) ? 0 : 3)
+    const eWins = (id: string) => (lostE.includes(id) ? 0 : 1)
     const split = {
-      ...rerun,
+      ...part(4, (id) => dWins(id) + eWins(id)),
       trial_halves: {
-        seed: 7,
+        seed,
         trials: { decision: 3, estimate: 1 },
-        decision_trials: Object.fromEntries(ids.map((id) => [id, [0, 1, 3]])),
-        decision: half(['inst-01', 'inst-02', 'inst-03', 'inst-04', 'inst-05']),
-        estimate: half(['inst-01', 'inst-02', 'inst-03']),
+        decision_trials: Object.fromEntries(decisionTrials(planned, 4, seed)),
+        decision: part(3, dWins).instances,
+        estimate: part(1, eWins).instances,
       },
     }
     await writeFile(path.join(rerunDir, 'comparison.json'), strictJson(split))

@@ -14,6 +14,15 @@ describe('shownRatio: the ratio of totals shown, less a ratio’s own bias under
     expect(s.ratio).toBe(2.5)
   })
 
+  it('noise too large for e^{σ²} (forged or wild costs): a finite factor, never NaN', () => {
+    const first = [1, 2, 3, 4].map((b, i) => block(`i${i}`, b, 2 * b, 1))
+    const held = [1e17, 2e-17, 3e17, 4e-17].map((b, i) => block(`i${i}`, b, 2 * b, 1))
+    const s = shownRatio(first, held, 'spend_usd')!
+    expect(Number.isFinite(s.factor) && Number.isFinite(s.ratio)).toBe(true)
+    expect(s.factor).toBeGreaterThan(0.5)
+    expect(s.factor).toBeLessThan(1)
+  })
+
   it('fewer than two blocks measured in both runs: σ unknown, the raw ratio; no baseline total: null', () => {
     const s = shownRatio([block('x', 1, 2, 1)], [block('y', 2, 5, 2), block('z', 2, 3, 2)], 'spend_usd')!
     expect(s).toEqual({ raw: 2, ratio: 2, factor: 1, sigma: null })

@@ -51,6 +51,8 @@ export interface DecideInput {
   decide: ReadonlySet<string>
   /** The estimation half (never used by the decision). */
   estimate: ReadonlySet<string>
+  /** `rerun` holds each block's decision trials only (a trial split); absent: the whole rerun. */
+  splitTrials?: boolean
 }
 
 export interface Verdict {

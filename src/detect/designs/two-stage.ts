@@ -242,7 +242,7 @@ export function twoStageWith(options: StageTest): ConfirmationDesign {
     trials: options.trials ?? 1,
     ...(options.splitTrials ? { splitTrials: true } : {}),
     statement: (alpha) =>
-      `Confirmation reruns a seeded random sample of the panel (up to max_blocks), each block confirmation.trials times per cell, ${options.splitTrials ? "each block's trials split by a seeded draw into estimation trials (a quarter of them, at least one: one of the default four) and decision trials (the rest)" : "split into a decision half and an estimation half by matched pairs (blocks paired on the first run's differences, a fair coin per pair)"}. A signal is confirmed when the inverse-normal combination (weights fixed before the rerun: √blocks for the resolve rate, √(blocks × trials) for a ratio) of the first run's one-sided p and the one-sided p of the ${part(options)} rejects at α = ${alpha}: exact McNemar for the resolve rate; for a ratio, a skewness-corrected t test of the ratio of totals (Hall's monotone form of Johnson's correction, applied only downwards; each stage's spread floored at what each arm's run-to-run noise, measured between the first run and the rerun of the same blocks, implies), H0 Σtreatment ≤ threshold × Σbaseline. The figure shown after a confirmation is estimated on the ${options.splitTrials ? 'estimation trials of the sampled blocks' : 'estimation half'} alone, which the decision never used.`,
+      `Confirmation reruns a seeded random sample of the panel (up to max_blocks), each block confirmation.trials times per cell, ${options.splitTrials ? "each block's k trials split by a seeded draw into estimation trials (⌊k/4⌋ of them, at least one: one of the default four) and decision trials (the rest)" : "split into a decision half and an estimation half by matched pairs (blocks paired on the first run's differences, a fair coin per pair)"}. A signal is confirmed when the inverse-normal combination (weights fixed before the rerun: √blocks for the resolve rate, √(blocks × trials) for a ratio) of the first run's one-sided p and the one-sided p of the ${part(options)} rejects at α = ${alpha}: exact McNemar for the resolve rate; for a ratio, a skewness-corrected t test of the ratio of totals (Hall's monotone form of Johnson's correction, applied only downwards; each stage's spread floored at what each arm's run-to-run noise, measured between the first run and the rerun of the same blocks, implies), H0 Σtreatment ≤ threshold × Σbaseline. The figure shown after a confirmation is estimated on the ${options.splitTrials ? 'estimation trials of the sampled blocks' : 'estimation half'} alone, which the decision never used.`,
     // A trial split needs two or more rerun trials; with one, the blocks are split as in version 3.
     select: (input, rng) =>
       options.splitTrials && (input.trials ?? options.trials ?? 1) >= 2
@@ -301,9 +301,10 @@ function selectBalanced(input: SelectInput, rng: SeededRng, by: 'first' | 'all' 
 
 /** The part of the rerun that decides. */
 function part(options: StageTest, input?: DecideInput): string {
-  // A trial-splitting design falls back to the block split when the rerun has one trial.
-  const trials = options.splitTrials && (!input || input.estimate.size === 0)
-  return trials ? 'rerun decision trials' : 'rerun decision half'
+  // The statement names the design's plan; a verdict names what the rerun it decided on held.
+  const trials = input ? input.splitTrials === true : options.splitTrials
+  if (trials) return 'rerun decision trials'
+  return !input || input.estimate.size > 0 ? 'rerun decision half' : 'rerun'
 }
 
 function fmtP(p: number): string {
