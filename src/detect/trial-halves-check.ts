@@ -15,7 +15,8 @@ function agrees(whole: InstanceCell, d: InstanceCell, e: InstanceCell): string |
     // Rows hold means over their trials: the parts' sums add up to the row's.
     const total = w * whole.trials
     const parts = a * d.trials + b * e.trials
-    if (!(Math.abs(total - parts) <= 1e-6 * Math.max(1, Math.abs(total)))) return `${m} does not add up to the row's`
+    if (!(Math.abs(total - parts) <= 1e-6 * Math.max(1, Math.abs(total))))
+      return `${m} does not add up to the row's`
   }
   return null
 }
