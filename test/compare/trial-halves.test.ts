@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { decisionTrials } from '../../src/compare/trial-halves.js'
+import { trialHalvesProblem } from '../../src/detect/trial-halves-check.js'
 import { aggregate } from '../../src/pipeline/aggregate.js'
 import type { Plan } from '../../src/plan/schema.js'
 import { ComparisonSchema } from '../../src/records/comparison.js'
@@ -71,6 +72,23 @@ describe('aggregate of a confirmation rerun: trial_halves in comparison.json', (
     expect(h.seed).toBe(plan.seed)
     expect(h.trials).toEqual({ decision: 3, estimate: 1 })
     expect(h.decision_trials).toEqual(Object.fromEntries(chosen))
+    // What confirm checks before deciding on them: the halves as written pass; a split chosen after
+    // the fact or another seed does not.
+    const planned = plan.panel.instances
+    expect(trialHalvesProblem(h, c.instances, planned, plan.seed)).toBeNull()
+    const moved = {
+      ...h,
+      decision_trials: { ...h.decision_trials, 't-002': [0, 1, 2].map((t) => (t + 1) % 4) },
+    }
+    expect(trialHalvesProblem(moved, c.instances, planned, plan.seed)).toBe(
+      "name other decision trials for t-002 than the plan's seed draws",
+    )
+    expect(
+      trialHalvesProblem({ ...h, trials: { decision: 2, estimate: 2 } }, c.instances, planned, plan.seed),
+    ).toBe("split 2 + 2 trials, not the design's for 4")
+    expect(trialHalvesProblem(h, c.instances, planned, plan.seed + 1)).toMatch(
+      /^name seed \d+, the confirmation plan's is/,
+    )
     plan.panel.instances.forEach((id, i) => {
       const d = chosen.get(id)!
       const e = [0, 1, 2, 3].filter((t) => !d.includes(t))
