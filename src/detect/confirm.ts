@@ -92,14 +92,13 @@ export function confirm(input: ConfirmInput): Decision {
     0,
     ...rerun.instances.flatMap((r) => Object.values(r.cells).map((c) => c.trials)),
   )
-  const halvesProblem =
-    !splitByTrials || rerunTrials < 2
-      ? null
-      : rerun.trial_halves
-        ? trialHalvesProblem(rerun.trial_halves, rerun.instances, planned, o.confirmation?.seed ?? null)
-        : `are absent although it ran ${rerunTrials} trials per block (aggregate it again with this version)`
-  const halves =
-    splitByTrials && rerunTrials >= 2 && halvesProblem === null ? (rerun.trial_halves ?? null) : null
+  const wantHalves = splitByTrials && rerunTrials >= 2
+  const halvesProblem = !wantHalves
+    ? null
+    : rerun.trial_halves
+      ? trialHalvesProblem(rerun.trial_halves, rerun.instances, planned, o.confirmation?.seed ?? null)
+      : `are absent although it ran ${rerunTrials} trials per block (aggregate it again with this version)`
+  const halves = wantHalves && halvesProblem === null ? (rerun.trial_halves ?? null) : null
   // What the decision sees: with a trial split, instability and flips are read on the decision
   // trials only, so the held-out trials never sway it.
   const decisionRerun = halves ? { ...rerun, instances: halves.decision } : rerun

@@ -6,6 +6,7 @@ import { decisionTrials } from '../../src/compare/trial-halves.js'
 import { trialHalvesProblem } from '../../src/detect/trial-halves-check.js'
 import { aggregate } from '../../src/pipeline/aggregate.js'
 import type { Plan } from '../../src/plan/schema.js'
+import type { AttemptRecord } from '../../src/records/attempt.js'
 import { ComparisonSchema } from '../../src/records/comparison.js'
 import { attempt, ids, makePlan, writeArtifacts, writePlan } from './fixtures.js'
 
@@ -42,8 +43,16 @@ async function confirmationPlan(n: number, trials = 4): Promise<Plan> {
   return { ...plan, kind: 'confirmation', round: 1 }
 }
 
-function read(file: string) {
-  return ComparisonSchema.parse(JSON.parse(readFileSync(file, 'utf8')))
+/** Aggregate `attempts` of `plan` as the CLI does; comparison.json read back through its schema. */
+async function aggregated(plan: Plan, attempts: AttemptRecord[]) {
+  const out = mkdtempSync(path.join(tmpdir(), 'hw-halves-'))
+  const r = await aggregate({
+    plan: writePlan(plan),
+    artifacts: writeArtifacts(plan, attempts),
+    out,
+    resamples: 2000,
+  })
+  return ComparisonSchema.parse(JSON.parse(readFileSync(r.comparisonPath, 'utf8')))
 }
 
 describe('aggregate of a confirmation rerun: trial_halves in comparison.json', () => {
@@ -60,14 +69,7 @@ describe('aggregate of a confirmation rerun: trial_halves in comparison.json', (
     // t-006 loses its estimation trial in cell b.
     const lost = [0, 1, 2, 3].find((t) => !chosen.get('t-006')!.includes(t))!
     const kept = attempts.filter((a) => !(a.instance_id === 't-006' && a.cell_id === 'b' && a.trial === lost))
-    const out = mkdtempSync(path.join(tmpdir(), 'hw-halves-'))
-    const r = await aggregate({
-      plan: writePlan(plan),
-      artifacts: writeArtifacts(plan, kept),
-      out,
-      resamples: 2000,
-    })
-    const c = read(r.comparisonPath)
+    const c = await aggregated(plan, kept)
     const h = c.trial_halves!
     expect(h.seed).toBe(plan.seed)
     expect(h.trials).toEqual({ decision: 3, estimate: 1 })
@@ -122,14 +124,7 @@ describe('aggregate of a confirmation rerun: trial_halves in comparison.json', (
           Array.from({ length: trials }, (_, trial) => attempt(plan, { cell, instance, trial })),
         ),
       )
-      const out = mkdtempSync(path.join(tmpdir(), 'hw-halves-'))
-      const r = await aggregate({
-        plan: writePlan(plan),
-        artifacts: writeArtifacts(plan, attempts),
-        out,
-        resamples: 2000,
-      })
-      expect(read(r.comparisonPath).trial_halves).toBeUndefined()
+      expect((await aggregated(plan, attempts)).trial_halves).toBeUndefined()
     }
   })
 })
