@@ -26,7 +26,8 @@
 // about 0.12 s of this thread's work); a two-row sum kernel (no faster: the kernel is bound by loads).
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
-// Run: npm run bench -- aggregate   (options: --cells N --instances N --trials N --resamples N --ledger-rows N --repeat N)
+// Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
+// --trials N --resamples N --ledger-rows N --repeat N)
 import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
 import { availableParallelism, loadavg, tmpdir } from 'node:os'
@@ -397,21 +398,18 @@ try {
     `  peak RSS  ${peakMb.toFixed(0)} MB, the largest of the runs  (target ≤ ${TARGET_MB} MB; ${first.rssBeforeMb.toFixed(0)} MB before aggregating)`,
   )
   console.log(`  outcome n ${first.outcomeN}, MDE ${first.mde === null ? '—' : `${first.mde.toFixed(1)} pp`}`)
-  const refs = runs
-    .map((r) => r.ref)
-    .filter((r): r is Exclude<typeof r, { reason: string }> => !('reason' in r))
   let ratioOk = true
-  if (refs.length < runs.length) {
-    const why = runs.map((r) => r.ref).find((r): r is { reason: string } => 'reason' in r)!.reason
-    console.log(`  reference (numpy/scipy): skipped — ${why}`)
-  } else {
-    const ratios = runs.map((r) => r.ours.wall / (r.ref as { wall: number }).wall)
+  const skipped = runs.map((r) => r.ref).find((r) => 'reason' in r)
+  if (skipped) console.log(`  reference (numpy/scipy): skipped — ${skipped.reason}`)
+  else {
+    const pairs = runs.map((r) => ({ ours: r.ours, ref: r.ref as Timed }))
+    const ratios = pairs.map((p) => p.ours.wall / p.ref.wall)
     const ratio = median(ratios)
     ratioOk = ratio <= TARGET_RATIO
     console.log(
-      `  reference (numpy ${refs[0]!.numpy}, same files, same run)  median ${median(refs.map((r) => r.wall)).toFixed(3)} s wall, ` +
-        `${median(refs.map((r) => r.cpu)).toFixed(3)} s CPU; this aggregate / reference = median ${ratio.toFixed(2)}× wall ` +
-        `(runs ${ratios.map((x) => x.toFixed(2)).join(', ')}), ${median(runs.map((r) => r.ours.cpu / (r.ref as { cpu: number }).cpu)).toFixed(2)}× CPU (target ≤ ${TARGET_RATIO}× wall)`,
+      `  reference (numpy ${pairs[0]!.ref.numpy}, same files, same run)  median ${median(pairs.map((p) => p.ref.wall)).toFixed(3)} s wall, ` +
+        `${median(pairs.map((p) => p.ref.cpu)).toFixed(3)} s CPU; this aggregate / reference = median ${ratio.toFixed(2)}× wall ` +
+        `(runs ${ratios.map((x) => x.toFixed(2)).join(', ')}), ${median(pairs.map((p) => p.ours.cpu / p.ref.cpu)).toFixed(2)}× CPU (target ≤ ${TARGET_RATIO}× wall)`,
     )
   }
   const ok = wall <= TARGET_S && peakMb <= TARGET_MB && ratioOk
@@ -427,8 +425,15 @@ function median(xs: number[]): number {
   return s.length % 2 ? s[m]! : (s[m - 1]! + s[m]!) / 2
 }
 
+/** The reference's timing of one run. */
+interface Timed {
+  wall: number
+  cpu: number
+  numpy: string
+}
+
 /** Runs bench/aggregate_reference.py on the same plan and artifacts; its own timing excludes imports. */
-function reference(dir: string): { wall: number; cpu: number; numpy: string } | { reason: string } {
+function reference(dir: string): Timed | { reason: string } {
   const script = path.join(import.meta.dirname, 'aggregate_reference.py')
   const r = spawnSync('python3', [script, dir, '--resamples', String(B)], { encoding: 'utf8' })
   if (r.error) return { reason: `python3 not runnable (${r.error.message})` }

@@ -242,12 +242,12 @@ interface JudgeInput {
   original: PairedBlock[]
   /** The signal's pairs in the rerun, rerun blocks only. */
   again: PairedBlock[]
+  /** Why the rerun's trial halves cannot be used (the signal is then inconclusive); null: usable or not needed. */
+  halvesProblem: string | null
   /**
    * The same pairs over each block's decision trials and over its estimation trials (designs that
    * split trials, when the rerun has two or more); null: no split.
    */
-  /** Why the rerun's trial halves cannot be used (the signal is then inconclusive); null: usable or not needed. */
-  halvesProblem: string | null
   halves: {
     decision: PairedBlock[]
     estimate: PairedBlock[]

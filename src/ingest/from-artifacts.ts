@@ -525,19 +525,14 @@ function trialObservation(
   // Called once per trial (25,000 times in a large run): no closure is made per call.
   rows.sort(byAttempt)
   const first = rows[0]!.value
-  const reasons: BlockReason[] = carried === null ? [] : [...carried]
-  const cellId = cell.id
-  const trial = first.trial
+  const reasons = new TrialReasons(cell.id, first.trial, carried)
 
   const finals: Numbered<AttemptRecord>[] = []
   for (const r of rows) if (r.value.final) finals.push(r)
   const last = rows[rows.length - 1]!
   let finalRow = finals[finals.length - 1] ?? last
   if (finals.length === 0) {
-    addReason(
-      reasons,
-      cellId,
-      trial,
+    reasons.add(
       'missing_attempt',
       null,
       `no final attempt (last seen: attempt ${last.value.attempt}, ${leg.attemptsFile}:${last.line})`,
@@ -545,14 +540,7 @@ function trialObservation(
     finalRow = last
   } else if (finals.length > 1) {
     const where = finals.map((f) => `${leg.attemptsFile}:${f.line}`).join(', ')
-    addReason(
-      reasons,
-      cellId,
-      trial,
-      'duplicate_rows',
-      null,
-      `${finals.length} attempts marked final: ${where}`,
-    )
+    reasons.add('duplicate_rows', null, `${finals.length} attempts marked final: ${where}`)
     // F09: two result rows for one trial fail the aggregation unless a policy says which counts.
     inputErrors.push({
       file: leg.attemptsFile,
@@ -570,27 +558,13 @@ function trialObservation(
     if (c === 'resolved' || c === 'unresolved') outcome = c
     else if (c === 'contradictory') {
       outcome = 'ungraded'
-      addReason(
-        reasons,
-        cellId,
-        trial,
-        'invalid_rows',
-        fin.attempt,
-        `${leg.attemptsFile}:${finalRow.line}: ${finClass.reason}`,
-      )
+      reasons.add('invalid_rows', fin.attempt, `${leg.attemptsFile}:${finalRow.line}: ${finClass.reason}`)
     } else if (finClass.group === 'grading') {
       outcome = 'ungraded'
-      addReason(reasons, cellId, trial, 'ungraded', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
+      reasons.add('ungraded', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
     } else {
       outcome = 'infra_error'
-      addReason(
-        reasons,
-        cellId,
-        trial,
-        'infra_error',
-        fin.attempt,
-        `final attempt: ${c} (${finClass.reason})`,
-      )
+      reasons.add('infra_error', fin.attempt, `final attempt: ${c} (${finClass.reason})`)
     }
   }
 
@@ -626,10 +600,7 @@ function trialObservation(
     const ac = f?.cls
     const anomalous = ac !== undefined && ac.telemetry_class !== 'ok'
     if (ac && anomalous) {
-      addReason(
-        reasons,
-        cellId,
-        trial,
+      reasons.add(
         ac.telemetry_class === 'telemetry_suspect' ? 'telemetry_suspect' : 'telemetry_anomaly',
         a.attempt,
         `${ac.anomaly}: ${ac.telemetry_reason}`,
@@ -654,62 +625,32 @@ function trialObservation(
     sums.wall_s = addOrNull(sums.wall_s, a.phases_ms.harness / 1000)
 
     if (a.quarantined)
-      addReason(
-        reasons,
-        cellId,
-        trial,
-        'quarantined',
-        a.attempt,
-        'the attempt record marks the instance quarantined',
-      )
+      reasons.add('quarantined', a.attempt, 'the attempt record marks the instance quarantined')
     if (a.config_hash !== cell.configHash) {
-      addReason(
-        reasons,
-        cellId,
-        trial,
+      reasons.add(
         'config_drift',
         a.attempt,
         `config hash ${short(a.config_hash)} ≠ planned ${short(cell.configHash ?? '')} (${leg.attemptsFile}:${line})`,
       )
     }
     if (a.harness !== cell.harness)
-      addReason(
-        reasons,
-        cellId,
-        trial,
-        'config_drift',
-        a.attempt,
-        `harness ${a.harness} ≠ planned ${cell.harness}`,
-      )
+      reasons.add('config_drift', a.attempt, `harness ${a.harness} ≠ planned ${cell.harness}`)
     if (
       a.harness_version !== null &&
       a.harness_version !== cell.versionDeclared &&
       normVersion(a.harness_version) !== normVersion(cell.versionDeclared ?? '')
     ) {
-      addReason(
-        reasons,
-        cellId,
-        trial,
+      reasons.add(
         'config_drift',
         a.attempt,
         `harness version ${a.harness_version} ≠ declared ${cell.versionDeclared}`,
       )
     }
     if (cell.modelDeclared !== null && a.model !== cell.modelDeclared) {
-      addReason(
-        reasons,
-        cellId,
-        trial,
-        'model_mismatch',
-        a.attempt,
-        `model ${a.model} ≠ declared ${cell.modelDeclared}`,
-      )
+      reasons.add('model_mismatch', a.attempt, `model ${a.model} ≠ declared ${cell.modelDeclared}`)
     }
     if (t.model_mismatch) {
-      addReason(
-        reasons,
-        cellId,
-        trial,
+      reasons.add(
         'model_mismatch',
         a.attempt,
         `the upstream answered as ${t.models_observed.join(', ') || 'another model'}`,
@@ -746,7 +687,7 @@ function trialObservation(
       models: models.length > 1 ? models.sort() : models,
       imageId: fin.environment?.image_id ?? null,
     },
-    reasons,
+    reasons: reasons.list,
     startedAt,
     endedAt,
     classes: attemptClasses(rows, fin, facts),
@@ -760,17 +701,22 @@ function byAttempt(x: Numbered<AttemptRecord>, y: Numbered<AttemptRecord>): numb
   return x.value.attempt - y.value.attempt
 }
 
-/** Adds a block reason unless one of the same code and attempt is there. */
-function addReason(
-  reasons: BlockReason[],
-  cell: string,
-  trial: number,
-  code: BlockReasonCode,
-  attempt: number | null,
-  detail: string,
-): void {
-  for (const r of reasons) if (r.code === code && r.attempt === attempt) return
-  reasons.push({ code, cell, trial, attempt, detail })
+/** A trial's block reasons (those carried from grouping first), each code once per attempt. */
+class TrialReasons {
+  readonly list: BlockReason[]
+  constructor(
+    private readonly cell: string,
+    private readonly trial: number,
+    carried: BlockReason[] | null,
+  ) {
+    this.list = carried === null ? [] : [...carried]
+  }
+
+  /** Adds a reason, unless one of the same code is already listed for the same attempt. */
+  add(code: BlockReasonCode, attempt: number | null, detail: string): void {
+    for (const r of this.list) if (r.code === code && r.attempt === attempt) return
+    this.list.push({ code, cell: this.cell, trial: this.trial, attempt, detail })
+  }
 }
 
 /** Each attempt's classes, as the trial observation lists them. */
