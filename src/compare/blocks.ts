@@ -140,13 +140,12 @@ export function buildBlocks(input: ComparisonInput): Block[] {
       }
       for (const o of obs) {
         if (o.reasons.length > 0) reasons.push(...o.reasons)
-        const has = (code: BlockReasonCode) => o.reasons.some((r) => r.code === code)
-        if (o.outcome === 'infra_error' && !has('infra_error')) {
+        if (o.outcome === 'infra_error' && !hasReason(o, 'infra_error')) {
           reasons.push(
             reason('infra_error', o, `final attempt: infra error (exit ${o.exitClass ?? 'unknown'})`),
           )
         }
-        if (o.outcome === 'ungraded' && !has('ungraded')) {
+        if (o.outcome === 'ungraded' && !hasReason(o, 'ungraded')) {
           reasons.push(reason('ungraded', o, 'the verifier gave no grade'))
         }
         if (o.coverage !== 'complete') {
@@ -204,6 +203,12 @@ function severalImages(observed: Map<string, TrialObservation[]>): boolean {
       else if (id !== first) return true
     }
   }
+  return false
+}
+
+/** Whether the trial already states a reason with this code (no closure per trial: this runs for each). */
+function hasReason(o: TrialObservation, code: BlockReasonCode): boolean {
+  for (const r of o.reasons) if (r.code === code) return true
   return false
 }
 

@@ -15,8 +15,9 @@ export function comparisonJson(c: Comparison): string {
  * A copy of `v` with every object's keys in code-unit order; `undefined` members dropped. With
  * `strict`, throws on a NaN or ±Infinity (as strictJson).
  */
-export function sortKeysDeep(v: unknown, strict = false, key = ''): unknown {
-  if (Array.isArray(v)) return v.map((x, i) => sortKeysDeep(x, strict, String(i)))
+export function sortKeysDeep(v: unknown, strict = false, key: string | number = ''): unknown {
+  // An element's key is its index, made into text only for the error message.
+  if (Array.isArray(v)) return v.map((x, i) => sortKeysDeep(x, strict, i))
   if (v && typeof v === 'object') {
     const out: Record<string, unknown> = {}
     for (const k of Object.keys(v as Record<string, unknown>).sort()) {

@@ -1,5 +1,5 @@
 import { Worker } from 'node:worker_threads'
-import { createRng, FILL_INDICES, getResamplePlan, seedState, sum8, sumKernelModule } from '../stats/index.js'
+import { getResamplePlan, seedState, sum8, sumKernelModule } from '../stats/index.js'
 
 // The aggregate stage's second thread. Its code is a self-contained script (no imports of ours) started
 // with `eval`, so it runs the same from the sources, the tests and the single-file ncc bundles. Its
@@ -24,6 +24,16 @@ const SUMS_JOB = `function sumsJob(job, sum8, descending) {
     Atomics.store(ctrl, u, 2)
     Atomics.notify(ctrl, u)
   }
+}`
+
+/**
+ * Draws the resample plan with the WebAssembly `fill` (sum-kernel.ts: the draws of rng.ts): count indices in [0, n − 1] at byte offset `out`, from the generator state at byte
+ * offset `state`, which it advances. In calls of 65,536 indices, so the engine's optimized code for
+ * `fill` serves most of the draw (a call already running keeps the code it started with).
+ */
+const DRAW_PLAN = `function drawPlan(fill, out, count, n, state) {
+  const maxAllowed = BigInt(n > 2 ? Math.trunc(4294967296 / n) * n : 4294967296)
+  for (let at = 0; at < count; at += 65536) fill(out + 4 * at, Math.min(65536, count - at), n, maxAllowed, state)
 }`
 
 /**
@@ -110,17 +120,18 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
 
 const WORKER_SOURCE = `'use strict'
 const { parentPort } = require('node:worker_threads')
-${FILL_INDICES}
+${DRAW_PLAN}
 ${SUMS_JOB}
 ${LEDGER_JOB}
 const checks = new Map()
 parentPort.on('message', (m) => {
   if (m.type === 'sums') {
-    const { sum8 } = new WebAssembly.Instance(m.module, { env: { mem: m.mem } }).exports
-    // The resample plan (ctrl[units]: 0 to draw, 1 being drawn, 2 ready), unless the caller has it.
+    const { sum8, fill } = new WebAssembly.Instance(m.module, { env: { mem: m.mem } }).exports
+    // The resample plan (ctrl[units]: 0 to draw, 1 being drawn, 2 ready), unless the caller has it;
+    // drawn from the generator state the caller left at m.state (the caller draws from its own).
     const plan = m.units
     if (Atomics.compareExchange(m.ctrl, plan, 0, 1) === 0) {
-      fillIndices(new Uint32Array(m.mem.buffer, 0, m.n * m.B), 0, m.n * m.B, m.n, m.state)
+      drawPlan(fill, m.idx, m.n * m.B, m.n, m.state)
       Atomics.store(m.ctrl, plan, 2)
       Atomics.notify(m.ctrl, plan)
     }
@@ -157,12 +168,14 @@ type Sum8 = (
   B: number,
 ) => void
 
-// This thread claims slices with the very same source.
-const sumsJob = new Function(`${SUMS_JOB}\nreturn sumsJob`)() as (
-  job: SumsJob,
-  sum8: Sum8,
-  descending: boolean,
-) => void
+/** The kernel module's `fill` (sum-kernel.ts): maxAllowed is an i64, so a BigInt. */
+type Fill = (out: number, count: number, n: number, maxAllowed: bigint, state: number) => void
+
+// This thread claims slices and draws plans with the very same source.
+const { sumsJob, drawPlan } = new Function(`${SUMS_JOB}\n${DRAW_PLAN}\nreturn { sumsJob, drawPlan }`)() as {
+  sumsJob: (job: SumsJob, sum8: Sum8, descending: boolean) => void
+  drawPlan: (fill: Fill, out: number, count: number, n: number, state: number) => void
+}
 
 /** A sums job: byte offsets of the plan, the interleaved columns and the output in one shared memory. */
 interface SumsJob {
@@ -303,7 +316,9 @@ export function startSums(
   const align = (x: number) => Math.ceil(x / 16) * 16
   const interAt = align(4 * n * B)
   const outAt = align(interAt + 64 * n * groups)
-  const bytes = outAt + 64 * B * groups
+  // Two generator states for drawing the plan: the worker's, then this thread's.
+  const stateAt = align(outAt + 64 * B * groups)
+  const bytes = stateAt + 32
   const indices = () => ('indices' in plan ? plan.indices : getResamplePlan(n, B, plan.seed).indices!)
   if (!module || bytes > WASM_MAX_BYTES) {
     const idx = indices()
@@ -317,7 +332,8 @@ export function startSums(
   const pages = Math.ceil(bytes / 65_536)
   const mem = new WebAssembly.Memory({ initial: pages, maximum: pages, shared: true })
   new Float64Array(mem.buffer, interAt, n * 8 * groups).set(inter.subarray(0, n * 8 * groups))
-  const kernel = new WebAssembly.Instance(module, { env: { mem } }).exports.sum8 as Sum8
+  const exports = new WebAssembly.Instance(module, { env: { mem } }).exports
+  const kernel = exports.sum8 as Sum8
   const out = new Float64Array(mem.buffer, outAt, groups * 8 * B)
   // About 64 KiB of indices per slice: they stay in cache while every group reads them.
   const sliceRows = Math.max(1, Math.floor(16_384 / n))
@@ -327,9 +343,11 @@ export function startSums(
   const job: SumsJob = { n, B, groups, idx: 0, inter: interAt, out: outAt, ctrl, sliceRows, units }
   const w = units > 1 && (opts.parallel ?? n * B * groups * 8 >= PARALLEL_SUMS_MIN) ? getWorker() : null
   const drawHere = () => {
-    const target = new Uint32Array(mem.buffer, 0, n * B)
-    if ('indices' in plan) target.set(plan.indices)
-    else fillPlan(target, n, plan.seed)
+    if ('indices' in plan) new Uint32Array(mem.buffer, 0, n * B).set(plan.indices)
+    else {
+      new Int32Array(mem.buffer, stateAt + 16, 4).set(seedState(plan.seed))
+      drawPlan(exports.fill as Fill, 0, n * B, n, stateAt + 16)
+    }
   }
   if (!w || 'indices' in plan) {
     drawHere()
@@ -339,8 +357,8 @@ export function startSums(
     sumsJob(job, kernel, false)
     return { finish: () => out }
   }
-  const state = 'seed' in plan ? seedState(plan.seed) : null
-  w.postMessage({ type: 'sums', module, mem, state, ...job })
+  if ('seed' in plan) new Int32Array(mem.buffer, stateAt, 4).set(seedState(plan.seed))
+  w.postMessage({ type: 'sums', module, mem, state: stateAt, ...job })
   let done = false
   const finish = () => {
     if (done) return out
@@ -384,9 +402,4 @@ export function sumReplicates(
   opts: { parallel?: boolean } = {},
 ): Float64Array {
   return startSums({ indices: idx }, n, B, inter, groups, opts).finish()
-}
-
-/** The plan for (n, B = target.length / n, seed) drawn into `target` (createResamplePlan's indices). */
-function fillPlan(target: Uint32Array, n: number, seed: number): void {
-  createRng(seed).fillIndices(target, 0, target.length, n)
 }

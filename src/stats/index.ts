@@ -135,7 +135,7 @@ export {
   MAX_MATERIALIZED_INDICES,
   type ResamplePlan,
 } from './resample-plan.js'
-export { createRng, FILL_INDICES, MAX_SEED, type SeededRng, seedState } from './rng.js'
+export { createRng, MAX_SEED, type SeededRng, seedState } from './rng.js'
 export { type ReplicateQuantiles, select, selectedQuantiles, sortedQuantiles } from './select.js'
 export { type SignTestResult, signTest } from './sign-test.js'
 export { sortAscending } from './sort.js'

@@ -64,20 +64,25 @@ class XoroshiroStream implements SeededRng {
   }
 }
 
-/** The generator state [s01, s00, s11, s10] of a fresh stream for `seed`, for FILL_INDICES. */
+/** The generator state [s01, s00, s11, s10] of a fresh stream for `seed` (the layout `fill` reads). */
 export function seedState(seed: number): Int32Array {
   assertSeed('seedState', seed)
   return Int32Array.from(xoroshiro128plus(seed).getState())
 }
 
 /**
- * fillIndices(out, offset, count, n, state): pure-rand's xoroshiro128plus `next` and
- * `uniformInt(g, 0, n − 1)` (rejection sampling on the unsigned 32-bit output, then the remainder)
- * inlined over the state [s01, s00, s11, s10], which it advances: the same draws as the library
- * without a call per draw. Kept as source text because the aggregate's worker thread (compare/
- * worker.ts) draws resample plans with this very code; this thread compiles it below.
+ * pure-rand's xoroshiro128plus `next` and `uniformInt(g, 0, n − 1)` (rejection sampling on the
+ * unsigned 32-bit output, then the remainder) inlined over the state [s01, s00, s11, s10], which it
+ * advances: the same draws as the library without a call per draw. The aggregate's sums draw their
+ * plan with the WebAssembly copy of this loop (sum-kernel.ts `fill`, tested against this one).
  */
-export const FILL_INDICES = `function fillIndices(out, offset, count, n, state) {
+function fillIndicesFromState(
+  out: Uint32Array,
+  offset: number,
+  count: number,
+  n: number,
+  state: Int32Array,
+): void {
   const maxAllowed = n > 2 ? Math.trunc(4294967296 / n) * n : 4294967296
   const end = offset + count
   // In short runs, so the loop is optimized early in one long call.
@@ -85,13 +90,21 @@ export const FILL_INDICES = `function fillIndices(out, offset, count, n, state) 
     drawIndices(out, from, Math.min(end, from + 4096), n, maxAllowed, state)
   }
 }
-function drawIndices(out, from, to, n, maxAllowed, state) {
-  let s01 = state[0]
-  let s00 = state[1]
-  let s11 = state[2]
-  let s10 = state[3]
+
+function drawIndices(
+  out: Uint32Array,
+  from: number,
+  to: number,
+  n: number,
+  maxAllowed: number,
+  state: Int32Array,
+): void {
+  let s01 = state[0]!
+  let s00 = state[1]!
+  let s11 = state[2]!
+  let s10 = state[3]!
   for (let i = from; i < to; i++) {
-    let delta
+    let delta: number
     do {
       const next = (s00 + s10) | 0
       const a0 = s10 ^ s00
@@ -111,15 +124,7 @@ function drawIndices(out, from, to, n, maxAllowed, state) {
   state[1] = s00
   state[2] = s11
   state[3] = s10
-}`
-
-const fillIndicesFromState = new Function(`${FILL_INDICES}\nreturn fillIndices`)() as (
-  out: Uint32Array,
-  offset: number,
-  count: number,
-  n: number,
-  state: Int32Array,
-) => void
+}
 
 /** A new stream for `seed` (integer in [0, 2^32 − 1]; anything else throws a RangeError). */
 export function createRng(seed: number): SeededRng {

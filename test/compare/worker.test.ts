@@ -6,6 +6,7 @@ import { fastCheckSource } from '../../src/ingest/fast-check.js'
 import { type LedgerFileResult, ledgerOffThread, startSums, sumReplicates } from '../../src/ingest/worker.js'
 import { LedgerRowSchema } from '../../src/records/ledger.js'
 import { getResamplePlan } from '../../src/stats/resample-plan.js'
+import { createRng, seedState } from '../../src/stats/rng.js'
 import { sum8, sumKernelModule } from '../../src/stats/sum-kernel.js'
 import { ids, makePlan, pairedOutcomes, writeArtifacts } from './fixtures.js'
 
@@ -182,6 +183,9 @@ describe('bootstrap column sums', () => {
     const fromSeed = startSums({ seed: 99 }, n, B, inter, groups, { parallel: true }).finish()
     const fromIndices = sumReplicates(seeded, n, B, inter, groups, { parallel: false })
     expect(bytes(fromSeed).equals(bytes(fromIndices))).toBe(true)
+    // drawn on this thread (no worker): the same plan again
+    const here = startSums({ seed: 99 }, n, B, inter, groups, { parallel: false }).finish()
+    expect(bytes(here).equals(bytes(fromIndices))).toBe(true)
     // each sum is the plain sequential sum of its column over the replicate's draws
     let s = 0
     for (let j = 0; j < n; j++) s += inter[(g1 * n + idx[5 * n + j]!) * 8 + 3]!
@@ -190,3 +194,47 @@ describe('bootstrap column sums', () => {
 })
 
 const g1 = 1
+
+describe('the resample plan drawn by the WebAssembly module', () => {
+  type Fill = (out: number, count: number, n: number, maxAllowed: bigint, state: number) => void
+  const memory = new WebAssembly.Memory({ initial: 1, maximum: 1, shared: true })
+  const fill = new WebAssembly.Instance(sumKernelModule()!, { env: { mem: memory } }).exports.fill as Fill
+  const STATE = 60_000
+  const maxAllowed = (n: number) => BigInt(n > 2 ? Math.trunc(4294967296 / n) * n : 4294967296)
+
+  it.each([
+    [1, 7, 3],
+    [2, 9, 40],
+    [3, 1, 1000],
+    [500, 7, 5000],
+    // about half of all draws rejected: n just above 2³¹
+    [2 ** 31 + 1, 5, 3000],
+    [2 ** 32 - 1, 11, 3000],
+  ])(
+    'n = %d, seed %d, %d indices: the draws of createRng(seed).fillIndices, in one call or in pieces',
+    (n, seed, count) => {
+      const want = new Uint32Array(count + 1)
+      createRng(seed).fillIndices(want, 0, count + 1, n)
+      new Int32Array(memory.buffer, STATE, 4).set(seedState(seed))
+      fill(0, count, n, maxAllowed(n), STATE)
+      expect([...new Uint32Array(memory.buffer, 0, count)]).toEqual([...want.subarray(0, count)])
+      // the state it leaves continues the same stream
+      fill(0, 1, n, maxAllowed(n), STATE)
+      expect(new Uint32Array(memory.buffer, 0, 1)[0]).toBe(want[count])
+      // in pieces of uneven size, through the state in memory
+      new Int32Array(memory.buffer, STATE, 4).set(seedState(seed))
+      const cuts = [0, 1, Math.floor(count / 3), count].filter((c, i, a) => i === 0 || c > a[i - 1]!)
+      for (let i = 1; i < cuts.length; i++)
+        fill(4 * cuts[i - 1]!, cuts[i]! - cuts[i - 1]!, n, maxAllowed(n), STATE)
+      expect([...new Uint32Array(memory.buffer, 0, count)]).toEqual([...want.subarray(0, count)])
+    },
+  )
+
+  it('draws nothing for a count of 0 and leaves the state as it was', () => {
+    new Int32Array(memory.buffer, STATE, 4).set(seedState(4))
+    new Uint32Array(memory.buffer, 0, 1)[0] = 12345
+    fill(0, 0, 10, maxAllowed(10), STATE)
+    expect(new Uint32Array(memory.buffer, 0, 1)[0]).toBe(12345)
+    expect([...new Int32Array(memory.buffer, STATE, 4)]).toEqual([...seedState(4)])
+  })
+})
