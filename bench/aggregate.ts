@@ -12,18 +12,25 @@
 // (skipped with a note when python3 with numpy and scipy is not available). The machine's speed
 // changes from second to second (the reference alone took 2.9–4.6 s within one minute), so the bench
 // measures `--repeat` pairs (default 3), each ours then the reference's, and judges the medians.
-// Measured with the 3-pair default, 6 invocations at load average 1.2–1.4 (medians of each): 1.68,
-// 1.89, 1.71, 1.94, 2.34, 1.77 s wall; reference 3.84, 3.00, 3.58, 3.52, 4.03, 4.18 s; ratio 0.49,
-// 0.62, 0.53, 0.61, 0.59, 0.48× (runs from 0.36 to 0.84×); CPU 0.82–1.08× the reference's. The 0.5×
-// target is met in 2 of the 6 and missed in the median of the six (0.56×).
+// Measured with the 3-pair default, 4 invocations at load average 1.5–2.1, on a slow stretch of the
+// shared machine (the reference took 2.9–4.3 s; 2.7 s half an hour before): medians 2.37, 2.10, 2.05,
+// 2.09 s wall; ratio 0.55, 0.49, 0.65, 0.50× (runs from 0.44 to 0.71×); CPU 0.85–1.11× the
+// reference's. The 0.5× target is met in 1 of the 4 (the 2 s target too is missed on such a stretch).
 // Where the time goes (CPU profiles): parsing 75 MB of JSON lines (attempts on this thread, ledgers
 // mostly on the worker), garbage collection of the parsed records (0.2–0.3 s), the bootstrap sums on
-// both threads, and many small statistics and report steps. Our CPU time is about the reference's, so
-// the ratio rests on the second thread, and the machine's two vCPUs slow each other: the sum kernel,
-// 0.18 s alone, takes 0.25–0.33 s beside a thread parsing JSON. Measured and not kept, as no change of
-// the wall time showed in 20 interleaved pairs: drawing the resample plan on the worker during the
-// observations, and making the ratios' replicate quantiles on the worker after the sums (which took
-// about 0.12 s of this thread's work); a two-row sum kernel (no faster: the kernel is bound by loads).
+// both threads (260 columns of 10,000 replicates of 500 blocks), and many small statistics and report
+// steps. Our CPU time is about the reference's, so the ratio rests on the second thread, and the
+// machine's two vCPUs slow each other: the sum kernel, 0.18 s alone, takes 0.25–0.33 s beside a
+// thread parsing JSON. Drawing the resample plan (5 million indices) with the WebAssembly module
+// instead of JavaScript took it from 90–190 ms to 30–60 ms on the worker, which then has the sums
+// nearly done when this thread needs them: 67 ms less wall time (median paired difference, in each of
+// two sets of 16 and 20 interleaved pairs) and 0.1–0.3 s less CPU time. Measured and not kept, as no
+// gain of the wall time showed in 16–20 interleaved pairs: drawing the resample plan on the worker
+// during the observations; making the ratios' replicate quantiles on the worker after the sums, in the
+// same order as this thread (no change) or from the other end (63 ms slower in the statistics phase,
+// though the worker made 39–55 of the 72); a two-row sum kernel (the kernel is bound by its loads);
+// V8 with one background thread, or single-threaded garbage collection (both slower); the code
+// bundled as the CLI ships it, without tsx (no faster).
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
