@@ -27,9 +27,10 @@ const SUMS_JOB = `function sumsJob(job, sum8, descending) {
 }`
 
 /**
- * Draws the resample plan with the WebAssembly `fill` (sum-kernel.ts: the draws of rng.ts): count indices in [0, n − 1] at byte offset `out`, from the generator state at byte
- * offset `state`, which it advances. In calls of 65,536 indices, so the engine's optimized code for
- * `fill` serves most of the draw (a call already running keeps the code it started with).
+ * Draws the resample plan with the WebAssembly `fill` (sum-kernel.ts: the draws of rng.ts): count
+ * indices in [0, n − 1] at byte offset `out`, from the generator state at byte offset `state`, which
+ * it advances. In calls of 65,536 indices, so the engine's optimized code for `fill` serves most of
+ * the draw (a call already running keeps the code it started with).
  */
 const DRAW_PLAN = `function drawPlan(fill, out, count, n, state) {
   const maxAllowed = BigInt(n > 2 ? Math.trunc(4294967296 / n) * n : 4294967296)

@@ -122,9 +122,8 @@ const op = {
   v128Zero: [0xfd, ...uleb(12), ...new Array<number>(16).fill(0)],
   f64x2Add: [0xfd, ...uleb(0xf0)],
   f64x2Lane: (lane: number) => [0xfd, ...uleb(0x21), lane],
-  i32Store: [0x36, 2, 0], // align 2^2, offset 0
-  i32Load4: (offset: number) => [0x28, 2, ...uleb(offset)],
-  i32Store4: (offset: number) => [0x36, 2, ...uleb(offset)],
+  i32LoadAt: (offset: number) => [0x28, 2, ...uleb(offset)], // align 2^2
+  i32StoreAt: (offset: number) => [0x36, 2, ...uleb(offset)], // align 2^2
   i64ShrU: [0x88],
   i32Xor: [0x73],
   i32RemU: [0x70],
@@ -272,12 +271,12 @@ function fillCode(): number[] {
   /** The i64 whose high and low halves are the i32 at state + 4·high and state + 4·low. */
   const word = (high: number, low: number) => [
     ...op.get(state),
-    ...op.i32Load4(4 * high),
+    ...op.i32LoadAt(4 * high),
     ...op.i64ExtendI32U,
     ...op.i64(32),
     ...op.i64Shl,
     ...op.get(state),
-    ...op.i32Load4(4 * low),
+    ...op.i32LoadAt(4 * low),
     ...op.i64ExtendI32U,
     ...op.i64Or,
   ]
@@ -288,11 +287,11 @@ function fillCode(): number[] {
     ...op.i64(32),
     ...op.i64ShrU,
     ...op.i32WrapI64,
-    ...op.i32Store4(4 * high),
+    ...op.i32StoreAt(4 * high),
     ...op.get(state),
     ...op.get(v),
     ...op.i32WrapI64,
-    ...op.i32Store4(4 * low),
+    ...op.i32StoreAt(4 * low),
   ]
   const body = [
     ...word(0, 1),
@@ -350,7 +349,7 @@ function fillCode(): number[] {
     ...op.i32WrapI64,
     ...op.get(n),
     ...op.i32RemU,
-    ...op.i32Store,
+    ...op.i32StoreAt(0),
     ...op.get(out),
     ...op.i32(4),
     ...op.i32Add,
