@@ -17,7 +17,8 @@
 // 2.21, 1.85 s wall; ratio 0.46, 0.45, 0.49, 0.54, 0.47× (runs from 0.38 to 0.62×); CPU 0.73–0.95× the
 // reference's. With 6 invocations of the same code an hour earlier (0.59, 0.60, 0.55, 0.49, 0.65,
 // 0.50×), the 0.5× target is met in 6 of 11 and the median of the 11 is 0.50×: on the line, not
-// safely under it. The 2 s target is missed on such slow stretches (1.4–1.7 s on quieter ones).
+// safely under it. The 2 s target is missed on such slow stretches (the code before this change took
+// 1.40–1.68 s on a quieter one).
 // Where the time goes (CPU profiles): parsing 75 MB of JSON lines (attempts on this thread, ledgers
 // mostly on the worker), garbage collection of the parsed records (0.2–0.3 s), the bootstrap sums on
 // both threads (260 columns of 10,000 replicates of 500 blocks), and many small statistics and report
@@ -27,7 +28,7 @@
 // instead of JavaScript took it from 90–190 ms to 30–60 ms on the worker, which then has the sums
 // nearly done when this thread needs them: 67 ms less wall time (median paired difference, in each of
 // two sets of 16 and 20 interleaved pairs) and 0.1–0.3 s less CPU time. Measured and not kept, as no
-// gain of the wall time showed in 16–20 interleaved pairs: drawing the resample plan on the worker
+// gain of the wall time showed in interleaved runs (16–20 pairs; 6 for the last two): drawing the resample plan on the worker
 // during the observations; making the ratios' replicate quantiles on the worker after the sums, in the
 // same order as this thread (no change) or from the other end (63 ms slower in the statistics phase,
 // though the worker made 39–55 of the 72); a two-row sum kernel (the kernel is bound by its loads);

@@ -111,7 +111,6 @@ const op = {
   set: (local: number) => [0x21, ...uleb(local)],
   tee: (local: number) => [0x22, ...uleb(local)],
   i32: (value: number) => [0x41, ...sleb(value)],
-  i32Load: [0x28, 2, 0], // align 2^2, offset 0
   f64Store: [0x39, 3, 0], // align 2^3, offset 0
   i32LtU: [0x49],
   i32GeU: [0x4f],
@@ -138,7 +137,7 @@ const op = {
   i64Rotl: [0x89],
 }
 
-/** The module's bytes: memory imported as env.mem (shared), one export `sum8`. */
+/** The module's bytes: memory imported as env.mem (shared), two exports, `sum8` and `fill`. */
 function assemble(): Uint8Array<ArrayBuffer> {
   // Locals: the 7 parameters, then 6 i32 and 4 v128 (the eight sums, two per lane pair).
   const [idx, n, first, rows, inter, out, B] = [0, 1, 2, 3, 4, 5, 6]
@@ -179,7 +178,7 @@ function assemble(): Uint8Array<ArrayBuffer> {
     ...op.loop, // n ≥ 1: the body runs before the test
     ...op.get(inter),
     ...op.get(j),
-    ...op.i32Load,
+    ...op.i32LoadAt(0),
     ...op.i32(6),
     ...op.i32Shl,
     ...op.i32Add,
