@@ -11,14 +11,14 @@
 // files, timed after each of our runs; target: this aggregate ≤ 0.5× the reference's wall time
 // (skipped with a note when python3 with numpy and scipy is not available). The machine's speed
 // changes from second to second (the reference alone took 2.9–4.6 s within one minute), so the bench
-// measures `--repeat` pairs (default 3), each ours then the reference's, and judges the medians.
-// Measured with the 3-pair default, 5 invocations at load average 1.7–2.0 on a slow stretch of the
-// shared machine (the reference took 3.7–6.4 s; 2.7 s two hours before): medians 2.30, 2.28, 2.49,
-// 2.21, 1.85 s wall; ratio 0.46, 0.45, 0.49, 0.54, 0.47× (runs from 0.38 to 0.62×); CPU 0.73–0.95× the
-// reference's. With 6 invocations of the same code an hour earlier (0.59, 0.60, 0.55, 0.49, 0.65,
-// 0.50×), the 0.5× target is met in 6 of 11 and the median of the 11 is 0.50×: on the line, not
-// safely under it. The 2 s target is missed on such slow stretches (the code before this change took
-// 1.40–1.68 s on a quieter one).
+// measures `--repeat` pairs (default 5), each ours then the reference's, and judges the medians.
+// Measured with the 5-pair default after the worker was started before the plan is read, 4
+// invocations at load average 1.6–1.8 (the reference took 2.7–3.0 s): medians 1.33, 1.50, 1.39,
+// 1.26 s wall; ratio 0.48, 0.50, 0.51, 0.49× (runs from 0.41 to 0.56×); CPU 0.81–0.87× the
+// reference's. With 3 more invocations of 3 pairs (0.48, 0.50, 0.47×), the median of the 7 is 0.49×
+// and the target is met in 5 of 7: still on the line, not safely under it. The later pairs of an
+// invocation are mostly the slower ones. Before this change, the same day: 0.55, 0.49, 0.50, 0.45×
+// (3 pairs each); the session before, 11 invocations, median 0.50×, met in 6.
 // Where the time goes (CPU profiles): parsing 75 MB of JSON lines (attempts on this thread, ledgers
 // mostly on the worker), garbage collection of the parsed records (0.2–0.3 s), the bootstrap sums on
 // both threads (260 columns of 10,000 replicates of 500 blocks), and many small statistics and report
@@ -34,6 +34,16 @@
 // though the worker made 39–55 of the 72); a two-row sum kernel (the kernel is bound by its loads);
 // V8 with one background thread, or single-threaded garbage collection (both slower); the code
 // bundled as the CLI ships it, without tsx (no faster).
+// Starting the worker before the plan is read (it takes about 75 ms to boot, spent while this
+// thread reads the plan instead of while it parses attempts): 25 ms less wall time (median paired
+// difference, 12 interleaved pairs, 8 faster). Measured this time and not kept: drawing the plan
+// ahead during the observations again, now with the WebAssembly draw (observations 36 ms slower,
+// statistics 18 ms faster, 12 pairs: V8 scavenges with helper threads, so work on the second core
+// slows this thread's garbage collection); hashing attempts.jsonl with node:crypto on this thread
+// instead of Web Crypto (no gain, 10 pairs); a cache of sorted key orders for comparison.json
+// (slower); collecting the sums at once instead of overlapping them with the cell summaries (44 ms
+// slower statistics); a larger young generation (--max-semi-space-size 64 or 256: no gain, slower);
+// WebAssembly compiled by the optimizing tier only (--no-liftoff: no clear change).
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
@@ -45,6 +55,7 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { readLegArtifacts, readPlan } from '../src/ingest/artifacts.js'
 import { observationsFromArtifacts } from '../src/ingest/from-artifacts.js'
+import { startWorker } from '../src/ingest/worker.js'
 import { writeReports } from '../src/pipeline/aggregate.js'
 import type { Plan } from '../src/plan/schema.js'
 import { ATTEMPT_SCHEMA_VERSION, type AttemptRecord, LEG_SCHEMA_VERSION } from '../src/records/attempt.js'
@@ -58,7 +69,7 @@ const { values } = parseArgs({
     resamples: { type: 'string', default: '10000' },
     'ledger-rows': { type: 'string', default: '2' },
     /** Aggregates measured, each in a fresh process and followed by the reference (medians judged). */
-    repeat: { type: 'string', default: '3' },
+    repeat: { type: 'string', default: '5' },
     /** Internal: write the plan and artifacts into this folder and exit (the child process). */
     'write-to': { type: 'string' },
     /** Internal: aggregate the plan and artifacts in this folder once and print the timings (the child process). */
@@ -334,6 +345,7 @@ if (values.measure) {
   }
   const t0 = performance.now()
   const c0 = process.cpuUsage()
+  startWorker() // as the aggregate command does, before reading the plan
   const { plan: readBack, sha256 } = await readPlan(path.join(root, 'plan.json'))
   const read = await readLegArtifacts(readBack, path.join(root, 'artifacts'))
   lap('read + validate artifacts')

@@ -240,6 +240,14 @@ function getWorker(): Worker | null {
 }
 
 /**
+ * Start the shared worker now rather than on first use: a thread takes tens of milliseconds to boot,
+ * which it then spends while this thread reads the plan (the aggregate calls it first).
+ */
+export function startWorker(): void {
+  getWorker()
+}
+
+/**
  * Stop the shared worker, if one was started; the next use starts a new one. Called when a command's
  * work is done: a worker that was handed shared WebAssembly memory keeps a message port open (even
  * when unref'd), which would keep the process from exiting.

@@ -8,6 +8,7 @@ import { readCapabilities } from '../ingest/capabilities.js'
 import { CONFIG_DRIFT_SUFFIX, DUPLICATE_ROW, observationsFromArtifacts } from '../ingest/from-artifacts.js'
 import type { ComparisonInput } from '../ingest/observations.js'
 import { currentRunAttempt, currentWorkflowRun } from '../ingest/reupload.js'
+import { startWorker } from '../ingest/worker.js'
 import type { CapabilitiesSection } from '../records/capabilities.js'
 import type { Comparison } from '../records/comparison.js'
 import { type HistorySource, writeReportFiles } from '../report/write.js'
@@ -45,6 +46,7 @@ export interface WrittenReports {
  */
 export async function aggregate(opts: AggregateOptions): Promise<WrittenReports> {
   checkResamples(opts.resamples)
+  startWorker()
   const { plan, sha256 } = await readPlan(opts.plan)
   const read = await readLegArtifacts(plan, opts.artifacts, {
     runAttempt: opts.runAttempt === undefined ? currentRunAttempt(process.env) : opts.runAttempt,
