@@ -12,13 +12,14 @@
 // (skipped with a note when python3 with numpy and scipy is not available). The machine's speed
 // changes from second to second (the reference alone took 2.9–4.6 s within one minute), so the bench
 // measures `--repeat` pairs (default 5), each ours then the reference's, and judges the medians.
-// Measured with the 5-pair default after the worker was started before the plan is read, 4
-// invocations at load average 1.6–1.8 (the reference took 2.7–3.0 s): medians 1.33, 1.50, 1.39,
-// 1.26 s wall; ratio 0.48, 0.50, 0.51, 0.49× (runs from 0.41 to 0.56×); CPU 0.81–0.87× the
-// reference's. With 3 more invocations of 3 pairs (0.48, 0.50, 0.47×), the median of the 7 is 0.49×
-// and the target is met in 5 of 7: still on the line, not safely under it. The later pairs of an
-// invocation are mostly the slower ones. Before this change, the same day: 0.55, 0.49, 0.50, 0.45×
-// (3 pairs each); the session before, 11 invocations, median 0.50×, met in 6.
+// Measured with the 5-pair default after the worker was started before the plan is read, 16
+// invocations at load average 0.7–1.8 (the reference took 2.5–3.5 s): medians 1.20–1.68 s wall;
+// ratio 0.48, 0.50, 0.51, 0.49, 0.44, 0.52, 0.49, 0.47, 0.54, 0.45, 0.47, 0.45, 0.49, 0.49, 0.48,
+// 0.48× (runs from 0.41 to 0.63×); CPU 0.75–0.91× the reference's. The median of the 16 is 0.485×;
+// the target is met in 12 of them, missed in 3 (0.51, 0.52, 0.54×), and one printed 0.50×: met on
+// the median, with a margin of a few hundredths, so about one invocation in five misses it. Before
+// this change, the same day: 0.55, 0.49, 0.50, 0.45× (3 pairs each); the session before, 11
+// invocations, median 0.50×, met in 6.
 // Where the time goes (CPU profiles): parsing 75 MB of JSON lines (attempts on this thread, ledgers
 // mostly on the worker), garbage collection of the parsed records (0.2–0.3 s), the bootstrap sums on
 // both threads (260 columns of 10,000 replicates of 500 blocks), and many small statistics and report
@@ -44,6 +45,13 @@
 // (slower); collecting the sums at once instead of overlapping them with the cell summaries (44 ms
 // slower statistics); a larger young generation (--max-semi-space-size 64 or 256: no gain, slower);
 // WebAssembly compiled by the optimizing tier only (--no-liftoff: no clear change).
+// Why more balancing gains little: the process is bound by its CPU time, 2.0–2.9 s in 1.2–1.7 s of
+// wall on 2 cores, since V8's garbage-collection helpers and compiler threads take the second core
+// whenever the worker is idle; so only less work would bring the ratio down. This thread allocates
+// about 370 MB (observations 100 MB, the comparison 140 MB, comparison.json's sorted copy 36 MB),
+// and cold code runs for a while in V8's unoptimized tiers (the MDE's power enumeration allocates
+// 12 MB of boxed doubles before it is optimized). The sum kernel takes 0.14 s alone for the 33
+// groups and 0.18–0.27 s on the worker beside this thread's work.
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
