@@ -21,20 +21,20 @@
 // this change, the same day: 0.55, 0.49, 0.50, 0.45× (3 pairs each); the session before, 11
 // invocations, median 0.50×, met in 6.
 // Where the time goes (CPU profiles): parsing 75 MB of JSON lines (attempts on this thread, ledgers
-// mostly on the worker), garbage collection of the parsed records (0.2–0.3 s), the bootstrap sums on
-// both threads (260 columns of 10,000 replicates of 500 blocks), and many small statistics and report
-// steps. Our CPU time is about the reference's, so the ratio rests on the second thread, and the
-// machine's two vCPUs slow each other: the sum kernel, 0.18 s alone, takes 0.25–0.33 s beside a
-// thread parsing JSON. Drawing the resample plan (5 million indices) with the WebAssembly module
-// instead of JavaScript took it from 90–190 ms to 30–60 ms on the worker, which then has the sums
-// nearly done when this thread needs them: 67 ms less wall time (median paired difference, in each of
-// two sets of 16 and 20 interleaved pairs) and 0.1–0.3 s less CPU time. Measured and not kept, as no
-// gain of the wall time showed in interleaved runs (16–20 pairs; 6 for the last two): drawing the resample plan on the worker
-// during the observations; making the ratios' replicate quantiles on the worker after the sums, in the
-// same order as this thread (no change) or from the other end (63 ms slower in the statistics phase,
-// though the worker made 39–55 of the 72); a two-row sum kernel (the kernel is bound by its loads);
-// V8 with one background thread, or single-threaded garbage collection (both slower); the code
-// bundled as the CLI ships it, without tsx (no faster).
+// mostly on the worker), garbage collection of the parsed records (0.2–0.3 s), the bootstrap sums
+// on both threads (260 columns of 10,000 replicates of 500 blocks), and many small statistics and
+// report steps. Our CPU time is 0.75–0.91× the reference's, so the ratio rests on the second thread
+// (see below for why more balancing gains little). Drawing the resample plan (5 million indices)
+// with the WebAssembly module instead of JavaScript took it from 90–190 ms to 30–60 ms on the
+// worker, which then has the sums nearly done when this thread needs them: 67 ms less wall time
+// (median paired difference, in each of two sets of 16 and 20 interleaved pairs) and 0.1–0.3 s less
+// CPU time. Measured and not kept, as no gain of the wall time showed in interleaved runs (16–20
+// pairs; 6 for the last two): drawing the resample plan on the worker during the observations;
+// making the ratios' replicate quantiles on the worker after the sums, in the same order as this
+// thread (no change) or from the other end (63 ms slower in the statistics phase, though the worker
+// made 39–55 of the 72); a two-row sum kernel (the kernel is bound by its loads); V8 with one
+// background thread, or single-threaded garbage collection (both slower); the code bundled as the
+// CLI ships it, without tsx (no faster).
 // Starting the worker before the plan is read (it takes about 75 ms to boot, spent while this
 // thread reads the plan instead of while it parses attempts): 25 ms less wall time (median paired
 // difference, 12 interleaved pairs, 8 faster). Measured this time and not kept: drawing the plan
