@@ -11,7 +11,7 @@ import { currentRunAttempt, currentWorkflowRun } from '../ingest/reupload.js'
 import { startWorker } from '../ingest/worker.js'
 import type { CapabilitiesSection } from '../records/capabilities.js'
 import type { Comparison } from '../records/comparison.js'
-import { type HistorySource, writeReportFiles } from '../report/write.js'
+import { type HistorySource, renderReportFiles, writeRenderedReports } from '../report/write.js'
 
 export interface AggregateOptions {
   plan: string
@@ -83,14 +83,12 @@ export async function writeReports(
   if (artifactsHref !== undefined && artifactsHref !== '.') comparison.artifacts_href = artifactsHref
   await mkdir(out, { recursive: true })
   const comparisonPath = path.join(out, 'comparison.json')
-  await writeFile(comparisonPath, comparisonJson(comparison))
-  const { reportPath, htmlPath, markdown } = await writeReportFiles(
-    comparison,
-    out,
-    null,
-    artifactsHref,
-    history,
-  )
+  // comparison.json is written while the reports are rendered; they are written once it is.
+  const written = writeFile(comparisonPath, comparisonJson(comparison))
+  written.catch(() => {}) // a failure is thrown by the await below (rendering throws only on a defect)
+  const rendered = renderReportFiles(comparison, out, null, artifactsHref, history)
+  await written
+  const { reportPath, htmlPath, markdown } = await writeRenderedReports(rendered)
   return { comparison, comparisonPath, reportPath, htmlPath, markdown }
 }
 

@@ -33,21 +33,23 @@ export function historyLinkFrom(source: HistorySource, out: string): HistoryLink
   return { href, pending: !existsSync(file) }
 }
 
+/** report.md and report.html of a comparison, rendered and not yet written. */
+export interface RenderedReports extends ReportFiles {
+  html: string
+}
+
 /**
- * Write report.md and report.html for `c` into `out` (created if needed), with the "Decision" section
- * when a decision is given (the detection stage re-renders them once it has decided), and the line
- * linking the weekly history when one is given.
+ * Render report.md and report.html for `c`, to be written into `out` (pure: nothing is written), with
+ * the "Decision" section when a decision is given (the detection stage re-renders them once it has
+ * decided), and the line linking the weekly history when one is given.
  */
-export async function writeReportFiles(
+export function renderReportFiles(
   c: Comparison,
   out: string,
   decision: DecisionView | null = null,
   artifactsHref?: string,
   history?: HistorySource | null,
-): Promise<ReportFiles> {
-  await mkdir(out, { recursive: true })
-  const reportPath = path.join(out, 'report.md')
-  const htmlPath = path.join(out, 'report.html')
+): RenderedReports {
   const link = history ? historyLinkFrom(history, out) : null
   // A report written again (detect, confirm) links ATIF files as the first one did.
   artifactsHref ??= c.artifacts_href
@@ -57,7 +59,28 @@ export async function writeReportFiles(
     artifactsHref,
     history: link,
   })
-  await writeFile(reportPath, markdown)
-  await writeFile(htmlPath, renderHtmlReport(c, { decision, artifactsHref, history: link }))
-  return { reportPath, htmlPath, markdown }
+  const html = renderHtmlReport(c, { decision, artifactsHref, history: link })
+  return { reportPath: path.join(out, 'report.md'), htmlPath: path.join(out, 'report.html'), markdown, html }
+}
+
+/** Write rendered reports (their folder is created if needed). */
+export async function writeRenderedReports(r: RenderedReports): Promise<ReportFiles> {
+  await mkdir(path.dirname(r.reportPath), { recursive: true })
+  await writeFile(r.reportPath, r.markdown)
+  await writeFile(r.htmlPath, r.html)
+  return { reportPath: r.reportPath, htmlPath: r.htmlPath, markdown: r.markdown }
+}
+
+/**
+ * Write report.md and report.html for `c` into `out` (created if needed): renderReportFiles, then
+ * writeRenderedReports.
+ */
+export async function writeReportFiles(
+  c: Comparison,
+  out: string,
+  decision: DecisionView | null = null,
+  artifactsHref?: string,
+  history?: HistorySource | null,
+): Promise<ReportFiles> {
+  return writeRenderedReports(renderReportFiles(c, out, decision, artifactsHref, history))
 }

@@ -251,19 +251,7 @@ export function minimumDetectableEffect(input: MdeInput): MdeResult {
       reason: `not detectable: even with every discordant pair in one direction the power is ${best.toFixed(4)}`,
     }
   }
-  let lo = 0
-  let hi = psi
-  let hiPower = best
-  while ((hi - lo) * 100 > 1e-6) {
-    const mid = (lo + hi) / 2
-    const pw = powerAt(mid)
-    if (pw >= targetPower) {
-      hi = mid
-      hiPower = pw
-    } else {
-      lo = mid
-    }
-  }
+  const { hi, hiPower } = bisectMde(powerAt, psi, best, targetPower)
   return {
     ...base,
     points: hi * 100,
@@ -272,6 +260,89 @@ export function minimumDetectableEffect(input: MdeInput): MdeResult {
     achievedPower: hiPower,
     reason: null,
   }
+}
+
+/**
+ * A change in power far above the rounding error of its computed value (a sum of exponentials of
+ * log-factorial sums, within about 1e-12 of the exact power): between two effects whose exact powers
+ * differ by at least this, the computed powers are in the same order.
+ */
+const POWER_RESOLUTION = 1e-8
+/** Regula falsi steps at most before the bisection (it needs 3 to 8 on the panels tested). */
+const BRACKET_STEPS = 30
+
+/**
+ * The bisection of minimumDetectableEffect: δ ∈ [0, ψ] halved until (hi − lo)·100 ≤ 1e-6, moving hi
+ * to each midpoint whose power reaches the target, else lo — the same midpoints, decisions and result
+ * as evaluating the power at every midpoint (tested against that plain bisection over many n, ψ, α,
+ * targets and the mid-p test), with about a third of the evaluations.
+ * First a bracket of the crossing — a with power < target and b with power ≥ target, both evaluated —
+ * is narrowed by regula falsi (the Illinois variant) on the probit of the power, which is nearly
+ * linear in δ. Power rises with δ at fixed ψ, so a midpoint beyond b by at least `sure` (the distance
+ * over which the power, at the bracket's slope, changes by POWER_RESOLUTION) has power ≥ target, and
+ * one below a by as much has power < target; only midpoints closer than that are evaluated. When the
+ * bracket does not close, or the power at δ = 0 already reaches the target, every midpoint is.
+ */
+function bisectMde(
+  powerAt: (delta: number) => number,
+  psi: number,
+  best: number,
+  target: number,
+): { hi: number; hiPower: number } {
+  const evaluated = new Map<number, number>([[psi, best]])
+  const power = (delta: number): number => {
+    let p = evaluated.get(delta)
+    if (p === undefined) {
+      p = powerAt(delta)
+      evaluated.set(delta, p)
+    }
+    return p
+  }
+  const probit = (p: number) => normalQuantile(Math.min(1 - 1e-15, Math.max(1e-300, p)))
+  let a = 0
+  let pa = power(0)
+  let b = psi
+  let pb = best
+  let sure = Number.POSITIVE_INFINITY
+  if (pa < target) {
+    const goal = probit(target)
+    let fa = probit(pa) - goal
+    let fb = probit(pb) - goal
+    let side = 0
+    for (let step = 0; step <= BRACKET_STEPS; step++) {
+      const closeAt = (POWER_RESOLUTION * (b - a)) / (pb - pa)
+      if (b - a <= closeAt) {
+        sure = closeAt
+        break
+      }
+      if (step === BRACKET_STEPS) break
+      let x = (a * fb - b * fa) / (fb - fa)
+      if (!(x > a && x < b)) x = (a + b) / 2
+      const px = power(x)
+      if (px >= target) {
+        b = x
+        pb = px
+        fb = probit(px) - goal
+        if (side === 1) fa /= 2
+        side = 1
+      } else {
+        a = x
+        pa = px
+        fa = probit(px) - goal
+        if (side === -1) fb /= 2
+        side = -1
+      }
+    }
+  }
+  let lo = 0
+  let hi = psi
+  while ((hi - lo) * 100 > 1e-6) {
+    const mid = (lo + hi) / 2
+    const reaches = mid >= b + sure ? true : mid <= a - sure ? false : power(mid) >= target
+    if (reaches) hi = mid
+    else lo = mid
+  }
+  return { hi, hiPower: power(hi) }
 }
 
 export interface ConnorInput {

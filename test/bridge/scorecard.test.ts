@@ -115,6 +115,13 @@ describe('scorecard task order', () => {
     const expected = (list: string[]) => [...list].sort((a, b) => a.localeCompare(b))
     expect(Object.keys(card[0]!.tasks)).toEqual(expected(ids))
     expect(Object.keys(card[1]!.tasks)).toEqual(expected(ids.slice(2)))
+    // ids of one pattern, whose code-unit order is already the localeCompare order
+    const same = ['repo__pkg-00002', 'repo__pkg-00010', 'repo__pkg-00001']
+    const plain = buildScorecard(
+      [{ id: 'x', trials: 1 }],
+      same.map((i) => obs('x', i, 0, 'resolved')),
+    )
+    expect(Object.keys(plain[0]!.tasks)).toEqual(['repo__pkg-00001', 'repo__pkg-00002', 'repo__pkg-00010'])
     // 'a' and 'a' followed by U+0000 compare equal: each cell's tasks keep their own (stable) order.
     const tied = buildScorecard(
       [
