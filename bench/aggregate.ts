@@ -52,6 +52,18 @@
 // and cold code runs for a while in V8's unoptimized tiers (the MDE's power enumeration allocates
 // 12 MB of boxed doubles before it is optimized). The sum kernel takes 0.14 s alone for the 33
 // groups and 0.18–0.27 s on the worker beside this thread's work.
+// Then, measured and kept though no change of the wall time showed (40 interleaved pairs: statistics
+// phase +7 ± 9 ms, s.e.): the MDE's bisection taking the decisions its bracket implies (a third of
+// the power evaluations, the same result; 275 → 89 ms at n = 5,000), the scorecard's task order
+// checked in one pass of localeCompare, comparison.json written while the reports are rendered. With
+// that code, 12 invocations at load average 0.9–2.3 (the reference took 2.56–2.73 s): 0.46, 0.51,
+// 0.47, 0.46, 0.47, 0.48, 0.47, 0.48, 0.47, 0.48, 0.45, 0.46× (median 0.47×, met in 11).
+// Where this thread works alone (timed phase by phase): the worker is idle for about 530 ms, during
+// the observations (≈ 230 ms: classification 40, trial observations 75–80) and after the sums
+// (≈ 300 ms: 71 ratio-of-means statistics ≈ 55, cost per resolution ≈ 30, the pairs' other statistics
+// ≈ 40, comparison.json ≈ 50, the reports ≈ 75). That work needs the statistics and report modules,
+// which the worker (a self-contained script, so that it runs alike from the sources, the tests and
+// the bundles) does not load; a worker bundle that does is what would bring the ratio down further.
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
