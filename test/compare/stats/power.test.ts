@@ -133,7 +133,31 @@ describe('the MDE bisection', () => {
       [2, 1, 0.5, 0.5, false],
       // the power at δ = 0 already reaches a target below α: every midpoint is evaluated
       [40, 0.5, 0.01, 0.1, true],
+      // flat stretches of the power curve (near δ = 0, and saturating near 1, where the computed
+      // power is not monotone at the 1e-14 level): no decision may follow from a slope there
+      [5, 0.9999999999999999, 0.375, 0.38, false],
+      [6, 0.9999999999999999, 0.6875, 0.69, false],
+      [16, 0.9999999999999999, 0.210113525390625, 0.22, false],
+      [71, 0.91, 0.9999999999999953, 0.2, false],
+      [83, 0.87, 0.9999999999999993, 0.01, true],
+      [183, 0.22, 0.9999999999998936, 0.8, true],
+      [138, 0.99, 0.9999999999999956, 0.3, true],
     ]
+    // targets within an ulp of a computed power: the decision there rests on the last bit
+    const ulp = (x: number, by: number) => {
+      const v = new DataView(new ArrayBuffer(8))
+      v.setFloat64(0, x)
+      v.setBigInt64(0, v.getBigInt64(0) + BigInt(by))
+      return v.getFloat64(0)
+    }
+    for (let i = 0; i < 12; i++) {
+      const n = 3 + Math.floor(next() * 200)
+      const psi = Math.round(next() * 100) / 100 || 0.01
+      const delta = next() * psi
+      const alpha = [0.05, 0.2][i % 2]!
+      const p = mcnemarPower({ n, p10: (psi + delta) / 2, p01: (psi - delta) / 2, alpha })
+      if (p > 0 && p < 1) cases.push([n, psi, ulp(p, (i % 3) - 1), alpha, false])
+    }
     for (let i = 0; i < 120; i++) {
       const n = 2 + Math.floor(next() ** 2 * 600)
       const psi = Math.round(next() * 100) / 100 || 0.01
