@@ -53,11 +53,13 @@
 // 12 MB of boxed doubles before it is optimized). The sum kernel takes 0.14 s alone for the 33
 // groups and 0.18–0.27 s on the worker beside this thread's work.
 // Then, measured and kept though no change of the wall time showed (40 interleaved pairs: statistics
-// phase +7 ± 9 ms, s.e.): the MDE's bisection taking the decisions its bracket implies (a third of
-// the power evaluations, the same result; 275 → 89 ms at n = 5,000), the scorecard's task order
-// checked in one pass of localeCompare, comparison.json written while the reports are rendered. With
-// that code, 12 invocations at load average 0.9–2.3 (the reference took 2.56–2.73 s): 0.46, 0.51,
-// 0.47, 0.46, 0.47, 0.48, 0.47, 0.48, 0.47, 0.48, 0.45, 0.46× (median 0.47×, met in 11).
+// phase +7 ± 9 ms, s.e.): the MDE's bisection taking the decisions evaluated effects imply (10.5
+// power evaluations instead of 26.9 on average over 797 panels of 20–500 blocks, the same result),
+// the scorecard's task order checked in one pass of localeCompare, comparison.json written while the
+// reports are rendered. With that code, 20 invocations at load average 0.2–2.3 (the reference took
+// 2.56–2.76 s): 0.46, 0.51, 0.47, 0.46, 0.47, 0.48, 0.47, 0.48, 0.47, 0.48, 0.45, 0.46, then an hour
+// later 0.52, 0.52, 0.49, 0.49, 0.51, 0.51, 0.46, 0.51× (median 0.48×, met in 14 of the 20): the
+// same code as the session before (median 0.485×), on a machine whose speed varies by the hour.
 // Where this thread works alone (timed phase by phase): the worker is idle for about 530 ms, during
 // the observations (≈ 230 ms: classification 40, trial observations 75–80) and after the sums
 // (≈ 300 ms: 71 ratio-of-means statistics ≈ 55, cost per resolution ≈ 30, the pairs' other statistics
