@@ -264,8 +264,10 @@ export function minimumDetectableEffect(input: MdeInput): MdeResult {
 
 /**
  * How far from the target a computed power must be for the decision at other effects to follow from
- * it: far above the computed power's error (each term's exponent, at most ln n! in size, is rounded to
- * about 1e-16 of itself, so the power is within 1e-10 of its exact value for n ≤ 100,000).
+ * it: far above the computed power's error. Each term's exponent holds three values of ln k!, at most
+ * ln n! (about 1.05e6 at n = 100,000) and each within about 1e-16 of itself (lnGamma agrees with a
+ * compensated sum of logarithms to that), so each term is within about 5e-10 of its exact value at
+ * that n, and the power, a sum of such terms of total at most 1, is too.
  */
 const POWER_MARGIN = 1e-8
 /** Regula falsi steps at most before the bisection (it needs 3 to 8 on the panels tested). */
@@ -277,10 +279,11 @@ const BRACKET_STEPS = 30
  * and result as evaluating the power at every midpoint (tested against that plain bisection, also on
  * flat stretches of the power curve and targets within rounding of a computed power), with about 40%
  * of the evaluations at the usual α and power.
- * The exact power rises with δ at fixed ψ, and the computed one is within POWER_MARGIN / 2 of it. So
- * a midpoint at or above an effect whose computed power is ≥ target + POWER_MARGIN reaches the target,
- * and one at or below an effect whose computed power is ≤ target − POWER_MARGIN does not: those
- * decisions are taken without evaluating; every other midpoint is evaluated. The effects that decide
+ * The exact power rises with δ at fixed ψ, and the computed one is within POWER_MARGIN / 2 of it on
+ * any panel that can be enumerated. So a midpoint at or above an effect whose computed power is
+ * ≥ target + POWER_MARGIN reaches the target, and one at or below an effect whose computed power is
+ * ≤ target − POWER_MARGIN does not: those decisions are taken without evaluating; every other
+ * midpoint is evaluated. The effects that decide
  * come first from regula falsi (the Illinois variant) on the probit of the power, which is nearly
  * linear in δ and so closes in on the crossing in a few evaluations, and from two probes beside the
  * crossing once it is found, then from the midpoints evaluated.
