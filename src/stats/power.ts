@@ -283,10 +283,10 @@ const BRACKET_STEPS = 30
  * any panel that can be enumerated. So a midpoint at or above an effect whose computed power is
  * ≥ target + POWER_MARGIN reaches the target, and one at or below an effect whose computed power is
  * ≤ target − POWER_MARGIN does not: those decisions are taken without evaluating; every other
- * midpoint is evaluated. The effects that decide
- * come first from regula falsi (the Illinois variant) on the probit of the power, which is nearly
- * linear in δ and so closes in on the crossing in a few evaluations, and from two probes beside the
- * crossing once it is found, then from the midpoints evaluated.
+ * midpoint is evaluated. The effects that decide come first from regula falsi (the Illinois variant)
+ * on the probit of the power, which is nearly linear in δ and so closes in on the crossing in a few
+ * evaluations, and from two probes beside the crossing once it is found, then from the midpoints
+ * evaluated.
  */
 function bisectMde(
   powerAt: (delta: number) => number,
@@ -308,7 +308,7 @@ function bisectMde(
     if (p >= target + POWER_MARGIN && delta < above) above = delta
     return p
   }
-  power(psi)
+  power(psi) // already evaluated: only records ψ as deciding, when its power is a margin above
   const probit = (p: number) => normalQuantile(Math.min(1 - 1e-15, Math.max(1e-300, p)))
   let a = 0
   let pa = power(0)
