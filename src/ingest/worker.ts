@@ -65,12 +65,6 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
   let seenIdentity = false
   let runCell, runInstance, runTrial, runAttempt
   let runLength = 0
-  const flush = () => {
-    if (runLength === 0) return
-    const key = runCell + '\\u0000' + runInstance + '\\u0000' + runTrial + '\\u0000' + runAttempt
-    counts.set(key, (counts.get(key) || 0) + runLength)
-    runLength = 0
-  }
   while (start <= text.length) {
     let end = text.indexOf('\\n', start)
     if (end === -1) end = text.length
@@ -108,15 +102,21 @@ const LEDGER_JOB = `function ledgerJob(file, check) {
       runLength++
       continue
     }
-    flush()
+    if (runLength > 0) countRun(counts, runCell, runInstance, runTrial, runAttempt, runLength)
     runCell = a.cell_id
     runInstance = a.instance_id
     runTrial = a.trial
     runAttempt = a.attempt
     runLength = 1
   }
-  flush()
+  if (runLength > 0) countRun(counts, runCell, runInstance, runTrial, runAttempt, runLength)
   return { sha256, counts, identities, items }
+}
+// A function of its own rather than a closure made per file: optimized code that called one file's
+// closure would be thrown away at the next file's ("wrong call target") and compiled again.
+function countRun(counts, cell, instance, trial, attempt, length) {
+  const key = cell + '\\u0000' + instance + '\\u0000' + trial + '\\u0000' + attempt
+  counts.set(key, (counts.get(key) || 0) + length)
 }`
 
 const WORKER_SOURCE = `'use strict'
