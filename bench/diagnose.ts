@@ -9,6 +9,7 @@ import { spawnSync } from 'node:child_process'
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
+import { stopWorker } from '../src/ingest/worker.js'
 import { aggregate } from '../src/pipeline/aggregate.js'
 import { diagnoseRun } from '../src/pipeline/diagnose.js'
 
@@ -83,6 +84,9 @@ try {
   if (wall > TARGET_S) process.exitCode = 1
 } finally {
   rmSync(root, { recursive: true, force: true })
+  // As the CLI does when a command is done: the aggregate's worker, handed shared memory for the
+  // ledgers, would otherwise keep this process from exiting.
+  await stopWorker()
 }
 
 /** A Pi trajectory of EVENTS tool calls (reads, searches, edits, tests), one per second. */
