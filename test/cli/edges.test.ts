@@ -18,6 +18,20 @@ describe('edges of the command line', () => {
     expect(plan.matrix).toEqual({ include: [] })
   })
 
+  it('--seed takes an integer from 0 to 2³² − 1 in plan, aggregate and compare (never taken modulo 2³²)', async () => {
+    const cases: Array<[string[], string]> = [
+      [['plan', 'manifests/demo.yml', '--out', dir()], '-1'],
+      [['aggregate', '--plan', 'nowhere/plan.json', '--artifacts', 'nowhere', '--out', dir()], '-3'],
+      [['aggregate', '--plan', 'nowhere/plan.json', '--artifacts', 'nowhere', '--out', dir()], '4294967296'],
+      [['compare', '--baseline', 'nowhere/a.json', '--treatment', 'nowhere/b.json', '--out', dir()], '-3'],
+    ]
+    for (const [args, seed] of cases) {
+      io.err = ''
+      expect(await main([...args, '--seed', seed])).toBe(2)
+      expect(io.err).toContain(`a seed is an integer from 0 to 4294967295, got ${seed}`)
+    }
+  })
+
   it('publish --pr takes a pull request number ≥ 1', async () => {
     for (const bad of ['0', '-3']) {
       io.err = ''

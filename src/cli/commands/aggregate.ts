@@ -5,7 +5,7 @@ import { historySource } from '../../pipeline/history.js'
 import type { Comparison } from '../../records/comparison.js'
 import { fmtP, fmtPp } from '../../util/format.js'
 import { printable } from '../../util/text.js'
-import { parseIntOption } from './plan.js'
+import { parseSeedOption } from './plan.js'
 
 export function registerAggregate(program: Command): void {
   program
@@ -25,7 +25,7 @@ export function registerAggregate(program: Command): void {
       'bootstrap resamples, 200–100000 (default: manifest reporting.bootstrap_resamples)',
       parseResamplesOption,
     )
-    .option('--seed <n>', 'bootstrap seed (default: the plan seed)', parseIntOption)
+    .option('--seed <n>', 'bootstrap seed (default: the plan seed)', parseSeedOption)
     .option('--history-url <url-or-path>', HISTORY_URL_HELP)
     .action(
       async (opts: {

@@ -4,7 +4,7 @@ import { comparePublished } from '../../pipeline/published.js'
 import { HwError } from '../../util/errors.js'
 import { stripControl } from '../../util/text.js'
 import { aggregateSummaryLine } from './aggregate.js'
-import { parseIntOption } from './plan.js'
+import { parseSeedOption } from './plan.js'
 
 export function registerCompare(program: Command): void {
   program
@@ -35,7 +35,7 @@ export function registerCompare(program: Command): void {
       'unresolved',
     )
     .option('--resamples <n>', 'bootstrap resamples, 200–100000', parseResamplesOption, 10_000)
-    .option('--seed <n>', 'bootstrap seed', parseIntOption, 1)
+    .option('--seed <n>', 'bootstrap seed', parseSeedOption, 1)
     .action(
       async (opts: {
         baseline: string

@@ -71,9 +71,16 @@ export function parseIntOption(v: string): number {
   return n
 }
 
-/** A seed: an integer ≥ 0, as in the manifest. */
+/** Largest seed: the panel draw and the bootstrap take a 32-bit seed. */
+export const MAX_SEED = 2 ** 32 - 1
+
+/**
+ * A seed: an integer from 0 to MAX_SEED. Any other value would be taken modulo 2³² by the generators,
+ * so -3 would run as 4294967293: refused instead.
+ */
 export function parseSeedOption(v: string): number {
   const n = parseIntOption(v)
-  if (n < 0) throw new HwError('usage', `a seed is an integer ≥ 0, got ${n}`)
+  if (n < 0 || n > MAX_SEED)
+    throw new HwError('usage', `a seed is an integer from 0 to ${MAX_SEED}, got ${n}`)
   return n
 }
