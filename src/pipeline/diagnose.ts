@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto'
-import { appendFile, mkdir, readdir, readFile, writeFile } from 'node:fs/promises'
+import { appendFile, mkdir, readdir, readFile, stat, writeFile } from 'node:fs/promises'
 import path from 'node:path'
 import { type Decision, DecisionSchema } from '../detect/schema.js'
 import { readReport, runAnalyst } from '../diagnose/analyst.js'
@@ -27,7 +27,12 @@ import { loadHarborAttempts } from './diagnose-harbor.js'
 export interface DiagnoseOptions {
   /** A run folder (comparison.json, artifacts/); its latest confirm-<n>/ round is used when present. */
   dir: string
-  /** The round's artifacts folder; default `<round dir>/artifacts`. */
+  /**
+   * The round's comparison.json when it is not in the round folder (`confirm --out` elsewhere: the
+   * decision and reports are in `dir`, the comparison, plan.json and artifacts/ beside this file).
+   */
+  comparison?: string
+  /** The round's artifacts folder; default `artifacts/` beside the comparison. */
   artifacts?: string
   maxInstances?: number
   /** When given, the analyst answers from the dossier tools and diagnosis/proposal.json is written. */
@@ -60,7 +65,8 @@ async function writeProposalPatch(
   if (!answer) return undefined
   const root = path.resolve(opts.repoRoot ?? process.cwd())
   let plan: { manifest_file?: unknown; manifest_sha256?: unknown } | null = null
-  for (const p of [path.join(roundDir, 'plan.json'), path.join(opts.dir, 'plan.json')]) {
+  const dirs = [roundDir, ...(opts.comparison ? [path.dirname(opts.comparison)] : []), opts.dir]
+  for (const p of dirs.map((d) => path.join(d, 'plan.json'))) {
     plan = await readFile(p, 'utf8')
       .then((t) => JSON.parse(t) as typeof plan)
       .catch(() => null)
@@ -106,8 +112,8 @@ export interface DiagnoseResult {
  * `diagnose_input_invalid` when there is no readable comparison.json.
  */
 export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult> {
-  const roundDir = await finalRoundDir(opts.dir)
-  const cmpPath = path.join(roundDir, 'comparison.json')
+  const roundDir = opts.comparison ? path.resolve(opts.dir) : await finalRoundDir(opts.dir)
+  const cmpPath = opts.comparison ?? path.join(roundDir, 'comparison.json')
   let comparison: ReturnType<typeof ComparisonSchema.parse>
   try {
     comparison = ComparisonSchema.parse(JSON.parse(await readFile(cmpPath, 'utf8')))
@@ -125,7 +131,19 @@ export async function diagnoseRun(opts: DiagnoseOptions): Promise<DiagnoseResult
       wanted.add(`${c.baseline}\0${d.instance}`)
       wanted.add(`${c.treatment}\0${d.instance}`)
     }
-  const artifacts = opts.artifacts ?? path.join(roundDir, 'artifacts')
+  const artifacts = opts.artifacts ?? path.join(path.dirname(cmpPath), 'artifacts')
+  // The attempts of a run are its artifacts: without them the dossier would hold no trajectory at
+  // all, so a missing folder is the user's to fix (as for aggregate), never an empty dossier.
+  if (
+    comparison.kind !== 'published' &&
+    !(await stat(artifacts).then(
+      (s) => s.isDirectory(),
+      () => false,
+    ))
+  )
+    throw new HwError('diagnose_input_invalid', `no artifacts folder at ${quotePath(artifacts)}`, {
+      help: "pass --artifacts <dir>: the folder the round's leg artifacts were downloaded into",
+    })
   // A comparison of published results read from a Harbor job: the job folder holds the attempts.
   const attempts =
     comparison.kind === 'published' && (await isHarborJob(artifacts))

@@ -43,7 +43,7 @@ export function registerConfirm(program: Command): void {
         }
         const r = await detectStep({ ...opts, history: await historySource(opts.historyUrl) })
         if (r.decision.status === 'confirmed')
-          await writeDossier(path.dirname(r.decisionPath), opts.artifacts)
+          await writeDossier(path.dirname(r.decisionPath), opts.comparison, opts.artifacts)
         if (opts.json)
           process.stdout.write(`${JSON.stringify({ status: r.decision.status, ...r.outputs })}\n`)
         else process.stdout.write(describeDecision(r.decision, r.decisionPath, null))
@@ -53,9 +53,9 @@ export function registerConfirm(program: Command): void {
 }
 
 /** On a confirmed breach, the dossier beside decision.json; a failure is a warning, never the verdict. */
-async function writeDossier(dir: string, artifacts: string | undefined): Promise<void> {
+async function writeDossier(dir: string, comparison: string, artifacts: string | undefined): Promise<void> {
   try {
-    await diagnoseRun({ dir, artifacts, log: (l) => process.stderr.write(`${l}\n`) })
+    await diagnoseRun({ dir, comparison, artifacts, log: (l) => process.stderr.write(`${l}\n`) })
   } catch (e) {
     process.stderr.write(
       `diagnosis: the dossier could not be written: ${(e as Error).message.split('\n')[0]}\n`,
