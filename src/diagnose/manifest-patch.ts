@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util'
 import { Document, isMap, isSeq, parse, parseDocument, type YAMLMap, type YAMLSeq } from 'yaml'
 
 /**
@@ -50,7 +51,15 @@ export function manifestPatch(input: {
       }
     }
     ids.add(id)
-    cells.push({ ...structuredClone(from), ...p })
+    const cell = { ...structuredClone(from), ...p }
+    // A candidate equal to its parent but for the id would compare the same configuration with itself
+    // (a change stated only in a YAML comment is no change): no experiment, so no patch.
+    if (isDeepStrictEqual({ ...cell, id: from.id }, from))
+      return {
+        ok: false,
+        reason: `the proposed cell ${id} is ${String(from.id)} again: it changes no field (its version, model or config args, env or files), so it would compare ${String(from.id)} with itself; a change stated only in a comment is none`,
+      }
+    cells.push(cell)
   }
   const added = renderItems(cells, cellsNode, text)
   if (!added) return { ok: false, reason: 'the manifest’s cells list could not be located in the file' }

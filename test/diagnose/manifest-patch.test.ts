@@ -10,6 +10,7 @@ import { describe, expect, it } from 'vitest'
 import { parse, stringify } from 'yaml'
 import { main } from '../../src/cli/index.js'
 import { manifestPatch } from '../../src/diagnose/manifest-patch.js'
+import type { AnalystPort } from '../../src/dialogue/analyst-port.js'
 import { scriptedAnalyst } from '../../src/model/analyst-script.js'
 import { diagnoseRun, readDiagnosis } from '../../src/pipeline/diagnose.js'
 import { sha256 } from '../../src/util/json.js'
@@ -52,7 +53,7 @@ function applyBoth(dir: string, file: string, diff: string): { git: string; patc
 }
 
 /** A compared run whose t-2 is discordant (b offers 9 tools where a offers 7), planned from `file` in `dir`. */
-async function diagnosedRun(dir: string, file: string, sha: string) {
+async function diagnosedRun(dir: string, file: string, sha: string, analyst: AnalystPort = scriptedAnalyst) {
   const run = await makeRunDir({ both: 1, bOnly: 1, cOnly: 0, neither: 0 })
   const find = (cell: string) => run.attempts.find((a) => a.cell_id === cell && a.instance_id === 't-2')!
   const steps: Step[] = [{ s: 1, tool: 'read', args: { path: 'src/x.js' }, output: 'x' }]
@@ -73,19 +74,34 @@ async function diagnosedRun(dir: string, file: string, sha: string) {
   plan.manifest_file = file
   plan.manifest_sha256 = sha
   writeFileSync(planPath, JSON.stringify(plan))
-  return diagnoseRun({ dir: run.dir, analyst: scriptedAnalyst, repoRoot: dir })
+  return diagnoseRun({ dir: run.dir, analyst, repoRoot: dir })
+}
+
+/**
+ * The scripted analyst, its candidate cell changing a field: the harness version (the scripted
+ * fragment states its change only in a comment, which changes nothing).
+ */
+const versionAnalyst: AnalystPort = {
+  route: 'scripted',
+  async answer(session) {
+    const reply = await scriptedAnalyst.answer(session)
+    const answer = reply.answer as { single_variable_experiment: { manifest_patch: string } }
+    const exp = answer.single_variable_experiment
+    exp.manifest_patch = exp.manifest_patch.replace(/\n {4}# .*$/, '\n    version: 1.18.34')
+    return reply
+  },
 }
 
 /** A manifest validate accepts (the built-in panel), as committed text. */
 const manifestText = `# The experiment\n${stringify(baseManifest({ benchmark: { family: 'builtin', revision: 'core-v1' }, panel: { source: 'builtin', name: 'core' } }))}# trailing comment kept in place\nreporting:\n  labels: [harness-watch]\n`
 
 describe('diagnose: the proposed experiment as a patch of the manifest file', () => {
-  it('the scripted analyst’s candidate cell: proposal.patch applies with git apply and patch -p1, and validate passes', async () => {
+  it('the analyst’s candidate cell: proposal.patch applies with git apply and patch -p1, and validate passes', async () => {
     // The manifest the run was planned from, committed in the repository the run started in.
     const text = manifestText
     const file = '.github/harness-watch/exp.yml'
     const dir = repo({ [file]: text })
-    const r = await diagnosedRun(dir, file, sha256(text))
+    const r = await diagnosedRun(dir, file, sha256(text), versionAnalyst)
     expect(r.proposal?.grounding.status).toBe('grounded')
     const diff = readFileSync(path.join(r.roundDir, 'diagnosis', 'proposal.patch'), 'utf8')
     expect(diff.split('\n').slice(0, 3)).toEqual([
@@ -101,7 +117,7 @@ describe('diagnose: the proposed experiment as a patch of the manifest file', ()
     expect(patched.cells).toEqual([
       { id: 'a', harness: 'pi', version: '0.73.1' },
       { id: 'b', harness: 'opencode', version: '1.18.33' },
-      { id: 'b-candidate', harness: 'opencode', version: '1.18.33' },
+      { id: 'b-candidate', harness: 'opencode', version: '1.18.34' },
     ])
     expect(applied.git.startsWith(text.split('cells:')[0] as string)).toBe(true)
     expect(applied.git).toContain('# trailing comment kept in place\nreporting:')
@@ -118,6 +134,20 @@ describe('diagnose: the proposed experiment as a patch of the manifest file', ()
     expect(md).toContain(`\`\`\`diff\n${diff}`)
     const summary = await readDiagnosis(r.roundDir)
     expect(summary?.patch).toEqual({ path: 'diagnosis/proposal.patch', manifest: file, diff })
+  })
+
+  it('a candidate that changes nothing but its id (the change only in a comment) gets no patch; the report says why', async () => {
+    const dir = repo({ 'exp.yml': manifestText })
+    const r = await diagnosedRun(dir, 'exp.yml', sha256(manifestText))
+    expect(r.proposal?.grounding.status).toBe('grounded')
+    const md = readFileSync(path.join(r.roundDir, 'report.md'), 'utf8')
+    expect(md).toContain(
+      '(no patch file: the proposed cell b-candidate is b again: it changes no field (its version, model or config args, env or files), so it would compare b with itself; a change stated only in a comment is none)',
+    )
+    expect(md).toContain(
+      '```yaml\ncells:\n  - id: b-candidate\n    harness: opencode\n    # same version and config as b',
+    )
+    expect((await readDiagnosis(r.roundDir))?.patch).toBeUndefined()
   })
 
   it('a manifest changed since the run gets no patch; the report says why and shows the YAML', async () => {
@@ -176,7 +206,7 @@ describe('manifestPatch (pure): fragments an analyst may write', () => {
     const r = manifestPatch({
       text: noEol,
       file: 'm.yml',
-      fragment: 'cells:\n  - id: a-2\n    harness: pi\n',
+      fragment: 'cells:\n  - id: a-2\n    harness: pi\n    version: 0.73.2\n',
     })
     if (!r.ok) throw new Error(r.reason)
     const dir = repo({ 'm.yml': noEol })
@@ -198,6 +228,11 @@ describe('manifestPatch (pure): fragments an analyst may write', () => {
     ],
     ['# nothing but a comment\n', 'the proposed fragment names no cell (expected `cells:` with a list)'],
     ['cells: [unclosed\n', 'the proposed fragment is not YAML'],
+    [
+      'cells:\n  - id: b-candidate\n    harness: opencode\n    # only the tools offered changed\n',
+      'the proposed cell b-candidate is b again: it changes no field',
+    ],
+    ['cells:\n  - id: b-same\n    version: 1.18.33\n', 'the proposed cell b-same is b again'],
   ])('%j is refused: %s', (fragment, reason) => {
     const r = manifestPatch({ text: stringify(baseManifest()), file: 'm.yml', fragment })
     expect(r.ok).toBe(false)
