@@ -83,7 +83,11 @@ function manifestReference(): string {
 
 function helpOf(cmd: Command, path: string[], out: string[]): void {
   const name = ['harness-watch', ...path].join(' ')
-  out.push(`#### \`${name}\``, '', '```', cmd.helpInformation().trimEnd(), '```', '')
+  // The help as `--help` prints it, text added after the options (exit codes, resuming) included.
+  let help = ''
+  cmd.configureOutput({ writeOut: (s) => (help += s), writeErr: (s) => (help += s) })
+  cmd.outputHelp()
+  out.push(`#### \`${name}\``, '', '```', help.trimEnd(), '```', '')
   for (const sub of cmd.commands) helpOf(sub, [...path, sub.name()], out)
 }
 

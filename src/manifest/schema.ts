@@ -485,7 +485,12 @@ export const ReportingSchema = z.strictObject({
     .positive()
     .default(2)
     .describe('clean runs before a tracking issue is marked recovered'),
-  fail_on_confirmed_regression: z.boolean().default(true),
+  fail_on_confirmed_regression: z
+    .boolean()
+    .default(true)
+    .describe(
+      'publish (and the action) fail the check, exit 1, on a confirmed regression; false: the report says so and the check passes',
+    ),
   bootstrap_resamples: z.number().int().min(200).max(100000).default(10000),
   multiplicity: z
     .enum(['holm', 'benjamini-hochberg'])

@@ -55,7 +55,8 @@ export function registerLocal(program: Command): void {
     .addHelpText(
       'after',
       '\nCtrl-C stops every attempt and process started here. Rerunning into the same --out resumes.\n' +
-        'Exit code: 0 when the report is written (whatever it says), 1 when a leg failed or was partial.',
+        'Exit code: 0 when the report is written (whatever it says), 1 when a leg failed or was partial,\n' +
+        '130 when stopped by SIGINT/SIGTERM (the report is not written).',
     )
     .action(async (manifest: string, opts: LocalCliOptions) => {
       const controller = new AbortController()

@@ -23,6 +23,12 @@ export function registerPublish(program: Command): void {
       '--dry-run',
       'write nothing to GitHub; say which tracking issue and evaluation-health notice (or, with --pr, PR comment) would be created, updated or skipped, and print its body',
     )
+    .addHelpText(
+      'after',
+      '\nExit code: 0 when published (with --dry-run: when it would be), 1 when the check fails: a confirmed\n' +
+        "regression while the manifest's reporting.fail_on_confirmed_regression is true (the default; with\n" +
+        '--dry-run too), or an evaluation-health error; 2 for a usage error or a GitHub failure.',
+    )
     .action(async function (
       this: Command,
       opts: {
