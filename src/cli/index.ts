@@ -3,7 +3,7 @@ import path from 'node:path'
 import { Command, CommanderError, Help } from 'commander'
 import { stopWorker } from '../ingest/worker.js'
 import { EXIT, isHwError } from '../util/errors.js'
-import { packageRoot } from '../util/paths.js'
+import { packageRoot, quotePath } from '../util/paths.js'
 import { printable } from '../util/text.js'
 import { registerAggregate } from './commands/aggregate.js'
 import { registerBridge } from './commands/bridge.js'
@@ -105,11 +105,41 @@ function failureCode(program: Command, e: unknown): number {
     if (program.opts().verbose && e.stack) process.stderr.write(`${e.stack}\n`)
     return EXIT.usage
   }
+  const fsMessage = fileSystemMessage(e)
+  if (fsMessage !== null) {
+    process.stderr.write(printable(`error: ${fsMessage}\n`))
+    return EXIT.usage
+  }
   const err = e instanceof Error ? e : new Error(String(e))
   process.stderr.write(printable(`error: ${err.message}\n`))
   if (program.opts().verbose && err.stack) process.stderr.write(`${err.stack}\n`)
   else process.stderr.write('(run with --verbose for details)\n')
   return EXIT.failure
+}
+
+/**
+ * A file-system refusal a user can fix (a file where a folder is to be made, a folder not writable, a
+ * read-only file system) in words naming the path, or null for any other error.
+ */
+function fileSystemMessage(e: unknown): string | null {
+  const err = e as NodeJS.ErrnoException
+  if (!(e instanceof Error) || typeof err.code !== 'string' || typeof err.path !== 'string') return null
+  const where = quotePath(err.path)
+  switch (err.code) {
+    case 'EEXIST':
+      return err.syscall === 'mkdir'
+        ? `cannot make the folder ${where}: a file of that name is in the way (give an output folder, not a file)`
+        : null
+    case 'ENOTDIR':
+      return `cannot use ${where}: a part of that path is a file, not a folder`
+    case 'EACCES':
+    case 'EPERM':
+      return `cannot ${err.syscall === 'mkdir' ? 'make the folder' : 'write or read'} ${where}: permission denied`
+    case 'EROFS':
+      return `cannot write ${where}: the file system is read-only`
+    default:
+      return null
+  }
 }
 
 /**

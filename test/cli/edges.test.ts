@@ -32,6 +32,20 @@ describe('edges of the command line', () => {
     }
   })
 
+  it('--out naming a file, or a path through a file, is a usage error naming the path (not a raw EEXIST)', async () => {
+    const d = dir()
+    const file = path.join(d, 'afile')
+    writeFileSync(file, 'x')
+    io.err = ''
+    expect(await main(['plan', 'manifests/demo.yml', '--out', file])).toBe(2)
+    expect(io.err).toBe(
+      `error: cannot make the folder ${file}: a file of that name is in the way (give an output folder, not a file)\n`,
+    )
+    io.err = ''
+    expect(await main(['plan', 'manifests/demo.yml', '--out', path.join(file, 'sub')])).toBe(2)
+    expect(io.err).toContain('a part of that path is a file, not a folder')
+  })
+
   it('publish --pr takes a pull request number ≥ 1', async () => {
     for (const bad of ['0', '-3']) {
       io.err = ''
