@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Regenerate docs/example-report/: the demo (real Pi vs real OpenCode on the built-in panel, scripted
 # model, offline) run with `harness-watch local manifests/demo.yml`, and its reports copied in —
-# the first run's report, the confirmation round's report and its diagnosis dossier, and the ATIF
-# trajectories both reports link.
+# the first run's report, the confirmation round's report and its diagnosis folder (dossier.md and
+# dossier.json, the ATIF trajectories it links, the analyst's proposal), and the ATIF trajectories both
+# reports link.
 #   bash scripts/example-report.sh [existing-demo-output-folder]
 # With a folder, its reports are copied without running the demo again (about 15 minutes).
 set -euo pipefail
@@ -19,7 +20,8 @@ cp "$out/report.md" "$out/report.html" "$dest/"
 for f in report.md report.html; do
   [ -f "$out/confirm-1/$f" ] && cp "$out/confirm-1/$f" "$dest/confirm-1/"
 done
-[ -f "$out/confirm-1/diagnosis/dossier.md" ] && cp "$out/confirm-1/diagnosis/dossier.md" "$dest/confirm-1/diagnosis/"
+# The whole diagnosis folder: dossier.md links atif/*.json, report.html links dossier.json.
+[ -d "$out/confirm-1/diagnosis" ] && cp -R "$out/confirm-1/diagnosis/." "$dest/confirm-1/diagnosis/"
 # The ATIF trajectories the reports link (artifacts/<leg>/logs/…/trajectory.atif.json), so every link
 # in the example resolves; nothing else of the artifacts is copied.
 for run in "" confirm-1/; do
@@ -30,6 +32,8 @@ for run in "" confirm-1/; do
       cp "$out/${run}artifacts/$f" "$dest/${run}artifacts/$f"
     done
 done
-# Paths of this machine never enter the repository.
+# Paths of this machine never enter the repository: the run folder becomes out/demo, and the
+# repository's own folder (the panel's tests named in verifier output) the current folder.
 { grep -rlF "$out" "$dest" || true; } | xargs -r sed -i "s#$out#out/demo#g"
+{ grep -rlF "$root/" "$dest" || true; } | xargs -r sed -i "s#$root/#./#g"
 echo "wrote $dest"
