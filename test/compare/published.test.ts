@@ -16,6 +16,12 @@ const write = (dir: string, rel: string, value: unknown) => {
   writeFileSync(file, JSON.stringify(value))
   return file
 }
+/** A file with this exact text (JSON that JSON.stringify cannot write, e.g. 1e400). */
+const rawFile = (dir: string, rel: string, text: string) => {
+  const file = path.join(dir, rel)
+  writeFileSync(file, text)
+  return file
+}
 const ids = Array.from({ length: 10 }, (_, i) => `i${i + 1}`)
 const r4 = (x: number | null | undefined) =>
   x === null || x === undefined ? null : Math.round(x * 1e4) / 1e4
@@ -161,9 +167,22 @@ describe('compare: self-written files of each published format', () => {
         { i1: { resolved: 'yes' }, i2: 3 },
         'i1.resolved: expected true, false or null, got a string ("yes"); i2: expected an instance record {resolved, cost}, got a number (3)',
       ],
+      // A number of the right type says what rule it breaks; one too large for a double says so.
+      [
+        { resolved: ['i1'], cost_usd: { i1: -1 }, n_total: 0 },
+        'cost_usd.i1: expected a cost in USD (a number) or null, got a number (-1): below 0; n_total: expected the panel size (a whole number), got a number (0): not above 0',
+      ],
+      [
+        { resolved: ['i1'], n_total: 2.5 },
+        'n_total: expected the panel size (a whole number), got a number (2.5): not a whole number',
+      ],
+      [
+        '{"resolved": ["i1"], "cost_usd": {"i1": 1e400}}',
+        'cost_usd.i1: expected a cost in USD (a number) or null, got Infinity (not a finite number)',
+      ],
     ]
     for (const [value, msg] of cases) {
-      const f = write(dir, 'bad.json', value)
+      const f = typeof value === 'string' ? rawFile(dir, 'bad.json', value) : write(dir, 'bad.json', value)
       await expect(readPublished(f)).rejects.toMatchObject({
         code: 'published_invalid',
         where: f,

@@ -58,10 +58,27 @@ function got(v: unknown): string {
   if (v === undefined) return 'missing'
   if (v === null) return 'null'
   if (Array.isArray(v)) return 'an array'
+  if (typeof v === 'number' && !Number.isFinite(v)) return `${v} (not a finite number)`
   return typeof v === 'object' ? 'an object' : `a ${typeof v} (${JSON.stringify(v).slice(0, 40)})`
 }
+/** The fields of a zod issue an error message reads. */
+interface NumberIssue {
+  input: unknown
+  code?: string
+  expected?: string
+  minimum?: unknown
+  inclusive?: boolean
+}
+/** Why a number of the right type was refused: below the minimum, or not whole. */
+function numberRule(i: NumberIssue): string {
+  if (typeof i.input !== 'number' || !Number.isFinite(i.input)) return ''
+  if (i.code === 'too_small')
+    return i.inclusive === false ? `: not above ${i.minimum}` : `: below ${i.minimum}`
+  if (i.code === 'invalid_type' && i.expected === 'int') return ': not a whole number'
+  return ''
+}
 const expected = (what: string) => ({
-  error: (i: { input: unknown }) => `expected ${what}, got ${got(i.input)}`,
+  error: (i: NumberIssue) => `expected ${what}, got ${got(i.input)}${numberRule(i)}`,
 })
 const instanceIds = z
   .array(z.string(expected('an instance id (a string)')), expected('an array of instance ids'))
