@@ -46,6 +46,24 @@ describe('edges of the command line', () => {
     expect(io.err).toContain('a part of that path is a file, not a folder')
   })
 
+  it('panel import bfcl on a file none of whose lines is a JSON object says so once, not once per line', async () => {
+    const d = dir()
+    const pretty = path.join(d, 'comparison.json')
+    writeFileSync(pretty, `${JSON.stringify({ a: [1, 2, 3], b: { c: 'd' } }, null, 2)}\n`)
+    io.err = ''
+    io.out = ''
+    expect(
+      await main(['panel', 'import', 'bfcl', pretty, '--out', path.join(d, 'tasks'), '--answers', pretty]),
+    ).toBe(1)
+    const lines = io.err.trimEnd().split('\n')
+    expect(lines).toHaveLength(1)
+    expect(lines[0]).toMatch(
+      new RegExp(
+        `^nothing imported: none of the 10 lines of ${pretty.replace(/[.*+?^${}()|[\]\\/]/g, '\\$&')} is a JSON object, where a BFCL file holds one question object per line \\(JSON Lines\\); the first: .*comparison\\.json:1 not valid JSON`,
+      ),
+    )
+  })
+
   it('publish --pr takes a pull request number ≥ 1', async () => {
     for (const bad of ['0', '-3']) {
       io.err = ''

@@ -6,6 +6,7 @@ import { countReasons, importBfcl } from '../../panel/import/write.js'
 import { badTasks, isGood, type PanelVerification, resolvePanelDir, verifyPanel } from '../../panel/verify.js'
 import { chooseSandbox, type SandboxChoice } from '../../sandbox/select.js'
 import { EXIT, HwError } from '../../util/errors.js'
+import { quotePath } from '../../util/paths.js'
 
 interface VerifyFlags {
   json?: boolean
@@ -22,7 +23,8 @@ export function registerPanel(program: Command): void {
   panel
     .command('verify')
     .description(
-      'Check every task: its verifier fails on the untouched repo and passes after solution/solve.sh (exit 1 naming bad tasks)',
+      'Check every task: its verifier fails on the untouched repo and passes after solution/solve.sh (exit 1 naming bad tasks). ' +
+        'A task folder that does not load (no tests/test.sh, a bad task.toml, …) stops it before any task runs: exit 2, every such folder named',
     )
     .argument('<panel-dir>', 'folder of task folders, or a built-in panel name (e.g. core)')
     .option('--json', 'print {"tasks":[{"id","start","solution"}]} on stdout')
@@ -77,6 +79,16 @@ export function registerPanel(program: Command): void {
     .option('--answers <file>', 'the ground truth (default: possible_answer/<same name> beside <file>)')
     .action(async (source: string, flags: { out: string; answers?: string }) => {
       const r = await importBfcl(source, flags.out, flags.answers)
+      // Not one line is a JSON object: another kind of file (a pretty-printed JSON document, say), said
+      // once rather than once per line.
+      const notObject = (reason: string) => / not valid JSON: | \(row\): .*expected object/.test(reason)
+      if (r.tasks.length === 0 && r.skipped.length > 0 && r.skipped.every((s) => notObject(s.reason))) {
+        process.stderr.write(
+          `nothing imported: none of the ${r.skipped.length} lines of ${quotePath(source)} is a JSON object, where a BFCL file holds one question object per line (JSON Lines); the first: ${r.skipped[0]!.reason}\n`,
+        )
+        process.exitCode = EXIT.failure
+        return
+      }
       for (const s of r.skipped) process.stderr.write(`skipped ${s.id}: ${s.reason}\n`)
       if (r.files.length > 1) {
         for (const f of r.files)
