@@ -66,6 +66,19 @@
 // ≈ 40, comparison.json ≈ 50, the reports ≈ 75). That work needs the statistics and report modules,
 // which the worker (a self-contained script, so that it runs alike from the sources, the tests and
 // the bundles) does not load; a worker bundle that does is what would bring the ratio down further.
+// The observations are not split that easily: the classification weighs evidence across attempts of
+// every cell (shared error signatures, thin telemetry against the other cells, clustered timeouts), so
+// observations made on the worker would need the classification's inputs sent back and its classes
+// sent over first. Within the observations (timed step by step, ms): grouping the rows 18–21, the
+// short-leg check 5–18, the classification's keys 27–47, the classification 50–72, the 25,000 trial
+// observations 94–188 (a major garbage collection falls there), sorting them 17–32; the trial
+// observation is optimized only after about 10,000 of its calls (its compilation takes ≈ 60 ms), the
+// first ones running at half its optimized speed (≤ 25 ms).
+// The ledger reader's run counter, a closure made per file, threw away the optimized reader at each
+// new file ("wrong call target"): made a function of its own (its compilation time in one trace,
+// 90 → 52 ms; no change of the wall time measurable, 20 interleaved pairs: −24 ± 30 ms, s.e.).
+// The next day, on a slower machine (the reference took 2.9–4.0 s), 11 invocations of this code:
+// 0.52, 0.55, 0.47, 0.49, 0.48, 0.50, 0.50, 0.51, 0.47, 0.49, 0.48× (median 0.49×; missed in 4).
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
