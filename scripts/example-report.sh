@@ -13,6 +13,8 @@ if [ -z "$out" ]; then
   out=$(mktemp -d)/demo
   node --import tsx "$root/src/cli/entry.ts" local "$root/manifests/demo.yml" --out "$out"
 fi
+# Absolute, as the records write it: the replacement below then finds every path of this folder.
+out=$(cd "$out" && pwd)
 dest="$root/docs/example-report"
 rm -rf "$dest"
 mkdir -p "$dest/confirm-1/diagnosis"

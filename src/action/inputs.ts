@@ -1,5 +1,6 @@
 import * as core from '@actions/core'
 import { z } from 'zod'
+import { MAX_SEED } from '../stats/index.js'
 import { HwError } from '../util/errors.js'
 
 /** The action's inputs, read once and validated into a typed object (names as in action.yml). */
@@ -7,7 +8,10 @@ export const ActionInputsSchema = z.object({
   command: z.enum(['plan', 'run', 'aggregate', 'publish']),
   manifest: z.string(),
   out: z.string().min(1),
-  seed: z.string().regex(/^\d*$/, 'expected an integer'),
+  seed: z
+    .string()
+    .regex(/^\d*$/, 'expected an integer')
+    .refine((s) => s === '' || Number(s) <= MAX_SEED, `a seed is an integer from 0 to ${MAX_SEED}`),
   cells: z.string(),
   plan: z.string(),
   leg: z.string(),

@@ -72,8 +72,9 @@ export function packageVersion(): string {
 
 /**
  * Run the CLI. Returns the exit code instead of exiting so tests can call it.
- * A user mistake (HwError) prints its message and exits 2; any other failure prints one line and
- * exits 1 (the stack only with --verbose).
+ * A user mistake (HwError, or a file-system refusal the user can fix: a file where a folder is to be
+ * made, no permission, a read-only file system) prints its message and exits 2; any other failure
+ * prints one line and exits 1 (the stack only with --verbose).
  */
 export async function main(argv: string[]): Promise<number> {
   const program = buildProgram()
@@ -108,6 +109,7 @@ function failureCode(program: Command, e: unknown): number {
   const fsMessage = fileSystemMessage(e)
   if (fsMessage !== null) {
     process.stderr.write(printable(`error: ${fsMessage}\n`))
+    if (program.opts().verbose && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`)
     return EXIT.usage
   }
   const err = e instanceof Error ? e : new Error(String(e))
@@ -134,7 +136,7 @@ function fileSystemMessage(e: unknown): string | null {
       return `cannot use ${where}: a part of that path is a file, not a folder`
     case 'EACCES':
     case 'EPERM':
-      return `cannot ${err.syscall === 'mkdir' ? 'make the folder' : 'write or read'} ${where}: permission denied`
+      return `cannot ${err.syscall === 'mkdir' ? 'make the folder' : 'use'} ${where}: permission denied`
     case 'EROFS':
       return `cannot write ${where}: the file system is read-only`
     default:

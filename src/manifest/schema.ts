@@ -1,6 +1,7 @@
 import { z } from 'zod'
 import { ExitClassSchema } from '../records/attempt.js'
 import { MAX_LEDGER_USD } from '../records/limits.js'
+import { MAX_SEED } from '../stats/index.js'
 import { durationRangeMessage, MAX_TIMER_MS, MAX_TIMER_S } from '../util/duration.js'
 import { HwError } from '../util/errors.js'
 import { BASE_IMAGE_REF, parseImageRef } from '../util/image-ref.js'
@@ -555,7 +556,13 @@ const ManifestObject = z.strictObject({
   ),
   shards: ShardsSchema.default({ count: 1 }).describe('split the panel by shard count or shard size'),
   concurrency: z.number().int().positive().default(1).describe('legs run at once by `harness-watch local`'),
-  seed: z.number().int().nonnegative().default(1).describe('seed of the panel split and instance order'),
+  seed: z
+    .number()
+    .int()
+    .nonnegative()
+    .max(MAX_SEED)
+    .default(1)
+    .describe(`seed of the panel split, the instance order and the bootstrap (0 to ${MAX_SEED})`),
   thresholds: ThresholdsSchema.default({
     resolved_deficit_pp: 10,
     cost_ratio: 1.5,

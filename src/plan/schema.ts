@@ -1,5 +1,6 @@
 import { z } from 'zod'
 import { Id, InstanceId } from '../manifest/schema.js'
+import { MAX_SEED } from '../stats/index.js'
 
 export const PLAN_SCHEMA_VERSION = 1
 
@@ -49,7 +50,7 @@ export const PlanSchema = z.strictObject({
   manifest_sha256: z.string().regex(/^[0-9a-f]{64}$/),
   /** The manifest with every default filled in (a JSON object). */
   manifest: z.record(z.string(), z.unknown()),
-  seed: z.number().int(),
+  seed: z.number().int().nonnegative().max(MAX_SEED),
   /** Confirmation round (0 for the first run). */
   round: z.number().int().nonnegative(),
   panel: z.strictObject({

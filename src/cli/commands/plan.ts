@@ -7,6 +7,7 @@ import { resolvePanel } from '../../panel/resolve.js'
 import { panelTasks, taskNetworkNotes } from '../../pipeline/task-network.js'
 import { buildPlan } from '../../plan/plan.js'
 import { legTimeoutWarning } from '../../plan/timeouts.js'
+import { MAX_SEED } from '../../stats/index.js'
 import { HwError } from '../../util/errors.js'
 import { strictJson } from '../../util/json.js'
 import { quotePath } from '../../util/paths.js'
@@ -17,7 +18,7 @@ export function registerPlan(program: Command): void {
     .description('Turn a manifest into plan.json and a GitHub Actions job matrix (cells × shards)')
     .argument('<manifest>', 'manifest file (YAML or JSON)')
     .option('--out <dir>', 'folder to write plan.json into', 'hw-out')
-    .option('--seed <n>', 'override the manifest seed (integer ≥ 0)', parseSeedOption)
+    .option('--seed <n>', `override the manifest seed (an integer from 0 to ${MAX_SEED})`, parseSeedOption)
     .option('--cells <ids>', 'comma-separated cells to plan (others are skipped; "" plans none)')
     .option('--matrix', 'print the matrix JSON on stdout')
     .action(async (file: string, opts: { out: string; seed?: number; cells?: string; matrix?: boolean }) => {
@@ -71,12 +72,9 @@ export function parseIntOption(v: string): number {
   return n
 }
 
-/** Largest seed: the panel draw and the bootstrap take a 32-bit seed. */
-export const MAX_SEED = 2 ** 32 - 1
-
 /**
- * A seed: an integer from 0 to MAX_SEED. Any other value would be taken modulo 2³² by the generators,
- * so -3 would run as 4294967293: refused instead.
+ * A seed: an integer from 0 to MAX_SEED, as the manifest's. The bootstrap takes a 32-bit seed, so any
+ * other value would be taken modulo 2³² (-3 would run as 4294967293): refused instead.
  */
 export function parseSeedOption(v: string): number {
   const n = parseIntOption(v)

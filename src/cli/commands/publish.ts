@@ -27,7 +27,8 @@ export function registerPublish(program: Command): void {
       'after',
       '\nExit code: 0 when published (with --dry-run: when it would be), 1 when the check fails: a confirmed\n' +
         "regression while the manifest's reporting.fail_on_confirmed_regression is true (the default; with\n" +
-        '--dry-run too), or an evaluation-health error; 2 for a usage error or a GitHub failure.',
+        '--dry-run too), an evaluation-health error, or a failure to reach GitHub (network, 5xx, rate limit);\n' +
+        '2 for a usage error or a refusal GitHub explains (401, 403, 404, 422).',
     )
     .action(async function (
       this: Command,
