@@ -109,7 +109,7 @@ function failureCode(program: Command, e: unknown): number {
   const fsMessage = fileSystemMessage(e)
   if (fsMessage !== null) {
     process.stderr.write(printable(`error: ${fsMessage}\n`))
-    if (program.opts().verbose && e instanceof Error && e.stack) process.stderr.write(`${e.stack}\n`)
+    if (program.opts().verbose && (e as Error).stack) process.stderr.write(`${(e as Error).stack}\n`)
     return EXIT.usage
   }
   const err = e instanceof Error ? e : new Error(String(e))

@@ -81,8 +81,7 @@ export function registerPanel(program: Command): void {
       const r = await importBfcl(source, flags.out, flags.answers)
       // Not one line is a JSON object: another kind of file (a pretty-printed JSON document, say), said
       // once rather than once per line.
-      const notObject = (reason: string) => / not valid JSON: | \(row\): .*expected object/.test(reason)
-      if (r.tasks.length === 0 && r.skipped.length > 0 && r.skipped.every((s) => notObject(s.reason))) {
+      if (r.tasks.length === 0 && r.skipped.length > 0 && r.skipped.every((s) => s.notObject)) {
         process.stderr.write(
           `nothing imported: none of the ${r.skipped.length} lines of ${quotePath(source)} is a JSON object, where a BFCL file holds one question object per line (JSON Lines); the first: ${r.skipped[0]!.reason}\n`,
         )

@@ -45,6 +45,8 @@ export interface ImportedTask {
 export interface Skipped {
   id: string
   reason: string
+  /** The line is not a JSON object at all (not JSON, or a bare value): another kind of file. */
+  notObject?: true
 }
 
 export interface ImportResult {
@@ -54,7 +56,7 @@ export interface ImportResult {
 }
 
 /** One parsed line of a JSON Lines file, or where and why it could not be read. */
-export type Line<T> = { ok: true; row: T; line: number } | { ok: false; id: string; reason: string }
+export type Line<T> = { ok: true; row: T; line: number } | ({ ok: false } & Skipped)
 
 /** Parse JSON Lines row by row; a bad line is reported with file and line, never fatal. */
 export function parseJsonLines<T>(text: string, file: string, schema: z.ZodType<T>): Line<T>[] {
@@ -66,7 +68,12 @@ export function parseJsonLines<T>(text: string, file: string, schema: z.ZodType<
     try {
       v = JSON.parse(line)
     } catch (e) {
-      out.push({ ok: false, id: `line ${i + 1}`, reason: `${where} not valid JSON: ${(e as Error).message}` })
+      out.push({
+        ok: false,
+        id: `line ${i + 1}`,
+        reason: `${where} not valid JSON: ${(e as Error).message}`,
+        notObject: true,
+      })
       return
     }
     const r = schema.safeParse(v)
@@ -76,7 +83,13 @@ export function parseJsonLines<T>(text: string, file: string, schema: z.ZodType<
         v && typeof v === 'object' && typeof (v as { id?: unknown }).id === 'string'
           ? (v as { id: string }).id
           : `line ${i + 1}`
-      out.push({ ok: false, id, reason: `${where} ${is?.path.join('.') || '(row)'}: ${is?.message}` })
+      const notObject = v === null || typeof v !== 'object' || Array.isArray(v)
+      out.push({
+        ok: false,
+        id,
+        reason: `${where} ${is?.path.join('.') || '(row)'}: ${is?.message}`,
+        ...(notObject ? { notObject } : {}),
+      })
       return
     }
     out.push({ ok: true, row: r.data, line: i + 1 })

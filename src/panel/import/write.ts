@@ -111,7 +111,7 @@ async function importFile(
     }
   }
   const lines = parseJsonLines(text, file, BfclQuestionRow)
-  const skipped: Skipped[] = lines.flatMap((l) => (l.ok ? [] : [{ id: l.id, reason: l.reason }]))
+  const skipped: Skipped[] = lines.flatMap((l) => (l.ok ? [] : [skippedLine(l)]))
   const questions = lines.flatMap((l) => (l.ok ? [l.row] : []))
   let answers: Map<string, BfclAnswer> | null = null
   if (questions.some((q) => categoryKind(rowCategory(q.id, category)).kind === 'ast')) {
@@ -132,7 +132,7 @@ async function importFile(
       }
     }
     const rows = parseJsonLines(answerText, answersPath, BfclAnswerRow)
-    for (const l of rows) if (!l.ok) skipped.push({ id: l.id, reason: l.reason })
+    for (const l of rows) if (!l.ok) skipped.push(skippedLine(l))
     answers = new Map(rows.flatMap((l) => (l.ok ? [[l.row.id, l.row] as const] : [])))
     const asked = new Set(questions.map((q) => q.id))
     for (const id of answers.keys())
@@ -180,4 +180,9 @@ export function countReasons(skipped: Skipped[]): [string, number][] {
   const m = new Map<string, number>()
   for (const s of skipped) m.set(reasonKind(s.reason), (m.get(reasonKind(s.reason)) ?? 0) + 1)
   return [...m.entries()].sort((a, b) => b[1] - a[1] || a[0].localeCompare(b[0]))
+}
+
+/** A line that could not be read, as the import lists it. */
+function skippedLine({ ok: _ok, ...skipped }: { ok: false } & Skipped): Skipped {
+  return skipped
 }
