@@ -226,12 +226,14 @@ export async function loadPanelTasks(panelDir: string, only?: string[]): Promise
  */
 export async function resolvePanelDir(arg: string): Promise<string> {
   const direct = path.resolve(arg)
-  if ((await stat(direct).catch(() => null))?.isDirectory()) return direct
+  const st = await stat(direct).catch(() => null)
+  if (st?.isDirectory()) return direct
   if (/^[A-Za-z0-9][A-Za-z0-9._-]*$/.test(arg)) {
     const builtin = path.join(builtinPanelsDir(), arg)
     if ((await stat(builtin).catch(() => null))?.isDirectory()) return builtin
   }
-  throw new HwError('panel_invalid', 'no such panel folder or built-in panel', {
+  const what = st ? 'the panel path is a file, not a folder' : 'no such panel folder or built-in panel'
+  throw new HwError('panel_invalid', what, {
     where: arg,
     help: 'pass a folder of task folders, or a built-in panel name such as "core"',
   })

@@ -46,6 +46,22 @@ describe('edges of the command line', () => {
     expect(io.err).toContain('a part of that path is a file, not a folder')
   })
 
+  it('aggregate --artifacts naming a file says it is a file, not that the folder does not exist', async () => {
+    const d = dir()
+    expect(await main(['plan', 'manifests/demo.yml', '--out', d])).toBe(0)
+    const planFile = path.join(d, 'plan.json')
+    for (const [artifacts, says] of [
+      [planFile, 'the artifacts path is a file, not a folder'],
+      [path.join(d, 'nowhere'), 'the artifacts folder does not exist'],
+    ] as const) {
+      io.err = ''
+      expect(
+        await main(['aggregate', '--plan', planFile, '--artifacts', artifacts, '--out', path.join(d, 'out')]),
+      ).toBe(2)
+      expect(io.err).toContain(says)
+    }
+  })
+
   it('panel import bfcl on a file none of whose lines is a JSON object says so once, not once per line', async () => {
     const d = dir()
     const pretty = path.join(d, 'comparison.json')
