@@ -61,6 +61,7 @@ export function renderHtmlReport(
 ): string {
   const { chart, matrix } = chartSources()
   const title = c.kind === 'published' ? 'published results' : c.experiment_id
+  const data = chartData(c)
   return [
     '<!doctype html>',
     '<html lang="en"><head><meta charset="utf-8">',
@@ -90,7 +91,7 @@ export function renderHtmlReport(
       640,
       420,
       pairSelect(c),
-      scatterFallback(c),
+      scatterFallback(data.pairs),
     ),
     chartBox(
       'Ratios treatment / baseline with intervals (forest plot)',
@@ -113,7 +114,7 @@ export function renderHtmlReport(
     ...problemSections(c),
     instanceTable(c, opts.artifactsHref),
     `<section><h2>Scope</h2><p>${e(c.scope_statement)}</p></section>`,
-    `<script type="application/json" id="hw-data">${jsonForScript(chartData(c))}</script>`,
+    `<script type="application/json" id="hw-data">${jsonForScript(data)}</script>`,
     `<script>${chart}</script>`,
     `<script>${matrix}</script>`,
     `<script>${REPORT_APP_JS}</script>`,
@@ -140,17 +141,14 @@ function fallbackTable(cls: string, head: string[], rows: string[][], more: numb
   return `<table class="chart-data ${cls}"><thead><tr>${th}</tr></thead><tbody>${body}${tail}</tbody></table>`
 }
 
-/** The scatter's points as a table: per comparison, instance and both values. */
-function scatterFallback(c: Comparison): string {
-  const data = chartData(c).pairs
+/** The scatter's points as a table: per comparison, instance and both values (the first rows, then a count). */
+function scatterFallback(pairs: ReturnType<typeof chartData>['pairs']): string {
   const rows: string[][] = []
   let total = 0
-  for (const p of data) {
-    for (const [instance, b, t] of p.points) {
-      total++
-      if (rows.length < FALLBACK_ROWS)
-        rows.push([e(p.label), e(p.metricLabel), e(instance), fmtNum(b), fmtNum(t)])
-    }
+  for (const p of pairs) {
+    total += p.points.length
+    for (const [instance, b, t] of p.points.slice(0, FALLBACK_ROWS - rows.length))
+      rows.push([e(p.label), e(p.metricLabel), e(instance), fmtNum(b), fmtNum(t)])
   }
   if (total === 0) return '<p>No paired points.</p>'
   return fallbackTable(

@@ -1,0 +1,34 @@
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { aggregate } from '../../src/pipeline/aggregate.js'
+import { attempt, ids, makePlan, writeArtifacts, writePlan } from '../compare/fixtures.js'
+
+// 210 instances: the paired scatter has 210 points, more than the 200 rows its <noscript> table lists.
+describe('the scatter chart without JavaScript', () => {
+  it('lists the first 200 paired points, then how many more there are', async () => {
+    const plan = await makePlan({ panel: { source: 'inline', instances: ids(210) } })
+    const attempts = plan.panel.instances.flatMap((instance, i) =>
+      ['a', 'b'].map((cell) => attempt(plan, { cell, instance, spend: (i + 1) / 1000 })),
+    )
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-fallback-'))
+    await aggregate({ plan: writePlan(plan), artifacts: writeArtifacts(plan, attempts), out, resamples: 200 })
+    const html = readFileSync(path.join(out, 'report.html'), 'utf8')
+    const table = html.match(/<table class="chart-data scatter">(.*?)<\/table>/)?.[1] ?? ''
+    const rows = table.match(/<tr>/g) ?? []
+    // a head row, 200 points and the count of the rest
+    expect(rows).toHaveLength(202)
+    expect(table).toContain('<tr><td colspan="5">… 10 more</td></tr>')
+    expect(table).toContain('<td>t-001</td><td>0.001</td><td>0.001</td>')
+    expect(table).toContain('<td>t-200</td><td>0.2</td><td>0.2</td>')
+    expect(table).not.toContain('<td>t-201</td>')
+    // the chart's own data still holds every point
+    const data = JSON.parse(
+      html
+        .match(/<script type="application\/json" id="hw-data">(.*?)<\/script>/)![1]!
+        .replace(/\\u003c/g, '<'),
+    )
+    expect(data.pairs[0].points).toHaveLength(210)
+  })
+})
