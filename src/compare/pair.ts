@@ -440,13 +440,18 @@ export function costPerResolution(
   const n = sb.length
   return {
     n,
-    baseline: costArm(costBlocks, baseline, Array.from(sb), Array.from(rb)),
-    treatment: costArm(costBlocks, treatment, Array.from(st), Array.from(rt)),
+    baseline: costArm(costBlocks, baseline, sb, rb),
+    treatment: costArm(costBlocks, treatment, st, rt),
     ratio: n === 0 ? { ...ratio, reason: 'no blocks with known spend on both sides' } : ratio,
   }
 }
 
-function costArm(costBlocks: Block[], cell: string, spend: number[], resolved: number[]): CostArm {
+/**
+ * One arm's cost figures. Every column it hands the statistics functions is a Float64Array: arrays
+ * of mixed element kinds (whole-number shares, fractions, empty) made the engine throw away this
+ * function's optimized code and compile it again.
+ */
+function costArm(costBlocks: Block[], cell: string, spend: Float64Array, resolved: Float64Array): CostArm {
   const n = spend.length
   const expected = expectedCostPerAttempt(spend)
   const portfolio = portfolioCostPerResolution(spend, resolved)
@@ -459,8 +464,8 @@ function costArm(costBlocks: Block[], cell: string, spend: number[], resolved: n
       if (o.outcome === 'resolved' && o.metrics.spend_usd !== null) successSpend.push(o.metrics.spend_usd)
   }
   const cond = costConditionalOnSuccess(
-    successSpend,
-    successSpend.map(() => 1),
+    Float64Array.from(successSpend),
+    new Float64Array(successSpend.length).fill(1),
   )
   let total = 0
   let res = 0
