@@ -79,6 +79,22 @@
 // 90 → 52 ms; no change of the wall time measurable, 20 interleaved pairs: −24 ± 30 ms, s.e.).
 // The next day, on a slower machine (the reference took 2.9–4.0 s), 11 invocations of this code:
 // 0.52, 0.55, 0.47, 0.49, 0.48, 0.50, 0.50, 0.51, 0.47, 0.49, 0.48× (median 0.49×; missed in 4).
+// Then the optimizing compiler's share (V8 --trace-opt with compiles made one at a time, so that
+// their times are CPU time): about 480 ms of compilation within the aggregate, 370 ms of it in the
+// statistics phase, much of it while the worker sums. The largest, cellSummary (84 ms for code run
+// ten times: its thirteen arm summaries inlined), is now a pass of plain loops in a function of its
+// own (≈ 30 ms): 20 interleaved pairs, statistics phase −39 ms median, CPU −73 ms. costArm, compiled
+// three times (arrays of mixed element kinds), takes the columns as the Float64Arrays they are (two
+// compiles); report.html makes its chart data once. Measured and not kept: comparison.json's text
+// made on the worker from a structured clone of the comparison (the clone's delivery took 28–73 ms
+// and the worker's cold sort 49–89 ms, so the text came later than this thread makes it; no gain in
+// 16 pairs); the cell summaries made before the sums start (statistics +32 ms, 20 pairs); V8 flags
+// (no change, and not ours to set). Left: four functions still cost more to compile than they save
+// (tallyCell, drivers, costColumnsOf, cellProfile: kept from optimization by a V8 intrinsic in a
+// scratch copy, the statistics phase was 62 ms faster in 20 pairs); no shape of their code that the
+// engine compiles cheaply has been found yet. With this code, 12 invocations at load average 1.4–2.3
+// (the reference took 2.66–3.11 s): 0.47, 0.48, 0.45, 0.48, 0.44, 0.49, 0.45, 0.45, 0.48, 0.45, 0.47,
+// 0.46× (median 0.465×, met in all 12), 1.25–1.42 s wall.
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
