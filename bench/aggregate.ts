@@ -18,7 +18,7 @@
 // 0.48× (runs from 0.41 to 0.63×); CPU 0.75–0.91× the reference's. The median of the 16 is 0.485×;
 // the target is met in 12 of them, missed in 3 (0.51, 0.52, 0.54×), and one printed 0.50×: met on
 // the median, with a margin of a few hundredths, so about one invocation in five misses it. Before
-// this change, the same day: 0.55, 0.49, 0.50, 0.45× (3 pairs each); the session before, 11
+// this change, the same day: 0.55, 0.49, 0.50, 0.45× (3 pairs each); the day before, 11
 // invocations, median 0.50×, met in 6.
 // Where the time goes (CPU profiles): parsing 75 MB of JSON lines (attempts on this thread, ledgers
 // mostly on the worker), garbage collection of the parsed records (0.2–0.3 s), the bootstrap sums
@@ -59,7 +59,7 @@
 // reports are rendered. With that code, 20 invocations at load average 0.2–2.3 (the reference took
 // 2.56–2.76 s): 0.46, 0.51, 0.47, 0.46, 0.47, 0.48, 0.47, 0.48, 0.47, 0.48, 0.45, 0.46, then an hour
 // later 0.52, 0.52, 0.49, 0.49, 0.51, 0.51, 0.46, 0.51× (median 0.48×, met in 14 of the 20): the
-// same code as the session before (median 0.485×), on a machine whose speed varies by the hour.
+// same code as the day before (median 0.485×), on a machine whose speed varies by the hour.
 // Where this thread works alone (timed phase by phase): the worker is idle for about 530 ms, during
 // the observations (≈ 230 ms: classification 40, trial observations 75–80) and after the sums
 // (≈ 300 ms: 71 ratio-of-means statistics ≈ 55, cost per resolution ≈ 30, the pairs' other statistics
@@ -77,7 +77,7 @@
 // The ledger reader's run counter, a closure made per file, threw away the optimized reader at each
 // new file ("wrong call target"): made a function of its own (its compilation time in one trace,
 // 90 → 52 ms; no change of the wall time measurable, 20 interleaved pairs: −24 ± 30 ms, s.e.).
-// The next day, on a slower machine (the reference took 2.9–4.0 s), 11 invocations of this code:
+// The next day, on a slower machine (the reference took 2.9–4.0 s), 11 invocations of that code:
 // 0.52, 0.55, 0.47, 0.49, 0.48, 0.50, 0.50, 0.51, 0.47, 0.49, 0.48× (median 0.49×; missed in 4).
 // Then the optimizing compiler's share (V8 --trace-opt with compiles made one at a time, so that
 // their times are CPU time): about 480 ms of compilation within the aggregate, 370 ms of it in the
@@ -92,9 +92,11 @@
 // (no change, and not ours to set). Left: four functions still cost more to compile than they save
 // (tallyCell, drivers, costColumnsOf, cellProfile: kept from optimization by a V8 intrinsic in a
 // scratch copy, the statistics phase was 62 ms faster in 20 pairs); no shape of their code that the
-// engine compiles cheaply has been found yet. With this code, 12 invocations at load average 1.4–2.3
-// (the reference took 2.66–3.11 s): 0.47, 0.48, 0.45, 0.48, 0.44, 0.49, 0.45, 0.45, 0.48, 0.45, 0.47,
-// 0.46× (median 0.465×, met in all 12), 1.25–1.42 s wall.
+// engine compiles cheaply has been found yet. After the cell summaries' change alone, 12 invocations:
+// median 0.475×, missed in 2 (0.52, 0.57×, while the reference took 3.0–3.3 s). With this code, 12
+// invocations at load average 1.4–2.3 (the reference took 2.66–3.11 s): 0.47, 0.48, 0.45, 0.48, 0.44,
+// 0.49, 0.45, 0.45, 0.48, 0.45, 0.47, 0.46× (median 0.465×, met in all 12), 1.25–1.42 s wall. The
+// margin is a few hundredths: on a slow hour an invocation can still miss.
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N

@@ -87,8 +87,8 @@ export function cellSummary(cell: CellInput, blocks: Block[]): CellSummary {
 /**
  * cellSummary's pass over the blocks, in a function of its own with plain loops. The pass runs long
  * enough for the engine to optimize the function that holds it; with cellSummary's thirteen arm
- * summaries and three closures inlined, that compilation took about 80 ms of CPU (a tenth of the
- * aggregate's optimizing compiler time) for code run ten times, while the worker thread sums.
+ * summaries and three closures inlined, that compilation took about 80 ms of CPU (a sixth of the
+ * aggregate benchmark's optimizing-compiler time) for code run once per cell, while the worker sums.
  */
 function tallyCell(id: string, blocks: Block[]) {
   const final = { resolved: 0, unresolved: 0, infra_error: 0, ungraded: 0, missing: 0 }

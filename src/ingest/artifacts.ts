@@ -128,7 +128,7 @@ export async function readLegArtifacts(
 ): Promise<ReadArtifacts> {
   const st = await stat(dir).catch(() => null)
   if (!st?.isDirectory()) {
-    const what = st ? 'the artifacts path is a file, not a folder' : 'the artifacts folder does not exist'
+    const what = st ? 'the artifacts path is not a folder' : 'the artifacts folder does not exist'
     throw new HwError('artifacts_unreadable', what, {
       where: dir,
       help: 'pass the folder the leg artifacts were downloaded into (one sub-folder per artifact)',

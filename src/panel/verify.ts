@@ -232,7 +232,7 @@ export async function resolvePanelDir(arg: string): Promise<string> {
     const builtin = path.join(builtinPanelsDir(), arg)
     if ((await stat(builtin).catch(() => null))?.isDirectory()) return builtin
   }
-  const what = st ? 'the panel path is a file, not a folder' : 'no such panel folder or built-in panel'
+  const what = st ? 'the panel path is not a folder' : 'no such panel folder or built-in panel'
   throw new HwError('panel_invalid', what, {
     where: arg,
     help: 'pass a folder of task folders, or a built-in panel name such as "core"',

@@ -46,12 +46,12 @@ describe('edges of the command line', () => {
     expect(io.err).toContain('a part of that path is a file, not a folder')
   })
 
-  it('aggregate --artifacts naming a file says it is a file, not that the folder does not exist', async () => {
+  it('aggregate --artifacts naming a file says it is not a folder, not that the folder does not exist', async () => {
     const d = dir()
     expect(await main(['plan', 'manifests/demo.yml', '--out', d])).toBe(0)
     const planFile = path.join(d, 'plan.json')
     for (const [artifacts, says] of [
-      [planFile, 'the artifacts path is a file, not a folder'],
+      [planFile, 'the artifacts path is not a folder'],
       [path.join(d, 'nowhere'), 'the artifacts folder does not exist'],
     ] as const) {
       io.err = ''

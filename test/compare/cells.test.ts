@@ -5,7 +5,8 @@ import { aggregate } from '../../src/pipeline/aggregate.js'
 import { attempt, ids, makePlan, writeArtifacts, writePlan } from './fixtures.js'
 
 // Three instances, two trials each. The request shape of an instance is the mean over its trials,
-// and an instance with a trial that did not report a value has none (it is left out, not zero).
+// and an instance with a trial that did not report a value has none (it is left out, not zero),
+// whether that trial is its first (t-003) or its last (t-002).
 describe('cell summary', () => {
   it('takes request shape and resources per instance, as means over trials, leaving out what a trial lacks', async () => {
     const plan = await makePlan({ trials: 2, panel: { source: 'inline', instances: ids(3) } })
@@ -18,8 +19,8 @@ describe('cell summary', () => {
         { bytes: 13_000, tools: 8, aux: 2 },
       ],
       't-002': [
-        { bytes: 20_000, tools: null, aux: 0 },
-        { bytes: 30_000, tools: 9, aux: 0 },
+        { bytes: 20_000, tools: 9, aux: 0 },
+        { bytes: 30_000, tools: null, aux: 0 },
       ],
       't-003': [
         { bytes: null, tools: 5, aux: 3 },

@@ -143,7 +143,7 @@ describe('panel verify', () => {
     expect(r.stderr).toContain('no such panel folder or built-in panel')
     r = await cli(['panel', 'verify', path.join(dir, 'ok', 'task.toml')])
     expect(r.code).toBe(2)
-    expect(r.stderr).toContain('the panel path is a file, not a folder')
+    expect(r.stderr).toContain('the panel path is not a folder')
     r = await cli(['panel', 'verify', dir, '--repeat', '0'])
     expect(r.code).toBe(2)
     expect(r.stderr).toContain('expected a positive integer, got "0"')

@@ -31,4 +31,28 @@ describe('the scatter chart without JavaScript', () => {
     )
     expect(data.pairs[0].points).toHaveLength(210)
   })
+
+  it('fills its 200 rows across comparisons, in their order, and counts the rest of every comparison', async () => {
+    const plan = await makePlan({
+      panel: { source: 'inline', instances: ids(110) },
+      cells: [
+        { id: 'a', harness: 'pi', version: '0.73.1' },
+        { id: 'b', harness: 'opencode', version: '1.18.33' },
+        { id: 'c', harness: 'pi', version: '0.74.0' },
+      ],
+    })
+    const attempts = plan.panel.instances.flatMap((instance, i) =>
+      ['a', 'b', 'c'].map((cell) => attempt(plan, { cell, instance, spend: (i + 1) / 1000 })),
+    )
+    const out = mkdtempSync(path.join(tmpdir(), 'hw-fallback-'))
+    await aggregate({ plan: writePlan(plan), artifacts: writeArtifacts(plan, attempts), out, resamples: 200 })
+    const html = readFileSync(path.join(out, 'report.html'), 'utf8')
+    const table = html.match(/<table class="chart-data scatter">(.*?)<\/table>/)?.[1] ?? ''
+    // 110 points of a → b, then 90 of a → c, then the 20 of a → c not listed
+    expect(table.match(/<tr><td>a → b<\/td>/g)).toHaveLength(110)
+    expect(table.match(/<tr><td>a → c<\/td>/g)).toHaveLength(90)
+    expect(table).toContain('<tr><td>a → c</td><td>Spend (USD)</td><td>t-090</td>')
+    expect(table).not.toContain('<tr><td>a → c</td><td>Spend (USD)</td><td>t-091</td>')
+    expect(table).toContain('<tr><td colspan="5">… 20 more</td></tr>')
+  })
 })
