@@ -93,10 +93,12 @@
 // (tallyCell, drivers, costColumnsOf, cellProfile: kept from optimization by a V8 intrinsic in a
 // scratch copy, the statistics phase was 62 ms faster in 20 pairs); no shape of their code that the
 // engine compiles cheaply has been found yet. After the cell summaries' change alone, 12 invocations:
-// median 0.475×, missed in 2 (0.52, 0.57×, while the reference took 3.0–3.3 s). With this code, 12
-// invocations at load average 1.4–2.3 (the reference took 2.66–3.11 s): 0.47, 0.48, 0.45, 0.48, 0.44,
-// 0.49, 0.45, 0.45, 0.48, 0.45, 0.47, 0.46× (median 0.465×, met in all 12), 1.25–1.42 s wall. The
-// margin is a few hundredths: on a slow hour an invocation can still miss.
+// median 0.475×, missed in 2 (0.52, 0.57×, while the reference took 3.0–3.3 s). With this code, 20
+// invocations at load average 0.8–2.3 (the reference took 2.66–3.35 s): 0.47, 0.48, 0.45, 0.48, 0.44,
+// 0.49, 0.45, 0.45, 0.48, 0.45, 0.47, 0.46, then an hour later 0.51, 0.45, 0.44, 0.45, 0.48, 0.48,
+// 0.45, 0.45× (median 0.455×, met in 19 of the 20; the miss came first after a long CI run, the
+// reference taking 3.35 s), 1.25–1.70 s wall. The margin is a few hundredths: on a slow hour an
+// invocation can still miss.
 // Earlier rounds (one pair per invocation, at load average 1.3–6.3): 5.96 s at 4.4–6.3, 1.00×; 2.30 s,
 // 0.48–0.69× at 1.3–1.9 after the allocations per attempt were cut and the worker's work balanced.
 // Run: npm run bench -- aggregate; with options, npx tsx bench/aggregate.ts (--cells N --instances N
